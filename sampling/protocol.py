@@ -1,0 +1,42 @@
+"""The sampling stage's one protocol: raw prompts in, n generations per prompt out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    n: int = 1
+    temperature: float = 0.7
+    top_p: float = 1.0
+    max_tokens: int = 256
+    stop: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    n_tokens: int
+    finish_reason: str  # "stop" | "length" | ...
+
+
+class Sampler(Protocol):
+    """A text generator. Prompts are raw strings: `render_chat` applies the model's chat template, so a
+    rollout can continue an assistant turn by appending the step prefix to the rendered prompt."""
+
+    model_id: str
+    seed: int
+
+    def render_chat(self, system: str | None, user: str) -> str:
+        """The model's chat template applied to one user turn, ready for the assistant's reply."""
+        ...
+
+    def generate(self, prompts: Sequence[str], params: GenerationParams) -> list[list[Generation]]:
+        """`params.n` generations for each prompt, all prompts in as few engine calls as possible."""
+        ...

@@ -1,0 +1,155 @@
+"""The records the factory writes, one Delta table each, and their Arrow schemas.
+
+Records are frozen dataclasses so the pure stages pass them around safely; `to_table` turns a list of
+them into an Arrow table with the declared schema, so every writer and reader agrees on column types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Problem:
+    problem_id: str
+    source: str  # dataset name, e.g. "gsm8k"
+    domain: str  # "math" | "code"
+    text: str
+    reference_answer: str | None = None  # math: final answer as written by the source
+    reference_solution: str | None = None  # gold solution text where the source has one
+    tests: str | None = None  # code: JSON test spec
+    source_file: str | None = None
+    source_line: int | None = None
+
+
+@dataclass(frozen=True)
+class Chain:
+    chain_id: str
+    problem_id: str
+    run_id: str
+    model: str
+    sampling: str  # JSON of the sampling parameters
+    seed: int
+    sample_index: int
+    prompt: str
+    text: str
+    n_tokens: int
+    finish_reason: str
+    final_answer: str | None
+    outcome: str  # correct | incorrect | unparsed
+    outcome_reason: str
+    n_steps: int
+    first_error_verifier: int | None  # first step the verifier calls incorrect
+    first_error_mc: int | None  # first step no rollout could rescue
+
+
+@dataclass(frozen=True)
+class Step:
+    step_id: str
+    chain_id: str
+    problem_id: str
+    run_id: str
+    step_index: int
+    text: str
+    char_start: int
+    char_end: int
+    verdict: str  # correct | incorrect | unverifiable
+    verdict_reason: str
+    verdict_evidence: str  # JSON
+    verifier: str
+    verifier_version: str
+    mc_value: float | None  # fraction of rollouts from this prefix that end correct
+    n_rollouts: int
+    n_rollouts_correct: int
+    hard_label: bool | None  # any rollout reached the reference (Math-Shepherd HE)
+    soft_label: float | None  # = mc_value (Math-Shepherd SE)
+    value_source: str  # "rollouts" | "outcome" (last step: the chain's own outcome) | "none"
+    consensus: str  # positive | negative | disputed | unlabeled
+    labels_agree: bool | None
+    first_error: bool
+    rollout_tokens: int
+    rollout_seconds: float
+    model: str
+    label_config_hash: str
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """An input row the run refused, with where it was and why."""
+
+    run_id: str
+    file: str
+    line: int
+    field: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    started_at: str
+    ended_at: str
+    status: str  # succeeded | failed
+    error: str
+    config: str  # full config, JSON
+    config_hash: str
+    git_commit: str
+    package_versions: str  # JSON
+    model: str
+    model_weights_hash: str
+    verifier_versions: str  # JSON
+    counts: str  # JSON
+    stage_seconds: str  # JSON
+    n_problems: int
+    n_chains: int
+    n_steps: int
+    n_rejected: int
+    chain_accuracy: float
+    rollout_tokens: int
+
+
+ARROW_TYPES: dict[Any, pa.DataType] = {
+    str: pa.string(),
+    "str": pa.string(),
+    "str | None": pa.string(),
+    "int": pa.int64(),
+    "int | None": pa.int64(),
+    "float": pa.float64(),
+    "float | None": pa.float64(),
+    "bool": pa.bool_(),
+    "bool | None": pa.bool_(),
+}
+
+
+def arrow_schema(record_type: type) -> pa.Schema:
+    """Arrow schema of a record dataclass; `X | None` fields are nullable, the rest are not."""
+    fields = []
+    for f in dataclasses.fields(record_type):
+        type_name = f.type if isinstance(f.type, str) else f.type.__name__
+        fields.append(pa.field(f.name, ARROW_TYPES[type_name], nullable=type_name.endswith("| None")))
+    return pa.schema(fields)
+
+
+def to_table(record_type: type, records: Sequence[Any]) -> pa.Table:
+    schema = arrow_schema(record_type)
+    columns = {name: [getattr(r, name) for r in records] for name in schema.names}
+    return pa.Table.from_pydict(columns, schema=schema)
+
+
+def from_table(record_type: type, table: pa.Table) -> list[Any]:
+    names = [f.name for f in dataclasses.fields(record_type)]
+    return [record_type(**{n: row.get(n) for n in names}) for row in table.to_pylist()]
+
+
+RECORD_TYPES: dict[str, type] = {
+    "problems": Problem,
+    "chains": Chain,
+    "steps": Step,
+    "rejections": Rejection,
+    "runs": RunInfo,
+}
