@@ -1,0 +1,110 @@
+"""`prm-factory`: the command line. Each command parses its options and calls one library function."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from prm_factory.runtime import apply_runtime_defaults
+
+apply_runtime_defaults()
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Step-labeled training data for PRMs.")
+model_app = typer.Typer(no_args_is_help=True, help="The embedded default model.")
+app.add_typer(model_app, name="model")
+console = Console()
+err_console = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> None:
+    err_console.print(f"[red]error:[/red] {message}", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _parse_sets(pairs: list[str]) -> dict[str, object]:
+    """`--set rollouts.k=8` style overrides; values parsed as TOML scalars when they can be."""
+    import tomllib
+
+    overrides: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep:
+            fail(f"--set expects KEY=VALUE, got {pair!r}")
+        try:
+            overrides[key.strip()] = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            overrides[key.strip()] = raw
+    return overrides
+
+
+@app.command()
+def run(
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML run config")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="override, e.g. --set rollouts.k=8")] = None,
+    dataset: Annotated[Path | None, typer.Option(help="dataset root (overrides the config)")] = None,
+    problems: Annotated[Path | None, typer.Option(help="problems file (overrides the config)")] = None,
+) -> None:
+    """Sample chains, label every step, and commit a new dataset version."""
+    from prm_factory.config import ConfigError, load_config
+
+    overrides = _parse_sets(set_ or [])
+    if dataset is not None:
+        overrides["dataset.root"] = str(dataset)
+    if problems is not None:
+        overrides["problems.path"] = str(problems)
+    try:
+        cfg = load_config(config, overrides)
+    except ConfigError as err:
+        fail(str(err))
+    if not Path(cfg.problems.path).is_file():
+        fail(f"problem file not found: {cfg.problems.path} (set problems.path or --problems)")
+
+    from flows.math_run import math_run
+    from prm_factory.summary import print_summary
+
+    started = time.perf_counter()
+    summary = math_run(cfg)
+    print_summary(summary, console)
+    console.print(f"wall time {time.perf_counter() - started:.0f}s")
+    if summary.status != "succeeded":
+        raise typer.Exit(1)
+
+
+@model_app.command("prepare")
+def model_prepare(force: Annotated[bool, typer.Option(help="convert again even if cached")] = False) -> None:
+    """Convert the embedded SmolLM2 GGUF to a cached Hugging Face checkpoint (once)."""
+    from sampling.model_prep import ModelPrepError, prepare_default_model, weights_hash
+
+    try:
+        path = prepare_default_model(force=force)
+    except ModelPrepError as err:
+        fail(str(err))
+    console.print(f"default model checkpoint: {path}\nweights sha256: {weights_hash(path)}")
+
+
+def _register_optional_commands() -> None:
+    """Commands that live beside their stage; each module adds itself with `register(app)`."""
+    import importlib
+
+    for module in ("prm_factory.commands.dataset", "prm_factory.commands.sandbox", "prm_factory.commands.quality"):
+        try:
+            importlib.import_module(module).register(app)
+        except ModuleNotFoundError as err:
+            if err.name != module:
+                raise
+
+
+_register_optional_commands()
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    sys.exit(app())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""The one run config: every stage's settings, validated at the edge by pydantic.
+
+A config file is TOML; any field left out takes the default below, which is the embedded demo run
+(SmolLM2-135M-Instruct on CPU, a few GSM8K problems, exhaustive rollouts, a local Delta dataset).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+SHARED_GSM8K = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gsm8k" / "train.jsonl"
+
+
+def default_dataset_root() -> Path:
+    """Where datasets go unless the config or PRM_FACTORY_DATASET says otherwise: ./datasets/default."""
+    return Path(os.environ.get("PRM_FACTORY_DATASET", Path.cwd() / "datasets" / "default")).resolve()
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProblemsConfig(_Section):
+    source: Literal["gsm8k"] = "gsm8k"
+    path: str = str(SHARED_GSM8K)
+    offset: int = Field(0, ge=0)
+    limit: int = Field(4, ge=1)
+
+
+class ModelConfig(_Section):
+    path: str | None = None  # None: the embedded SmolLM2-135M-Instruct
+    seed: int = 0
+    max_model_len: int = Field(2048, ge=256)
+    dtype: str = "bfloat16"
+    enforce_eager: bool = False
+    enable_prefix_caching: bool = True
+    cpu_kv_cache_gib: int = Field(1, ge=1)
+    gpu_memory_utilization: float = Field(0.85, gt=0, le=1)
+
+
+class SamplingConfig(_Section):
+    n: int = Field(4, ge=1)
+    temperature: float = Field(0.7, ge=0)
+    top_p: float = Field(0.95, gt=0, le=1)
+    max_tokens: int = Field(256, ge=1)
+
+
+class SegmentationConfig(_Section):
+    mode: Literal["auto", "line", "blank_line", "step_marker"] = "auto"
+
+
+class VerifierConfig(_Section):
+    timeout_seconds: float = Field(2.0, gt=0)
+    last_number_fallback: bool = True
+
+
+class RolloutConfig(_Section):
+    strategy: str = "exhaustive"
+    k: int = Field(4, ge=1)
+    max_tokens: int = Field(160, ge=1)
+    temperature: float = Field(0.7, ge=0)
+    top_p: float = Field(0.95, gt=0, le=1)
+    max_steps: int = Field(4, ge=0)  # step prefixes probed per chain; later steps get no MC value
+
+
+class DatasetConfig(_Section):
+    root: str | None = None  # None: default_dataset_root()
+
+
+class RunConfig(_Section):
+    name: str = "default"
+    problems: ProblemsConfig = ProblemsConfig()
+    model: ModelConfig = ModelConfig()
+    sampling: SamplingConfig = SamplingConfig()
+    segmentation: SegmentationConfig = SegmentationConfig()
+    verifier: VerifierConfig = VerifierConfig()
+    rollouts: RolloutConfig = RolloutConfig()
+    dataset: DatasetConfig = DatasetConfig()
+
+    def dataset_root(self) -> Path:
+        return Path(self.dataset.root).expanduser().resolve() if self.dataset.root else default_dataset_root()
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+
+    def config_hash(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
+
+    def label_config_hash(self) -> str:
+        """Hash of what decides a step's labels (not where the data goes or which problems are picked)."""
+        keys = ("model", "sampling", "segmentation", "verifier", "rollouts")
+        payload = json.dumps({k: self.model_dump(mode="json")[k] for k in keys}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used, with one line saying where and why."""
+
+
+def load_config(path: str | Path | None, overrides: dict | None = None) -> RunConfig:
+    """Read a TOML config (or the defaults when path is None) and apply dotted overrides."""
+    data: dict = {}
+    if path is not None:
+        file = Path(path)
+        if not file.exists():
+            raise ConfigError(f"config file not found: {file}")
+        try:
+            data = tomllib.loads(file.read_text())
+        except tomllib.TOMLDecodeError as err:
+            raise ConfigError(f"{file}: not valid TOML: {err}") from err
+    for dotted, value in (overrides or {}).items():
+        node = data
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path or 'config'}: field {where}: {first['msg']}") from err

