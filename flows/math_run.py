@@ -11,8 +11,9 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
@@ -50,13 +51,19 @@ class RunSummary:
     chain_rows: list[Chain] = field(default_factory=list)
 
 
-def _engine_settings(config: RunConfig) -> EngineSettings:
+def engine_settings(config: RunConfig) -> EngineSettings:
     checkpoint, model_id = resolve_model(config.model.path)
     m = config.model
     return EngineSettings(
-        checkpoint=str(checkpoint), model_id=model_id, seed=m.seed, max_model_len=m.max_model_len,
-        dtype=m.dtype, enforce_eager=m.enforce_eager, enable_prefix_caching=m.enable_prefix_caching,
-        cpu_kv_cache_gib=m.cpu_kv_cache_gib, gpu_memory_utilization=m.gpu_memory_utilization,
+        checkpoint=str(checkpoint),
+        model_id=model_id,
+        seed=m.seed,
+        max_model_len=m.max_model_len,
+        dtype=m.dtype,
+        enforce_eager=m.enforce_eager,
+        enable_prefix_caching=m.enable_prefix_caching,
+        cpu_kv_cache_gib=m.cpu_kv_cache_gib,
+        gpu_memory_utilization=m.gpu_memory_utilization,
     )
 
 
@@ -87,7 +94,9 @@ def start_engine_task(settings: EngineSettings) -> str:
 
 
 @task(name="sample-chains", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
-def sample_task(settings: EngineSettings, problems: list[Problem], params: GenerationParams) -> list[DrawnChain]:
+def sample_task(
+    settings: EngineSettings, problems: list[Problem], params: GenerationParams
+) -> list[DrawnChain]:
     drawn = _with_engine(settings, lambda sampler: draw_chains(sampler, problems, params))
     get_run_logger().info("sampled %d chains for %d problems", len(drawn), len(problems))
     return drawn  # type: ignore[return-value]
@@ -103,8 +112,12 @@ def segment_task(
         sampled.append(
             SampledChain(
                 chain_id=chain_id_for(
-                    chain.problem.problem_id, str(ids["model"]), str(ids["weights"]), str(ids["sampling"]),
-                    int(ids["seed"]), chain.sample_index,
+                    chain.problem.problem_id,
+                    str(ids["model"]),
+                    str(ids["weights"]),
+                    str(ids["sampling"]),
+                    int(ids["seed"]),
+                    chain.sample_index,
                 ),
                 problem=chain.problem,
                 prompt=chain.prompt,
@@ -130,7 +143,10 @@ def rollouts_task(
     r = config.rollouts
     items = [
         RolloutItem(
-            chain_id=c.chain_id, problem=c.problem, prompt=c.prompt, chain_text=c.generation.text,
+            chain_id=c.chain_id,
+            problem=c.problem,
+            prompt=c.prompt,
+            chain_text=c.generation.text,
             step_ends=tuple(s.end for s in c.steps),
             outcome_correct=None if c.outcome.label == "unparsed" else c.outcome.label == "correct",
         )
@@ -138,20 +154,25 @@ def rollouts_task(
         if c.steps
     ]
     params = GenerationParams(n=r.k, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens)
-    strategy = make_strategy(r.strategy, k=r.k, max_steps=r.max_steps)
+    strategy = make_strategy(r.strategy, rollouts_per_probe=r.k, max_steps=r.max_steps)
     logger = get_run_logger()
 
     def progress(done: int, total: int) -> None:
         logger.info("rollouts: %d/%d prefixes done", done, total)
 
     return _with_engine(  # type: ignore[return-value]
-        settings, lambda sampler: estimate_values(items, strategy, sampler, verifier.grade, params, progress=progress)
+        settings,
+        lambda sampler: estimate_values(items, strategy, sampler, verifier.grade, params, progress=progress),
     )
 
 
 @task(name="write-dataset", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
 def write_task(
-    root: str, run: RunInfo, problems: list[Problem], chains: list[Chain], steps: list[Step],
+    root: str,
+    run: RunInfo,
+    problems: list[Problem],
+    chains: list[Chain],
+    steps: list[Step],
     rejections: list[Rejection],
 ) -> int:
     return Dataset(root).commit_run(run, problems, chains, steps, rejections)
@@ -188,14 +209,19 @@ def math_run(config: RunConfig) -> RunSummary:
         loaded: LoadedProblems = timed("load", lambda: load_problems_task(config))  # type: ignore[assignment]
         state["problems"] = loaded.problems
         state["rejections"] = [Rejection(run_id, r.file, r.line, r.field, r.reason) for r in loaded.rejected]
-        settings = _engine_settings(config)
-        state["model"], state["weights"] = settings.model_id, weights_hash(__import__("pathlib").Path(settings.checkpoint))
+        settings = engine_settings(config)
+        state["model"], state["weights"] = settings.model_id, weights_hash(Path(settings.checkpoint))
         timed("engine_start", lambda: start_engine_task(settings))
         s = config.sampling
         params = GenerationParams(n=s.n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens)
         sampling_json = json.dumps(params.to_dict(), sort_keys=True)
         drawn = timed("sample", lambda: sample_task(settings, loaded.problems, params))
-        ids = {"model": settings.model_id, "weights": state["weights"], "sampling": sampling_json, "seed": settings.seed}
+        ids = {
+            "model": settings.model_id,
+            "weights": state["weights"],
+            "sampling": sampling_json,
+            "seed": settings.seed,
+        }
         sampled: list[SampledChain] = timed(  # type: ignore[assignment]
             "segment_grade", lambda: segment_task(drawn, config, verifier, ids)
         )
@@ -206,9 +232,16 @@ def math_run(config: RunConfig) -> RunSummary:
         by_chain = {v.chain_id: v for v in values}
         for chain, chain_verdicts in zip(sampled, verdicts, strict=True):
             record, step_rows = build_records(
-                chain, chain_verdicts, by_chain.get(chain.chain_id), run_id=run_id, model_id=settings.model_id,
-                sampling_json=sampling_json, seed=settings.seed, verifier_name=verifier.name,
-                verifier_version=verifier.version, label_config_hash=config.label_config_hash(),
+                chain,
+                chain_verdicts,
+                by_chain.get(chain.chain_id),
+                run_id=run_id,
+                model_id=settings.model_id,
+                sampling_json=sampling_json,
+                seed=settings.seed,
+                verifier_name=verifier.name,
+                verifier_version=verifier.version,
+                label_config_hash=config.label_config_hash(),
             )
             state["chains"].append(record)
             state["steps"].extend(step_rows)
@@ -221,24 +254,53 @@ def math_run(config: RunConfig) -> RunSummary:
     accuracy = sum(c.outcome == "correct" for c in chains) / len(chains) if chains else 0.0
     rollout_tokens = sum(s.rollout_tokens for s in steps)
     run = RunInfo(
-        run_id=run_id, started_at=started, ended_at=_now(), status="failed" if error else "succeeded",
-        error=error, config=config.to_json(), config_hash=config.config_hash(), git_commit=git_commit(),
-        package_versions=json.dumps(package_versions(), sort_keys=True), model=state["model"],
+        run_id=run_id,
+        started_at=started,
+        ended_at=_now(),
+        status="failed" if error else "succeeded",
+        error=error,
+        config=config.to_json(),
+        config_hash=config.config_hash(),
+        git_commit=git_commit(),
+        package_versions=json.dumps(package_versions(), sort_keys=True),
+        model=state["model"],
         model_weights_hash=state["weights"],
         verifier_versions=json.dumps({verifier.name: verifier.version}),
-        counts=json.dumps({"problems": len(state["problems"]), "chains": len(chains), "steps": len(steps),
-                           "rejected": len(state["rejections"])}),
-        stage_seconds=json.dumps(seconds), n_problems=len(state["problems"]), n_chains=len(chains),
-        n_steps=len(steps), n_rejected=len(state["rejections"]), chain_accuracy=accuracy,
+        counts=json.dumps(
+            {
+                "problems": len(state["problems"]),
+                "chains": len(chains),
+                "steps": len(steps),
+                "rejected": len(state["rejections"]),
+            }
+        ),
+        stage_seconds=json.dumps(seconds),
+        n_problems=len(state["problems"]),
+        n_chains=len(chains),
+        n_steps=len(steps),
+        n_rejected=len(state["rejections"]),
+        chain_accuracy=accuracy,
         rollout_tokens=rollout_tokens,
     )
     if error:  # keep whatever finished stages produced out of the tables: a failed run adds only its record
         state["problems"], chains, steps = [], [], []
-    version = timed("write", lambda: write_task(root, run, state["problems"], chains, steps, state["rejections"]))
+    version = timed(
+        "write", lambda: write_task(root, run, state["problems"], chains, steps, state["rejections"])
+    )
     summary = RunSummary(
-        run_id=run_id, dataset_root=root, version=version, status=run.status, error=error,  # type: ignore[arg-type]
-        problems=len(state["problems"]), chains=len(chains), steps=len(steps), rejected=state["rejections"],
-        chain_accuracy=accuracy, stage_seconds=seconds, rollout_tokens=rollout_tokens,
-        step_rows=steps, chain_rows=chains,
+        run_id=run_id,
+        dataset_root=root,
+        version=version,
+        status=run.status,
+        error=error,  # type: ignore[arg-type]
+        problems=len(state["problems"]),
+        chains=len(chains),
+        steps=len(steps),
+        rejected=state["rejections"],
+        chain_accuracy=accuracy,
+        stage_seconds=seconds,
+        rollout_tokens=rollout_tokens,
+        step_rows=steps,
+        chain_rows=chains,
     )
     return summary

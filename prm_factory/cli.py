@@ -91,7 +91,11 @@ def _register_optional_commands() -> None:
     """Commands that live beside their stage; each module adds itself with `register(app)`."""
     import importlib
 
-    for module in ("prm_factory.commands.dataset", "prm_factory.commands.sandbox", "prm_factory.commands.quality"):
+    for module in (
+        "prm_factory.commands.dataset",
+        "prm_factory.commands.sandbox",
+        "prm_factory.commands.quality",
+    ):
         try:
             importlib.import_module(module).register(app)
         except ModuleNotFoundError as err:

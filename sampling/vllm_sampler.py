@@ -99,7 +99,9 @@ def get_sampler(settings: EngineSettings) -> VLLMSampler:
     with _ENGINES_LOCK:
         if settings not in _ENGINES:
             if _ENGINES:
-                raise RuntimeError("one vLLM engine per process: already running " + str(next(iter(_ENGINES))))
+                raise RuntimeError(
+                    "one vLLM engine per process: already running " + str(next(iter(_ENGINES)))
+                )
             if not Path(settings.checkpoint).exists():
                 raise FileNotFoundError(f"model checkpoint not found: {settings.checkpoint}")
             _ENGINES[settings] = VLLMSampler(settings)

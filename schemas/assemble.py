@@ -30,7 +30,9 @@ class SampledChain:
     final_answer: str | None
 
 
-def chain_id_for(problem_id: str, model_id: str, weights_hash: str, sampling_json: str, seed: int, index: int) -> str:
+def chain_id_for(
+    problem_id: str, model_id: str, weights_hash: str, sampling_json: str, seed: int, index: int
+) -> str:
     """Same problem, model, sampling and seed give the same id, so reruns write no duplicates."""
     return content_id("chain", problem_id, model_id, weights_hash, sampling_json, seed, index)
 

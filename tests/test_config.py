@@ -42,3 +42,8 @@ def test_bad_config_gives_one_clear_line(tmp_path: Path, text: str, message: str
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "none.toml")
+
+
+def test_shipped_default_config_matches_the_built_in_defaults() -> None:
+    shipped = Path(__file__).resolve().parents[1] / "configs" / "default.toml"
+    assert load_config(shipped).model_dump() == RunConfig().model_dump()

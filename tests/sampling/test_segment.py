@@ -13,7 +13,11 @@ def spans_match(text: str) -> None:
     [
         ("a = 1\nb = 2\n\nThe answer is 2", "line", ["a = 1", "b = 2", "The answer is 2"]),
         ("a = 1\nb = 2\n\nThe answer is 2", "blank_line", ["a = 1\nb = 2", "The answer is 2"]),
-        ("Step 1: 2+2=4\nso\nStep 2: The answer is 4", "step_marker", ["Step 1: 2+2=4\nso", "Step 2: The answer is 4"]),
+        (
+            "Step 1: 2+2=4\nso\nStep 2: The answer is 4",
+            "step_marker",
+            ["Step 1: 2+2=4\nso", "Step 2: The answer is 4"],
+        ),
         ("intro\nStep 1: x\nStep 2: y", "step_marker", ["intro", "Step 1: x", "Step 2: y"]),
         ("  only one line  ", "auto", ["only one line"]),
         ("", "auto", []),
