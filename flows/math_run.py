@@ -125,7 +125,7 @@ def segment_task(
                 generation=chain.generation,
                 steps=tuple(segment(chain.generation.text, config.segmentation.mode)),
                 outcome=outcome,
-                final_answer=outcome.evidence.get("extracted"),
+                final_answer=outcome.evidence.get("answer"),
             )
         )
     return sampled
@@ -191,7 +191,7 @@ def math_run(config: RunConfig) -> RunSummary:
     seconds: dict[str, float] = {}
     verifier = MathVerifier(
         MathVerifierConfig(
-            timeout_seconds=config.verifier.timeout_seconds,
+            timeout_s=config.verifier.timeout_seconds,
             last_number_fallback=config.verifier.last_number_fallback,
         )
     )

@@ -90,6 +90,14 @@ class VLLMSampler:
         ]
 
 
+    def close(self) -> None:
+        """Stop the engine's worker processes now, rather than at interpreter exit (when logging is gone)."""
+        engine = getattr(self._llm, "llm_engine", None)
+        core = getattr(engine, "engine_core", None)
+        if core is not None and hasattr(core, "shutdown"):
+            core.shutdown()
+
+
 _ENGINES: dict[EngineSettings, VLLMSampler] = {}
 _ENGINES_LOCK = threading.Lock()
 
@@ -113,7 +121,4 @@ def drop_sampler(settings: EngineSettings) -> None:
     with _ENGINES_LOCK:
         engine = _ENGINES.pop(settings, None)
     if engine is not None:
-        del engine
-        import gc
-
-        gc.collect()
+        engine.close()

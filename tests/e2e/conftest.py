@@ -38,9 +38,11 @@ def small_config():
 @pytest.fixture(scope="session")
 def engine(prefect_server: None):
     from flows.math_run import engine_settings
-    from sampling.vllm_sampler import get_sampler
+    from sampling.vllm_sampler import drop_sampler, get_sampler
 
-    return get_sampler(engine_settings(RunConfig()))
+    settings = engine_settings(RunConfig())
+    yield get_sampler(settings)
+    drop_sampler(settings)
 
 
 @pytest.fixture()

@@ -1,0 +1,340 @@
+"""The Sampler protocol over HTTP: a fleet of OpenAI-compatible servers (`vllm serve`) doing the sampling.
+
+Why a second backend: one offline engine per process caps a run at one machine; servers let many machines
+(or GPUs) sample for one run, and the same code talks to one local server in tests.
+
+How it works. Prompts go to `/v1/completions` as raw text (the chat template is applied here, from a local
+tokenizer, so a rollout can continue an assistant turn exactly as with the offline engine). A `generate`
+call is cut into requests of `prompts_per_request` prompts; requests go round-robin over the base URLs,
+`max_concurrency` at a time from a thread pool. A request that fails with a connection error, a timeout or
+a 5xx is retried on the next URL with exponential backoff, and a URL that failed is skipped for a
+cool-down, so a dead server in a fleet costs one failed try, not one per request. After `max_attempts`
+tries a request raises `SamplerUnavailable`, naming the URL and the last error. A 4xx is the caller's
+mistake and is raised at once, unretried.
+
+Seeding. The CPU build of vLLM crashes on per-request seeds, so no seed is sent: the servers are seeded at
+start (`--seed`), and `seed` here records that seed for provenance.
+
+Token counts come from each choice's `token_ids` (vLLM's `return_token_ids`); a server that does not return
+them gets the response's `usage.completion_tokens` split over its choices.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from sampling.protocol import Generation, GenerationParams
+
+
+class SamplerUnavailable(RuntimeError):
+    """No server answered a request within the retry budget. `url` is the last one tried."""
+
+    def __init__(self, url: str, attempts: int, last_error: str) -> None:
+        super().__init__(
+            f"OpenAI-compatible sampler unavailable: {attempts} attempt(s) failed, "
+            f"the last at {url}: {last_error}"
+        )
+        self.url = url
+        self.attempts = attempts
+        self.last_error = last_error
+
+
+class SamplerRequestError(RuntimeError):
+    """The server refused the request (4xx) or answered with something that is not a completion."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try before giving up on a request.
+
+    - max_attempts: tries per request over the whole fleet (the first one included).
+    - backoff_s / backoff_factor / max_backoff_s: sleep before the i-th retry is
+      min(backoff_s * backoff_factor**(i-1), max_backoff_s).
+    - cooldown_s: a URL that failed is skipped for this long while another URL is in rotation.
+    """
+
+    max_attempts: int = 4
+    backoff_s: float = 0.5
+    backoff_factor: float = 2.0
+    max_backoff_s: float = 8.0
+    cooldown_s: float = 10.0
+
+    def delay(self, retry: int) -> float:
+        return min(self.backoff_s * self.backoff_factor ** (retry - 1), self.max_backoff_s)
+
+
+class _Retryable(Exception):
+    """A failure worth another try elsewhere: connection error, timeout, 5xx."""
+
+
+class UrlRotation:
+    """Round-robin over base URLs that skips URLs in cool-down (after a failure) while a healthy one is left.
+
+    >>> r = UrlRotation(["http://a", "http://b"], cooldown_s=60)
+    >>> [r.next() for _ in range(3)]
+    ['http://a', 'http://b', 'http://a']
+    >>> r.mark_failed("http://b")
+    >>> [r.next() for _ in range(2)]
+    ['http://a', 'http://a']
+    """
+
+    def __init__(self, urls: Sequence[str], cooldown_s: float) -> None:
+        if not urls:
+            raise ValueError("at least one base URL is needed")
+        self.urls = [u.rstrip("/") for u in urls]
+        self.cooldown_s = cooldown_s
+        self._turn = itertools.count()
+        self._down_until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def next(self) -> str:
+        """The next URL in turn that is not cooling down; if all are, the one that recovers first."""
+        with self._lock:
+            now = time.monotonic()
+            start = next(self._turn)
+            for offset in range(len(self.urls)):
+                url = self.urls[(start + offset) % len(self.urls)]
+                if self._down_until.get(url, 0.0) <= now:
+                    return url
+            return min(self.urls, key=lambda u: self._down_until.get(u, 0.0))
+
+    def mark_failed(self, url: str) -> None:
+        with self._lock:
+            self._down_until[url] = time.monotonic() + self.cooldown_s
+
+    def mark_ok(self, url: str) -> None:
+        with self._lock:
+            self._down_until.pop(url, None)
+
+
+def _split_tokens(total: int, parts: int) -> list[int]:
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def parse_completions(body: dict[str, Any], n_prompts: int, n: int) -> list[list[Generation]]:
+    """`n` generations per prompt from a `/v1/completions` body; choice `index` is prompt * n + sample.
+
+    >>> body = {"choices": [{"index": 1, "text": "b", "finish_reason": "length", "token_ids": [5, 6]},
+    ...                     {"index": 0, "text": "a", "finish_reason": "stop"}],
+    ...         "usage": {"completion_tokens": 5}}
+    >>> [(g.text, g.n_tokens, g.finish_reason) for g in parse_completions(body, 1, 2)[0]]
+    [('a', 3, 'stop'), ('b', 2, 'length')]
+    """
+    choices = sorted(body.get("choices") or [], key=lambda c: c["index"])
+    if len(choices) != n_prompts * n:
+        raise SamplerRequestError(
+            f"expected {n_prompts * n} choices ({n_prompts} prompts x n={n}), got {len(choices)}"
+        )
+    known = sum(len(c["token_ids"]) for c in choices if c.get("token_ids") is not None)
+    unknown = [i for i, c in enumerate(choices) if c.get("token_ids") is None]
+    completion_tokens = int((body.get("usage") or {}).get("completion_tokens") or 0)
+    shares = iter(_split_tokens(max(completion_tokens - known, 0), len(unknown)) if unknown else [])
+    flat = [
+        Generation(
+            text=c.get("text") or "",
+            n_tokens=len(c["token_ids"]) if c.get("token_ids") is not None else next(shares),
+            finish_reason=c.get("finish_reason") or "",
+        )
+        for c in choices
+    ]
+    return [flat[i * n : (i + 1) * n] for i in range(n_prompts)]
+
+
+class OpenAICompatibleSampler:
+    """Sampler over `/v1/completions` of one or more OpenAI-compatible servers (a fleet).
+
+    Args:
+        base_urls: server roots, e.g. ["http://127.0.0.1:8000"] (no `/v1`).
+        model: the served model name sent with every request.
+        tokenizer_path: a local tokenizer (the checkpoint dir) whose chat template `render_chat` applies.
+        seed: the seed the servers were started with (recorded, never sent: see the module docstring).
+        model_id: the id recorded with the chains; `model` when None.
+        prompts_per_request: prompts batched into one request; the server batches across requests too,
+            so small requests spread a call over a fleet without costing throughput.
+        max_concurrency: requests in flight at once; default 4 per URL.
+        timeout_s: per request; CPU servers generating long completions need minutes.
+        retry: the retry policy.
+        api_key: sent as a bearer token when set (a hosted endpoint); `OPENAI_API_KEY` when None.
+
+    `generate` may be called from several threads at once: the HTTP client and the URL rotation are
+    shared and locked, and each call has its own thread pool.
+    """
+
+    def __init__(
+        self,
+        base_urls: Sequence[str],
+        model: str,
+        tokenizer_path: str | os.PathLike[str],
+        *,
+        seed: int = 0,
+        model_id: str | None = None,
+        prompts_per_request: int = 4,
+        max_concurrency: int | None = None,
+        timeout_s: float = 600.0,
+        retry: RetryPolicy | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        if prompts_per_request < 1:
+            raise ValueError("prompts_per_request must be >= 1")
+        self.model = model
+        self.model_id = model_id or model
+        self.seed = seed
+        self.tokenizer_path = str(tokenizer_path)
+        self.prompts_per_request = prompts_per_request
+        self.retry = retry or RetryPolicy()
+        self.rotation = UrlRotation(base_urls, self.retry.cooldown_s)
+        self.max_concurrency = max_concurrency or 4 * len(self.rotation.urls)
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.Client(timeout=timeout_s, headers=headers)
+        self._tokenizer: Any = None
+        self._tokenizer_lock = threading.Lock()
+        self.requests_done = 0  # successful requests, for progress and tests
+        self.retries = 0
+        self.engine_seconds = 0.0  # wall time inside `generate`, as `VLLMSampler` reports it
+        self._count_lock = threading.Lock()
+
+    # -- Sampler protocol ------------------------------------------------------------------------------
+
+    def render_chat(self, system: str | None, user: str) -> str:
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": user}
+        ]
+        return self._chat_tokenizer().apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True
+        )
+
+    def generate(self, prompts: Sequence[str], params: GenerationParams) -> list[list[Generation]]:
+        """`params.n` generations per prompt, in prompt order. Raises `SamplerUnavailable` when a request
+        cannot be served within the retry budget (the other requests of the call are then abandoned)."""
+        if not prompts:
+            return []
+        started = time.perf_counter()
+        try:
+            return self._generate(prompts, params)
+        finally:
+            with self._count_lock:
+                self.engine_seconds += time.perf_counter() - started
+
+    def _generate(self, prompts: Sequence[str], params: GenerationParams) -> list[list[Generation]]:
+        step = self.prompts_per_request
+        batches = [list(prompts[i : i + step]) for i in range(0, len(prompts), step)]
+        if len(batches) == 1:
+            return self._request_with_retries(batches[0], params)
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batches))) as pool:
+            futures = [pool.submit(self._request_with_retries, batch, params) for batch in batches]
+            try:
+                results = [future.result() for future in futures]
+            except BaseException:
+                for future in futures:
+                    future.cancel()  # queued requests need not run once the call has failed
+                raise
+        return [per_prompt for result in results for per_prompt in result]
+
+    # -- HTTP ------------------------------------------------------------------------------------------
+
+    def _chat_tokenizer(self) -> Any:
+        with self._tokenizer_lock:
+            if self._tokenizer is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                from transformers import AutoTokenizer
+
+                self._tokenizer = AutoTokenizer.from_pretrained(self.tokenizer_path)
+            return self._tokenizer
+
+    def _payload(self, prompts: list[str], params: GenerationParams) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompts,
+            "n": params.n,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
+            "return_token_ids": True,
+        }
+        if params.stop:
+            payload["stop"] = list(params.stop)
+        return payload
+
+    def _request_with_retries(self, prompts: list[str], params: GenerationParams) -> list[list[Generation]]:
+        payload = self._payload(prompts, params)
+        last_url, last_error = "", ""
+        for attempt in range(1, self.retry.max_attempts + 1):
+            if attempt > 1:
+                with self._count_lock:
+                    self.retries += 1
+                time.sleep(self.retry.delay(attempt - 1))
+            url = self.rotation.next()
+            try:
+                body = self._post(url, payload)
+            except _Retryable as error:
+                self.rotation.mark_failed(url)
+                last_url, last_error = url, str(error)
+                continue
+            self.rotation.mark_ok(url)
+            with self._count_lock:
+                self.requests_done += 1
+            return parse_completions(body, len(prompts), params.n)
+        raise SamplerUnavailable(last_url, self.retry.max_attempts, last_error)
+
+    def _post(self, base_url: str, payload: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = self._client.post(f"{base_url}/v1/completions", json=payload)
+        except httpx.TransportError as error:  # refused, reset, timed out, protocol broken
+            raise _Retryable(f"{type(error).__name__}: {error}") from error
+        if response.status_code >= 500:
+            raise _Retryable(f"HTTP {response.status_code}: {response.text[:300]}")
+        if response.status_code >= 400:
+            raise SamplerRequestError(
+                f"{base_url}/v1/completions refused the request: HTTP {response.status_code}: "
+                f"{response.text[:500]}"
+            )
+        try:
+            return response.json()
+        except ValueError as error:
+            raise SamplerRequestError(
+                f"{base_url}/v1/completions answered non-JSON: {response.text[:300]}"
+            ) from error
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> OpenAICompatibleSampler:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+_METRIC_LINE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})?\s+(?P<value>\S+)")
+
+
+def prefix_cache_stats(base_url: str, timeout_s: float = 10.0) -> tuple[float, float]:
+    """(queries, hits) of the server's prefix cache, in tokens, summed over label sets, from `/metrics`.
+
+    Hit rate over a window = (hits_after - hits_before) / (queries_after - queries_before).
+    Raises `SamplerRequestError` when the server exposes neither counter (prefix caching off, not vLLM).
+    """
+    response = httpx.get(f"{base_url.rstrip('/')}/metrics", timeout=timeout_s)
+    response.raise_for_status()
+    totals = {"vllm:prefix_cache_queries_total": 0.0, "vllm:prefix_cache_hits_total": 0.0}
+    seen = set()
+    for line in response.text.splitlines():
+        match = _METRIC_LINE.match(line)
+        if match and match["name"] in totals:
+            totals[match["name"]] += float(match["value"])
+            seen.add(match["name"])
+    if not seen:
+        raise SamplerRequestError(f"{base_url}/metrics has no vllm:prefix_cache_* counters")
+    return totals["vllm:prefix_cache_queries_total"], totals["vllm:prefix_cache_hits_total"]
