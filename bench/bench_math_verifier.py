@@ -1,0 +1,152 @@
+"""Throughput of the math verifier beside its natural baseline, math-verify, in one run.
+
+    .venv/bin/python bench/bench_math_verifier.py [--problems 2000] [--source PATH]
+
+1. Step checks per second per core on GSM8K gold steps (annotations removed): `check_steps` over every gold
+   solution, single thread; "per core" divides by the process CPU time, so a busy shared machine does not
+   flatter or punish the number (wall time is printed too).
+2. Answer checks per second on the same (predicted, reference) pairs for both checkers:
+   - GSM8K-style pairs: the gold final answer written the ways models write it (`$1,234`, `1234.00`,
+     `1234 dollars`, off by one), against the reference;
+   - the hand-labelled pairs of evaluation/data/answer_pairs.jsonl (LaTeX, sets, intervals, ...).
+   Ours is `answers_equivalent_many` (exact fast path, then math-verify in the bounded worker); the
+   baseline is math-verify's `verify(parse(reference), parse(predicted))`, as its README uses it. Caches
+   are cleared before each timed pass and every pair is distinct, so nothing is graded twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing it
+
+from evaluation.answer_pairs import load_answer_pairs  # noqa: E402
+from evaluation.metrics import precision_recall  # noqa: E402
+from verifiers.math import answers  # noqa: E402
+from verifiers.math.bounded import BoundedPool, PoolConfig  # noqa: E402
+from verifiers.math.claims import check_steps  # noqa: E402
+
+GSM8K = Path("/work/shared/data/gsm8k/train.jsonl")
+_ANNOTATION = re.compile(r"<<[^<>]*>>")
+
+
+def gold_chains(source: Path, n_problems: int) -> tuple[list[list[str]], list[str]]:
+    """Gold steps (one per line, annotations removed) and final answers of the first problems."""
+    chains, finals = [], []
+    for line in source.read_text(encoding="utf-8").splitlines()[:n_problems]:
+        body, _, final = json.loads(line)["answer"].partition("####")
+        chains.append([_ANNOTATION.sub("", s).strip() for s in body.splitlines() if s.strip()])
+        finals.append(final.strip().replace(",", ""))
+    return chains, finals
+
+
+def gsm8k_pairs(finals: Sequence[str], seed: int = 0) -> list[tuple[str, str]]:
+    """Distinct (predicted, reference) pairs in the forms models write, half of them wrong."""
+    rng = random.Random(seed)
+    pairs = []
+    for reference in dict.fromkeys(finals):
+        value = float(reference)
+        right = [
+            reference,
+            f"${reference}",
+            f"{value:,.2f}",
+            f"{reference} dollars",
+            f"\\boxed{{{reference}}}",
+        ]
+        wrong = [str(int(value) + rng.randint(1, 9)), f"${value * 2:g}", f"{value / 10:g}"]
+        pairs.append((rng.choice(right), reference))
+        pairs.append((rng.choice(wrong), reference))
+    return list(dict.fromkeys(pairs))
+
+
+def time_it(fn: Callable[[], object]) -> tuple[float, float, object]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def bench_steps(chains: list[list[str]]) -> None:
+    n_steps = sum(len(c) for c in chains)
+    check_steps(chains[0])  # warm imports and regex caches
+    wall, cpu, _ = time_it(lambda: [check_steps(c) for c in chains])
+    print(f"step checks: {n_steps:,} GSM8K gold steps in {len(chains):,} chains")
+    print(
+        f"  {n_steps / cpu:,.0f} steps/s per core (CPU time {cpu:.2f} s; wall {wall:.2f} s, "
+        f"{n_steps / wall:,.0f} steps/s)   target >= 1,000"
+    )
+
+
+def bench_answers(
+    name: str, pairs: list[tuple[str, str]], pool: BoundedPool, gold: list[bool] | None = None
+) -> None:
+    from math_verify import parse, verify
+
+    def ours() -> list[str]:
+        answers.plain_value.cache_clear()
+        answers._symbolic_cache.clear()
+        return [v.label for v in answers.answers_equivalent_many(pairs, pool=pool)]
+
+    def baseline() -> list[bool]:
+        return [verify(parse(reference), parse(predicted)) for predicted, reference in pairs]
+
+    ours()  # start the worker once: startup is not a per-check cost
+    ours_wall, ours_cpu, ours_labels = time_it(ours)
+    base_wall, base_cpu, base_labels = time_it(baseline)
+    ours_correct = [label == "correct" for label in ours_labels]  # type: ignore[union-attr]
+    agree = sum(a == b for a, b in zip(ours_correct, base_labels, strict=True))  # type: ignore[arg-type]
+    print(f"answer checks, {name}: {len(pairs):,} distinct pairs")
+    print(
+        f"  ours        {len(pairs) / ours_wall:>10,.0f} checks/s "
+        f"(wall {ours_wall:.2f} s, parent CPU {ours_cpu:.2f} s)"
+    )
+    print(
+        f"  math-verify {len(pairs) / base_wall:>10,.0f} checks/s "
+        f"(wall {base_wall:.2f} s, CPU {base_cpu:.2f} s)"
+    )
+    print(
+        f"  ratio ours / math-verify: {base_wall / ours_wall:.1f}x   (same verdict on {agree}/{len(pairs)})"
+    )
+    if gold is not None:
+        for label, predicted in (("ours", ours_correct), ("math-verify", base_labels)):
+            scores = precision_recall(gold, predicted)  # type: ignore[arg-type]
+            print(
+                f"  {label:<11} vs hand labels: precision {100 * scores.precision:.1f}  "
+                f"recall {100 * scores.recall:.1f}"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--source", type=Path, default=GSM8K)
+    parser.add_argument("--problems", type=int, default=2000)
+    args = parser.parse_args()
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
+
+    chains, finals = gold_chains(args.source, args.problems)
+    bench_steps(chains)
+    pool = BoundedPool(PoolConfig(workers=1))
+    try:
+        bench_answers("GSM8K-style", gsm8k_pairs(finals), pool)
+        hand = load_answer_pairs()
+        bench_answers(
+            "hand-labelled (LaTeX, sets, intervals)",
+            [(p.predicted, p.reference) for p in hand],
+            pool,
+            [p.equivalent for p in hand],
+        )
+    finally:
+        pool.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""Chains produced outside the factory, read into one neutral record.
+
+Two shapes are accepted, one JSON object per line (`.jsonl`) or a JSON list (`.json`):
+- ProcessBench: `{"id", "problem", "steps": [...], "final_answer"?, "label"?}`; `label` is the index of the
+  first wrong step, -1 when every step is right.
+- PRM800K: `{"question": {"problem", "ground_truth_answer"?}, "label": {"steps": [{"completions": [{"text",
+  "rating"}], "chosen_completion": k | null, "human_completion"?}], "finish_reason"?}}`. Each step's text is
+  its chosen completion (the first one when none is chosen), its rating (-1, 0, 1) becomes the step label,
+  and the first -1 becomes `first_error_label`.
+
+A bad row is returned as a `RejectedLine` with file, line and reason; the rest of the file is still read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ExternalChain:
+    """A chain to label: steps as given, with any gold labels the source carried."""
+
+    id: str
+    problem: str
+    steps: tuple[str, ...]
+    final_answer: str | None = None
+    first_error_label: int | None = None  # ProcessBench `label`: -1 = all steps correct, None = unknown
+    step_labels: tuple[int | None, ...] | None = None  # PRM800K ratings per step (-1, 0, 1, None)
+    source_format: str = "processbench"  # processbench | prm800k
+    reference_answer: str | None = None
+
+
+@dataclass(frozen=True)
+class RejectedLine:
+    file: str
+    line: int
+    reason: str
+
+
+class _Reject(Exception):
+    pass
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _Reject(f"{what} must be a non-empty string")
+    return value
+
+
+def _processbench(row: dict[str, Any], line: int) -> ExternalChain:
+    steps = row.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise _Reject("steps must be a non-empty list")
+    if not all(isinstance(s, str) for s in steps):
+        raise _Reject("every step must be a string")
+    label = row.get("label")
+    if label is not None and (
+        not isinstance(label, int) or isinstance(label, bool) or not -1 <= label < len(steps)
+    ):
+        raise _Reject(f"label must be -1 or a step index below {len(steps)}, got {label!r}")
+    final = row.get("final_answer")
+    return ExternalChain(
+        id=str(row.get("id", f"line-{line}")),
+        problem=_text(row.get("problem"), "problem"),
+        steps=tuple(steps),
+        final_answer=str(final) if final is not None else None,
+        first_error_label=label,
+        source_format="processbench",
+    )
+
+
+def _prm800k(row: dict[str, Any], line: int) -> ExternalChain:
+    question = row.get("question")
+    if not isinstance(question, dict):
+        raise _Reject("question must be an object")
+    label = row.get("label")
+    if not isinstance(label, dict) or not isinstance(label.get("steps"), list) or not label["steps"]:
+        raise _Reject("label.steps must be a non-empty list")
+    texts: list[str] = []
+    ratings: list[int | None] = []
+    for k, step in enumerate(label["steps"]):
+        if not isinstance(step, dict):
+            raise _Reject(f"label.steps[{k}] must be an object")
+        completions = step.get("completions") or []
+        chosen = step.get("chosen_completion")
+        human = step.get("human_completion")
+        if isinstance(chosen, int) and 0 <= chosen < len(completions):
+            picked = completions[chosen]
+        elif isinstance(human, dict) and human.get("text"):
+            picked = {"text": human["text"], "rating": 1}  # a human-written step is taken as correct
+        elif completions:
+            picked = completions[0]
+        else:
+            raise _Reject(f"label.steps[{k}] has no completion")
+        if not isinstance(picked, dict) or not isinstance(picked.get("text"), str):
+            raise _Reject(f"label.steps[{k}] completion has no text")
+        rating = picked.get("rating")
+        if rating is not None and rating not in (-1, 0, 1):
+            raise _Reject(f"label.steps[{k}] rating must be -1, 0, 1 or null, got {rating!r}")
+        texts.append(picked["text"])
+        ratings.append(rating)
+    first_error = next((k for k, r in enumerate(ratings) if r == -1), None)
+    if first_error is None and all(r is not None and r >= 0 for r in ratings):
+        first_error = -1
+    answer = question.get("ground_truth_answer")
+    return ExternalChain(
+        id=str(row.get("id", f"line-{line}")),
+        problem=_text(question.get("problem"), "question.problem"),
+        steps=tuple(texts),
+        final_answer=None,
+        first_error_label=first_error,
+        step_labels=tuple(ratings),
+        source_format="prm800k",
+        reference_answer=str(answer) if answer is not None else None,
+    )
+
+
+def parse_external_chain(row: Any, line: int) -> ExternalChain:
+    """One row in either shape; raises ValueError with the reason when it is neither."""
+    if not isinstance(row, dict):
+        raise ValueError("row must be a JSON object")
+    try:
+        if "question" in row and isinstance(row.get("label"), dict):
+            return _prm800k(row, line)
+        if "steps" in row:
+            return _processbench(row, line)
+    except _Reject as exc:
+        raise ValueError(str(exc)) from exc
+    raise ValueError("neither ProcessBench shape (problem, steps) nor PRM800K shape (question, label.steps)")
+
+
+def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[RejectedLine]]:
+    """Chains and rejected rows of a `.jsonl` file (line numbers 1-based) or a `.json` list (item numbers).
+
+    A missing or unreadable file raises (the caller must say so and stop); a bad row never does.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    chains: list[ExternalChain] = []
+    rejected: list[RejectedLine] = []
+    if path.suffix == ".json":
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return [], [RejectedLine(str(path), exc.lineno, f"invalid JSON: {exc.msg}")]
+        if isinstance(rows, dict):
+            rows = [rows]
+        numbered = list(enumerate(rows, start=1)) if isinstance(rows, list) else []
+        if not isinstance(rows, list):
+            rejected.append(RejectedLine(str(path), 1, "top level must be a list of chains"))
+    else:
+        numbered = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                numbered.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                rejected.append(RejectedLine(str(path), number, f"invalid JSON: {exc.msg}"))
+    for number, row in numbered:
+        try:
+            chains.append(parse_external_chain(row, number))
+        except ValueError as exc:
+            rejected.append(RejectedLine(str(path), number, str(exc)))
+    rejected.sort(key=lambda r: r.line)
+    return chains, rejected

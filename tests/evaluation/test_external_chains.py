@@ -1,0 +1,61 @@
+"""Reading ProcessBench- and PRM800K-shaped chains; bad rows are rejected with file, line and reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from schemas.external_chains import read_external_chains
+
+PROCESSBENCH = {
+    "id": "gsm8k-0",
+    "problem": "What is 2+3*4?",
+    "steps": ["3*4 = 12", "2 + 12 = 15"],
+    "final_answer": "15",
+    "label": 1,
+}
+PRM800K = {
+    "question": {"problem": "Compute 1+1.", "ground_truth_answer": "2"},
+    "label": {
+        "steps": [
+            {
+                "completions": [{"text": "1+1 = 3", "rating": -1}, {"text": "1+1 = 2", "rating": 1}],
+                "chosen_completion": 1,
+            },
+            {"completions": [{"text": "So 2.", "rating": 1}], "chosen_completion": None},
+        ]
+    },
+}
+
+
+def test_reads_both_shapes_and_rejects_bad_rows(tmp_path: Path) -> None:
+    lines = [
+        json.dumps(PROCESSBENCH),
+        "{not json",
+        json.dumps({"id": "x", "problem": "p", "steps": []}),  # no steps
+        json.dumps({**PROCESSBENCH, "label": 7}),  # label out of range
+        "",
+        json.dumps(PRM800K),
+        json.dumps({"question": {}, "label": {"steps": [{"completions": []}]}}),
+        json.dumps([1, 2]),
+    ]
+    path = tmp_path / "chains.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    chains, rejected = read_external_chains(path)
+    assert [c.source_format for c in chains] == ["processbench", "prm800k"]
+    pb, prm = chains
+    assert pb.steps == ("3*4 = 12", "2 + 12 = 15") and pb.first_error_label == 1 and pb.final_answer == "15"
+    assert prm.steps == ("1+1 = 2", "So 2.") and prm.step_labels == (1, 1) and prm.first_error_label == -1
+    assert prm.reference_answer == "2"
+    assert [r.line for r in rejected] == [2, 3, 4, 7, 8]
+    assert all(r.file == str(path) for r in rejected)
+    assert "invalid JSON" in rejected[0].reason and "label" in rejected[2].reason
+
+
+def test_prm800k_first_negative_rating_is_the_first_error(tmp_path: Path) -> None:
+    row = json.loads(json.dumps(PRM800K))
+    row["label"]["steps"][0]["chosen_completion"] = 0
+    path = tmp_path / "prm.json"
+    path.write_text(json.dumps([row]), encoding="utf-8")
+    chains, rejected = read_external_chains(path)
+    assert rejected == [] and chains[0].first_error_label == 0 and chains[0].step_labels == (-1, 1)

@@ -1,0 +1,136 @@
+"""Final-answer extraction and equivalence, one row per form issue 3 names."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifiers.math.answers import answers_equivalent, extract_answer, grade_answer, plain_value
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "method"),
+    [
+        ("So 48/2 = 24. The answer is 24.", "24", "the_answer_is"),
+        ("The final answer is $18.", "$18", "the_answer_is"),
+        ("The answer is 2.5.", "2.5", "the_answer_is"),
+        ("Natalia sold 72 clips.\n#### 72", "72", "hashes"),
+        ("#### 1,000", "1,000", "hashes"),
+        (r"Thus \boxed{\frac{1}{2}} is it; 5 more words", r"\frac{1}{2}", "boxed"),
+        (r"\boxed{\frac{\sqrt{2}}{\{2\}}}", r"\frac{\sqrt{2}}{\{2\}}", "boxed"),
+        (r"first \boxed{1} then \boxed{2}", "2", "boxed"),
+        (r"The answer is \boxed{7}.", "7", "boxed"),
+        ("She has 3 apples and buys 4 more, 7 in all", "7", "last_number"),
+        ("It costs $1,250.50 in total", "$1,250.50", "last_number"),
+    ],
+)
+def test_extract_answer(text: str, expected: str, method: str) -> None:
+    answer = extract_answer(text)
+    assert answer is not None
+    assert (answer.text, answer.method) == (expected, method)
+    assert expected in text[answer.start : answer.end]
+
+
+def test_extract_answer_without_fallback_finds_nothing_in_bare_text() -> None:
+    assert extract_answer("She has 7 apples", last_number_fallback=False) is None
+    assert extract_answer("no numbers at all") is None
+    assert extract_answer(r"\boxed{unclosed 5", last_number_fallback=False) is None
+
+
+@pytest.mark.parametrize(
+    ("predicted", "reference", "label"),
+    [
+        ("1,000", "1000", "correct"),  # comma numbers
+        ("10,000", "1000", "incorrect"),
+        ("$18", "18", "correct"),  # currency
+        (r"\$18.00", "18", "correct"),
+        ("$19", "18", "incorrect"),
+        ("50%", "50", "correct"),  # percent: p% reads as p/100 or p
+        ("50%", "0.5", "correct"),
+        ("25%", "50", "incorrect"),
+        ("2.50", "2.5", "correct"),  # decimals
+        ("2.05", "2.5", "incorrect"),
+        ("1/2", "0.5", "correct"),  # fractions
+        ("0.33", "1/3", "incorrect"),  # precision first: no rounding of a reference
+        (r"\frac{1}{2}", "0.5", "correct"),
+        (r"\dfrac{3}{4}", "0.75", "correct"),
+        (r"\frac{3}{4}", r"\frac{4}{3}", "incorrect"),
+        ("3 1/2", "3.5", "correct"),  # mixed numbers
+        (r"3\frac{1}{2}", "7/2", "correct"),
+        (r"2\frac{1}{4}", "2.5", "incorrect"),
+        ("18 dollars", "18", "correct"),  # units
+        (r"12 \text{ cm}", "12", "correct"),
+        ("45 minutes", "0.75", "incorrect"),
+        ("x = 3", "3", "correct"),  # equations
+        ("x = 4", "3", "incorrect"),
+        ("1.5e3", "1500", "correct"),  # scientific notation
+        (r"1.5 \times 10^{3}", "1500", "correct"),
+        (r"1.5 \times 10^{4}", "1500", "incorrect"),
+        ("-5", "5", "incorrect"),
+    ],
+)
+def test_answers_equivalent_fast_path(predicted: str, reference: str, label: str) -> None:
+    verdict = answers_equivalent(predicted, reference)
+    assert verdict.label == label, verdict.reason
+    assert verdict.evidence["path"] in ("exact", "structure")
+
+
+@pytest.mark.parametrize(
+    ("predicted", "reference", "label"),
+    [
+        (r"\sqrt{12}", r"2\sqrt{3}", "correct"),
+        (r"\frac{\sqrt{2}}{2}", r"\frac{1}{\sqrt{2}}", "correct"),
+        (r"\sqrt{2}", "1.414", "incorrect"),
+        (r"2\pi", r"2 \pi", "correct"),
+        (r"\pi", "3.14", "incorrect"),
+        ("x^2 + 2x + 1", "(x+1)^2", "correct"),
+        ("3x", "3y", "incorrect"),  # a variable is not a unit
+        ("(1, 2)", "(1,2)", "correct"),  # tuples
+        ("(1,2)", "(2,1)", "incorrect"),
+        (r"\{1, 2\}", r"\{2, 1\}", "correct"),  # sets
+        (r"\{1,2\}", "(1,2)", "incorrect"),  # a set is never a tuple
+        ("[1, 2)", "[1,2)", "correct"),  # intervals
+        ("[1, 2)", "(1, 2)", "incorrect"),
+        (r"\text{garbage}{", "3", "unparsed"),  # LaTeX garbage: unparsed, never correct
+        (r"}{\frac", "3", "unparsed"),
+    ],
+)
+def test_answers_equivalent_symbolic_path(predicted: str, reference: str, label: str) -> None:
+    verdict = answers_equivalent(predicted, reference)
+    assert verdict.label == label, verdict.reason
+
+
+def test_power_tower_is_unparsed_at_once() -> None:
+    verdict = answers_equivalent("5^(5^(5^5))", "3")
+    assert verdict.label == "unparsed"
+    assert "too large" in verdict.reason
+
+
+def test_plain_value_reads_percent_both_ways() -> None:
+    assert plain_value("50%") == (0.5, 50)
+    assert plain_value("5 apples and 3 oranges") is None
+
+
+def test_grade_answer_records_the_span() -> None:
+    completion = "48/2 = 24, and 48 + 24 = 72. The answer is 72."
+    verdict = grade_answer(completion, "72")
+    assert verdict.label == "correct"
+    start, end = verdict.evidence["span"]
+    assert completion[start:end] == "72"
+    assert verdict.evidence["method"] == "the_answer_is"
+
+
+def test_grade_answer_without_answer_is_unparsed() -> None:
+    assert grade_answer("I do not know.", "72").label == "unparsed"
+    assert grade_answer("I think 71", "72").label == "incorrect"
+    assert grade_answer("I think 71", "72", last_number_fallback=False).label == "unparsed"
+
+
+@pytest.mark.parametrize(
+    "completion",
+    ["\\boxed{" * 2000, "The answer is " + "1" * 20000, "x" * 50000],
+)
+def test_pathological_completions_are_unparsed_quickly(completion: str) -> None:
+    assert grade_answer(completion, "3", last_number_fallback=False, timeout_s=2.0).label in (
+        "unparsed",
+        "incorrect",
+    )

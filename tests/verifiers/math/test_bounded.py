@@ -1,0 +1,73 @@
+"""SymPy work under hard limits: bombs return within the limit, the pool recovers, threads are fine."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from verifiers.math.answers import answers_equivalent_many, grade_answer
+from verifiers.math.bounded import TIMED_OUT, BoundedPool, PoolConfig, run_items
+from verifiers.math.claims import check_steps
+from verifiers.math.latex_claims import check_hard_runs_bounded
+
+LIMIT_S = 2.5  # generous: legitimate items take milliseconds, but the test machine may be busy
+# Not readable by the exact fast path (a radical), so it reaches SymPy, which tries to build 5^(5^3125).
+BOMB = r"5^{5^{5^{5}}} + \sqrt{2}"
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[BoundedPool]:
+    pool = BoundedPool(PoolConfig(workers=1))
+    yield pool
+    pool.close()
+
+
+def test_answer_bomb_is_unparsed_within_the_limit_and_the_pool_recovers(pool: BoundedPool) -> None:
+    answers_equivalent_many([(r"\sqrt{4}", "2")], pool=pool)  # warm the worker: startup is not the limit
+    started = time.monotonic()
+    bomb, after = answers_equivalent_many([(BOMB, "3"), (r"\sqrt{9}", "3")], timeout_s=LIMIT_S, pool=pool)
+    elapsed = time.monotonic() - started
+    assert bomb.label == "unparsed" and "timed out" in bomb.reason
+    assert after.label == "correct"  # the item after the bomb ran in a fresh worker
+    assert elapsed < LIMIT_S + 20  # the limit plus one worker restart, never the bomb's hours
+    assert pool.restarts >= 1
+
+
+def test_claim_bomb_is_unverifiable_and_other_steps_keep_their_verdicts(pool: BoundedPool) -> None:
+    steps = [r"\(\sqrt{16} = 4\)", rf"so \({BOMB} = 3\)", r"\(\sqrt{25} = 6\)"]
+    checker = lambda items: check_hard_runs_bounded(items, timeout_s=LIMIT_S, pool=pool)  # noqa: E731
+    verdicts = check_steps(steps, hard_checker=checker)
+    assert [v.label for v in verdicts] == ["correct", "unverifiable", "incorrect"]
+    assert "timed out" in verdicts[1].evidence["claims"][0]["reason"]
+
+
+def test_run_items_reports_a_late_item_as_timed_out(pool: BoundedPool) -> None:
+    outcomes = run_items("verifiers.math.symbolic:answer_equivalence", [("1", "1")], LIMIT_S, pool)
+    assert outcomes[0][0] == "correct" and TIMED_OUT not in outcomes
+
+
+def test_latex_assignments_carry_forward_in_the_worker(pool: BoundedPool) -> None:
+    checker = lambda items: check_hard_runs_bounded(items, timeout_s=LIMIT_S, pool=pool)  # noqa: E731
+    steps = [r"Let \(r = \sqrt{9}\)", r"Then \(r^2 + \sqrt{4} = 11\)", r"and \(\sqrt{r} = 2\)"]
+    assert [v.label for v in check_steps(steps, hard_checker=checker)] == [
+        "unverifiable",
+        "correct",
+        "incorrect",
+    ]
+
+
+def test_verification_from_threads(pool: BoundedPool) -> None:
+    results: dict[int, str] = {}
+
+    def work(index: int) -> None:
+        results[index] = grade_answer(rf"\boxed{{\sqrt{{{index * index}}}}}", str(index), pool=pool).label
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2, 6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert results == {i: "correct" for i in range(2, 6)}

@@ -1,0 +1,262 @@
+"""Find the checkable claims in a step's free text.
+
+A claim is a run of math joined by `=` signs, as worked solutions write it: `16 - 3 - 4 = 9`,
+`0.2 x 50 = $10`, `7 stickers/page * 6 pages = 42 stickers`, `x = 12`, `20% of 50 = 10`. Words are
+allowed inside a run only where they read as units (after a number, before an operator) or as spelled
+operators (`times`, `plus`, `minus`, `x` between numbers, `of` after a percent or a fraction); any other
+word, a comma or a full stop ends the run. That keeps precision: `He has 5 apples and 3 = ...` never
+becomes the claim `5 and 3`.
+
+A run that contains LaTeX this module cannot evaluate (`\\sqrt`, `\\pi`, ...) is returned as `hard`,
+with its source text, for the symbolic checker in the bounded worker.
+`<<48/2=24>>` calculator annotations are claims too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from verifiers.math.arithmetic import Token, lex
+from verifiers.math.numbers import Literal
+
+_ANNOTATION = re.compile(r"<<([^<>]*)>>")
+_UNIT_WORD_LIMIT = 8
+_PROSE_LETTERS = {"a", "A", "I"}
+_MATH_WORDS = {"times": "*", "plus": "+", "minus": "-"}
+# Words that join clauses, never units: "h = b/6 and t = b/2" is two runs, not "b/6 = b/2".
+_CONNECTIVES = {
+    "and",
+    "or",
+    "then",
+    "so",
+    "is",
+    "are",
+    "was",
+    "were",
+    "to",
+    "if",
+    "which",
+    "that",
+    "we",
+    "get",
+    "gives",
+    "the",
+    "but",
+    "because",
+    "since",
+    "thus",
+    "hence",
+    "therefore",
+    "with",
+    "than",
+    "while",
+    "when",
+    "where",
+    "it",
+    "this",
+    "he",
+    "she",
+    "they",
+    "i",
+    "you",
+    "be",
+    "will",
+    "would",
+    "has",
+    "have",
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """Tokens of one `=`-joined stretch of math; `hard` when it holds LaTeX the fast path cannot read."""
+
+    tokens: tuple[Token, ...]
+    text: str
+    hard: bool = False
+    after_word: bool = (
+        False  # the run starts right after a word ("Week 2 = 35 + 35"): a bare first side is a label
+    )
+
+
+def extract_runs(text: str) -> list[Run]:
+    """Every claim-bearing run in `text`, annotations first (they are the most explicit claims)."""
+    runs: list[Run] = []
+    for match in _ANNOTATION.finditer(text):
+        runs.extend(_runs_from_tokens(lex(match.group(1)), match.group(1)))
+    plain = _ANNOTATION.sub(" ; ", text)
+    runs.extend(_runs_from_tokens(lex(plain), plain))
+    return runs
+
+
+def _numberish(tok: Token | None) -> bool:
+    return tok is not None and tok.kind in ("num", "rp", "var")
+
+
+def _attached(prev: Token | None, tok: Token) -> bool:
+    return prev is not None and prev.start + len(prev.text) == tok.start
+
+
+def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
+    runs: list[Run] = []
+    current: list[Token] = []
+    hard = False
+
+    def flush() -> None:
+        nonlocal current, hard
+        cut_end = False
+        while current and current[-1].kind == "op":
+            current.pop()  # "A = 1/3 * Class C": the last side was cut off by words
+            cut_end = True
+        if cut_end and current and current[-1].kind != "eq":
+            current.append(Token("eq", "=", current[-1].start))
+            current.append(Token("sep", "…", current[-1].start))  # an unparseable last side
+        if any(t.kind == "eq" for t in current):
+            start = current[0].start
+            last = current[-1]
+            before = tokens[index_of[id(current[0])] - 1] if index_of.get(id(current[0]), 0) > 0 else None
+            after_word = before is not None and before.kind == "word"
+            runs.append(Run(tuple(current), source[start : last.start + len(last.text)], hard, after_word))
+        current, hard = [], False
+
+    index_of = {id(tok): k for k, tok in enumerate(tokens)}
+    n = len(tokens)
+    i = 0
+    while i < n:
+        tok = tokens[i]
+        prev = current[-1] if current else None
+        nxt = tokens[i + 1] if i + 1 < n else None
+        kind = tok.kind
+        if kind in ("num", "eq", "lp", "rp"):
+            current.append(tok)
+        elif kind == "op":
+            if (
+                tok.text == "/"
+                and _numberish(prev)
+                and nxt is not None
+                and nxt.kind == "word"
+                and len(nxt.text) > 1
+            ):
+                i += 2  # a rate unit: "7 stickers/page", "$5/hour"
+                continue
+            current.append(tok)
+        elif kind == "latex":
+            current.append(tok)
+            hard = True
+        elif kind == "word":
+            consumed = _word(tokens, i, current, prev, nxt)
+            if consumed == 0:
+                flush()
+                i += 1
+                continue
+            i += consumed
+            continue
+        else:
+            flush()
+        i += 1
+    flush()
+    return runs
+
+
+def _word(tokens: list[Token], i: int, current: list[Token], prev: Token | None, nxt: Token | None) -> int:
+    """Place word token `i` into the run; returns how many tokens it used, 0 to end the run."""
+    tok = tokens[i]
+    word = tok.text
+    lower = word.lower()
+    next_is_operand = nxt is not None and nxt.kind in ("num", "lp")
+    next_is_letter = nxt is not None and nxt.kind == "word" and len(nxt.text) == 1
+    if word in ("x", "X") and _numberish(prev) and (next_is_operand or next_is_letter):
+        current.append(Token("op", "*", tok.start))
+        return 1
+    if lower in _MATH_WORDS and _numberish(prev) and next_is_operand:
+        current.append(Token("op", _MATH_WORDS[lower], tok.start))
+        return 1
+    if lower in ("divided", "multiplied") and nxt is not None and nxt.text.lower() == "by":
+        current.append(Token("op", "/" if lower == "divided" else "*", tok.start))
+        return 2
+    if lower == "equals":
+        current.append(Token("eq", "=", tok.start))
+        return 1
+    if lower == "of" and prev is not None and next_is_operand and _is_rate(current):
+        current.append(Token("op", "*", tok.start))
+        return 1
+    if len(word) == 1 and word.isalpha():
+        if _attached(prev, tok) and prev is not None and prev.kind in ("num", "rp"):
+            current.append(Token("var", word, tok.start))  # 2x; "200g" too: see claims._judge on units
+            return 1
+        near_math = (nxt is not None and nxt.kind in ("eq", "op")) or (
+            prev is not None and prev.kind in ("eq", "op", "lp")
+        )
+        if word in _PROSE_LETTERS:
+            near_math = nxt is not None and nxt.kind in ("eq", "op") and (prev is None or prev.kind != "word")
+        if near_math and not (_numberish(prev) and not _attached(prev, tok)):
+            current.append(Token("var", word, tok.start))
+            return 1
+    if _numberish(prev):
+        if (
+            lower in ("cent", "cents")
+            and prev is not None
+            and prev.kind == "num"
+            and prev.literal is not None
+        ):
+            lit = prev.literal  # "$2.50 - $2.24 = 26 cents": read as 0.26 or as 26, like a percent
+            current[-1] = Token(
+                "num", prev.text, prev.start, Literal(lit.value, lit.decimals, True, True, lit.fraction)
+            )
+        return _unit_words(tokens, i, label_position=_standalone(current))
+    return 0
+
+
+def _standalone(current: list[Token]) -> bool:
+    """Is the run so far a lone number (`5 friends = ...` is then a label, not a value)?"""
+    last = current[-1]
+    if last.kind != "num" or (last.literal is not None and last.literal.fraction):
+        return False
+    return len(current) == 1 or current[-2].kind == "eq"
+
+
+def _is_rate(current: list[Token]) -> bool:
+    """`of` multiplies after a percent (`20% of 50`) or a fraction (`1/2 of 50`)."""
+    last = current[-1]
+    if last.kind == "num" and last.literal is not None and last.literal.percent:
+        return True
+    return len(current) >= 3 and last.kind == "num" and current[-2].text == "/" and current[-3].kind == "num"
+
+
+def _unit_words(tokens: list[Token], i: int, *, label_position: bool) -> int:
+    """Skip up to a few unit words after a number when math continues after them ("9 eggs * 2")."""
+    j = i
+    while j < len(tokens) and j - i < _UNIT_WORD_LIMIT:
+        tok = tokens[j]
+        if (
+            tok.kind == "word"
+            and not (
+                tok.text.lower() in _MATH_WORDS
+                and j + 1 < len(tokens)
+                and tokens[j + 1].kind in ("num", "lp")
+            )
+            and tok.text.lower() not in _CONNECTIVES
+            and tok.text not in ("x", "X")
+            and (len(tok.text) > 1 or j == i)
+        ):
+            j += 1
+        elif (
+            tok.kind == "op"
+            and tok.text == "/"
+            and j + 1 < len(tokens)
+            and tokens[j + 1].kind == "word"
+            and len(tokens[j + 1].text) > 1
+        ):
+            j += 2
+        else:
+            break
+    if label_position and j < len(tokens) and tokens[j].kind == "eq":
+        return 0  # "4 subjects = 186 + 62 = 248": the number was part of a label
+    if (
+        j < len(tokens)
+        and tokens[j].kind in ("op", "eq", "rp")
+        or (j < len(tokens) and tokens[j].kind == "word" and tokens[j].text in ("x", "X", "times"))
+    ):
+        return j - i
+    return 0

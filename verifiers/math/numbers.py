@@ -1,0 +1,160 @@
+"""Exact number literals and the tolerance rules every math check shares.
+
+Numbers are kept as `Fraction`s from the literal text on, so `0.1 + 0.2 = 0.3` holds exactly and a
+decimal result is compared at the precision it was written with.
+
+Tolerance rules (the only places a claim or answer may be "close enough"):
+- integers and fractions: exact.
+- a decimal written with d places: equal to the exact value, or to it rounded (half up) or truncated to
+  d places (`10/3 = 3.33` holds, `10/3 = 3.34` fails), or within relative 1e-6.
+- an integer written for a non-integer value: only when the text says it rounds ("about", "≈",
+  "rounded", ...), then rounding, floor or ceiling are accepted (`about 3` for 10/3).
+- a percent `p%` is read both as p/100 and as p: `0.2 * 100 = 20%` and `20% * 50 = 10` both hold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+RELATIVE_TOLERANCE = Fraction(1, 10**6)
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A number as written: its exact value, how many decimals were shown, and its decorations.
+
+    >>> Literal.parse("$1,234.50")
+    Literal(value=Fraction(2469, 2), decimals=2, percent=False, currency=True, fraction=False)
+    """
+
+    value: Fraction
+    decimals: int = 0
+    percent: bool = False  # `p%`, or `p cents` in a dollar context: read as p/100 or as p
+    currency: bool = False
+    fraction: bool = False  # written as a tight fraction `1/3`: an operation, read as one value
+
+    @staticmethod
+    def parse(text: str) -> Literal | None:
+        """Parse a bare literal (`-3`, `1,000`, `2.50`, `$5`, `25%`, `1.5e3`, `3 1/2`); None otherwise."""
+        s = text.strip()
+        currency = percent = False
+        if s.startswith(("\\$", "$")):
+            currency, s = True, s.lstrip("\\$").strip()
+        sign = 1
+        if s[:1] in "-−":
+            sign, s = -1, s[1:].strip()
+        if s.startswith(("\\$", "$")):
+            currency, s = True, s.lstrip("\\$").strip()
+        if s.endswith(("\\%", "%")):
+            percent, s = True, s.rstrip("%").rstrip("\\").strip()
+        if len(s) > 60:
+            return None  # also keeps int() below its digit limit
+        parsed = parse_unsigned(s)
+        if parsed is None:
+            return None
+        value, decimals = parsed
+        return Literal(sign * value, decimals, percent, currency)
+
+
+def parse_unsigned(s: str) -> tuple[Fraction, int] | None:
+    """Value and shown decimals of an unsigned literal: `1,000`, `2.50`, `.5`, `1.5e3`, `3 1/2`, `1/2`."""
+    if not s:
+        return None
+    if " 000" in s and "/" not in s:  # "18 000": a space as thousands separator
+        s = s.replace(" ", "")
+    if " " in s:  # mixed number "3 1/2"
+        whole, _, frac = s.partition(" ")
+        w, f = parse_unsigned(whole), parse_unsigned(frac.strip())
+        if w is None or f is None or w[1] or "/" not in frac:
+            return None
+        return w[0] + f[0], 0
+    if "/" in s:
+        num, _, den = s.partition("/")
+        if not (num.isdigit() and den.isdigit()) or int(den) == 0:
+            return None
+        return Fraction(int(num), int(den)), 0
+    mantissa, exponent = s, 0
+    for marker in ("e", "E"):
+        if marker in s:
+            mantissa, _, exp_text = s.partition(marker)
+            if not exp_text.lstrip("+-").isdigit() or len(exp_text) > 4:
+                return None
+            exponent = int(exp_text)
+    if "," in mantissa and not _valid_thousands(mantissa):
+        return None
+    digits = mantissa.replace(",", "")
+    whole, dot, frac = digits.partition(".")
+    if not (whole.isdigit() or (not whole and frac)) or (dot and not frac.isdigit()):
+        return None
+    value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac))
+    if exponent:
+        value *= Fraction(10) ** exponent
+        return value, max(len(frac) - exponent, 0)
+    return value, len(frac)
+
+
+def _valid_thousands(s: str) -> bool:
+    whole = s.partition(".")[0]
+    groups = whole.split(",")
+    return (
+        1 <= len(groups[0]) <= 3
+        and groups[0].isdigit()
+        and all(len(g) == 3 and g.isdigit() for g in groups[1:])
+    )
+
+
+def round_half_up(value: Fraction, places: int) -> Fraction:
+    scale = 10**places
+    return Fraction(math.floor(value * scale + Fraction(1, 2)), scale)
+
+
+def truncate(value: Fraction, places: int) -> Fraction:
+    scale = 10**places
+    return Fraction(math.trunc(value * scale), scale)
+
+
+def matches_written(value: Fraction, written: Literal, *, approximate: bool = False) -> bool:
+    """Does the exact `value` agree with a number written as `written`, under the module's rules?"""
+    for candidate in _readings(written):
+        if candidate == value:
+            return True
+        if written.decimals and (
+            round_half_up(value, written.decimals) == candidate
+            or truncate(value, written.decimals) == candidate
+            or abs(value - candidate) <= RELATIVE_TOLERANCE * max(abs(value), abs(candidate))
+        ):
+            return True
+        if approximate and candidate.denominator == 1 and value.denominator != 1:
+            if candidate in (math.floor(value), math.ceil(value), round_half_up(value, 0)):
+                return True
+    return False
+
+
+def _readings(written: Literal) -> tuple[Fraction, ...]:
+    if written.percent:
+        return written.value / 100, written.value
+    return (written.value,)
+
+
+def format_value(value: Fraction) -> str:
+    """Shortest exact text: `24`, `0.2`, `-3.25`, or `10/3` for non-terminating values.
+
+    >>> format_value(Fraction(10, 3)), format_value(Fraction(1, 5))
+    ('10/3', '0.2')
+    """
+    if value.denominator == 1:
+        return str(value.numerator)
+    den, twos, fives = value.denominator, 0, 0
+    while den % 2 == 0:
+        den, twos = den // 2, twos + 1
+    while den % 5 == 0:
+        den, fives = den // 5, fives + 1
+    if den != 1:
+        return f"{value.numerator}/{value.denominator}"
+    places = max(twos, fives)
+    scaled = abs(value) * 10**places
+    text = str(scaled.numerator).rjust(places + 1, "0")
+    sign = "-" if value < 0 else ""
+    return f"{sign}{text[:-places]}.{text[-places:]}"

@@ -1,0 +1,77 @@
+"""`MathVerifier`: the math domain's implementation of the `Verifier` protocol.
+
+It wires the pure pieces together: `answers` grades a chain's final answer against
+`problem.reference_answer`, `claims` judges each step's arithmetic, and both send what the exact fast
+path cannot read to one bounded worker pool owned by the verifier (so each verifier's time limit and
+memory cap apply to its own workers). Safe to call from any thread.
+
+>>> verifier = MathVerifier()
+>>> problem = Problem("p1", "gsm8k", "math", "48/2?", reference_answer="24")
+>>> verifier.grade(problem, "48/2 = 24. The answer is 24.").label
+'correct'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from schemas.records import Problem
+from verifiers.math.answers import grade_answers
+from verifiers.math.bounded import BoundedPool, PoolConfig
+from verifiers.math.claims import check_steps
+from verifiers.math.latex_claims import check_hard_runs_bounded
+from verifiers.protocol import Verdict
+
+
+@dataclass(frozen=True)
+class MathVerifierConfig:
+    """Knobs of the math verifier; all of them go into the run's provenance via `version` + config.
+
+    - timeout_s: hard limit per SymPy / LaTeX item in the worker (the worker is killed past it).
+    - last_number_fallback: grade the last number of a text that states no explicit answer.
+    - workers: worker processes for the SymPy path (1 is plenty: most checks never leave the process).
+    - worker_memory_mb: address-space cap of a worker, so a memory bomb fails fast.
+    """
+
+    timeout_s: float = 3.0
+    last_number_fallback: bool = True
+    workers: int = 1
+    worker_memory_mb: int = 2048
+
+
+class MathVerifier:
+    """Grades math chains and judges their steps: exact arithmetic first, SymPy under a hard limit."""
+
+    name = "math-sympy"
+    version = "1.0.0"
+
+    def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
+        self.config = config
+        self._pool = BoundedPool(PoolConfig(workers=config.workers, memory_limit_mb=config.worker_memory_mb))
+        self._hard_checker = partial(check_hard_runs_bounded, timeout_s=config.timeout_s, pool=self._pool)
+
+    def grade(self, problem: Problem, completion: str) -> Verdict:
+        """correct | incorrect | unparsed; `unparsed` also when the problem has no reference answer."""
+        return self.grade_many(problem, [completion])[0]
+
+    def grade_many(self, problem: Problem, completions: Sequence[str]) -> list[Verdict]:
+        """`grade` for many completions of one problem (rollouts): one worker round trip for hard answers."""
+        if not problem.reference_answer or not problem.reference_answer.strip():
+            return [Verdict("unparsed", "problem has no reference answer", {}) for _ in completions]
+        return grade_answers(
+            completions,
+            problem.reference_answer,
+            last_number_fallback=self.config.last_number_fallback,
+            timeout_s=self.config.timeout_s,
+            pool=self._pool,
+        )
+
+    def check_steps(self, problem: Problem, steps: Sequence[str]) -> list[Verdict]:
+        """One verdict per step: correct | incorrect | unverifiable (see `verifiers.math.claims`)."""
+        return check_steps(steps, hard_checker=self._hard_checker)
+
+    def close(self) -> None:
+        """Stop this verifier's worker processes (they also die with the parent)."""
+        self._pool.close()
