@@ -31,15 +31,19 @@ def signal_warning(summary: RunSummary) -> str | None:
 
 
 def label_table(summary: RunSummary) -> Table:
-    table = Table(title="step labels")
-    table.add_column("label")
-    for name in ("correct", "incorrect", "unverifiable"):
-        table.add_column(f"verdict {name}", justify="right")
+    """Consensus label (rows) against the verifier's verdict (columns)."""
+    verdicts = ("correct", "incorrect", "unverifiable")
+    table = Table(title="step labels: consensus x verifier verdict")
+    table.add_column("consensus")
+    for name in verdicts:
+        table.add_column(name, justify="right")
     table.add_column("total", justify="right")
     by = Counter((s.consensus, s.verdict) for s in summary.step_rows)
     for consensus in ("positive", "negative", "disputed", "unlabeled"):
-        counts = [by[(consensus, v)] for v in ("correct", "incorrect", "unverifiable")]
-        table.add_row(f"consensus {consensus}", *map(str, counts), str(sum(counts)))
+        counts = [by[(consensus, v)] for v in verdicts]
+        table.add_row(consensus, *map(str, counts), str(sum(counts)))
+    totals = [sum(by[(c, v)] for c in ("positive", "negative", "disputed", "unlabeled")) for v in verdicts]
+    table.add_row("total", *map(str, totals), str(sum(totals)), style="bold")
     return table
 
 

@@ -120,3 +120,33 @@ def build_records(
         first_error_mc=values.first_error_mc if values else None,
     )
     return chain, rows
+
+
+def join_steps(steps: Sequence[str], separator: str = "\n\n") -> tuple[str, tuple[StepSpan, ...]]:
+    """One chain text from given steps, with each step's span in it (so stored spans mean the same thing
+    for sampled and external chains)."""
+    parts: list[str] = []
+    spans: list[StepSpan] = []
+    cursor = 0
+    for index, step in enumerate(steps):
+        if index:
+            parts.append(separator)
+            cursor += len(separator)
+        spans.append(StepSpan(index, step, cursor, cursor + len(step)))
+        parts.append(step)
+        cursor += len(step)
+    return "".join(parts), tuple(spans)
+
+
+def external_problem(
+    source: str, problem_text: str, reference_answer: str | None, file: str, line: int
+) -> Problem:
+    return Problem(
+        problem_id=content_id(source, problem_text, reference_answer),
+        source=source,
+        domain="math",
+        text=problem_text,
+        reference_answer=reference_answer,
+        source_file=file,
+        source_line=line,
+    )

@@ -14,7 +14,7 @@ A bad row is returned as a `RejectedLine` with file, line and reason; the rest o
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ class ExternalChain:
     step_labels: tuple[int | None, ...] | None = None  # PRM800K ratings per step (-1, 0, 1, None)
     source_format: str = "processbench"  # processbench | prm800k
     reference_answer: str | None = None
+    line: int = 0  # line (jsonl) or item (json list) number in the input file, 1-based
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[Re
                 rejected.append(RejectedLine(str(path), number, f"invalid JSON: {exc.msg}"))
     for number, row in numbered:
         try:
-            chains.append(parse_external_chain(row, number))
+            chains.append(replace(parse_external_chain(row, number), line=number))
         except ValueError as exc:
             rejected.append(RejectedLine(str(path), number, str(exc)))
     rejected.sort(key=lambda r: r.line)

@@ -1,0 +1,109 @@
+"""`prm-factory label` (chains from elsewhere) and `prm-factory eval` (label quality against gold)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+
+def _fail(message: str) -> None:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _is_answer_pairs(path: Path) -> bool:
+    first = next((line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()), "")
+    try:
+        row = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(row, dict) and {"predicted", "reference", "equivalent"} <= set(row)
+
+
+def register(app: typer.Typer) -> None:
+    console = Console()
+
+    @app.command()
+    def label(
+        input_path: Annotated[
+            Path, typer.Argument(metavar="INPUT", help="ProcessBench / PRM800K jsonl or json")
+        ],
+        dataset: Annotated[Path | None, typer.Option(help="dataset root")] = None,
+        config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML run config")] = None,
+    ) -> None:
+        """Label chains produced outside the factory and commit them as a dataset version."""
+        from prm_factory.config import ConfigError, load_config
+
+        if not input_path.is_file():
+            _fail(f"input file not found: {input_path}")
+        try:
+            cfg = load_config(config, {"dataset.root": str(dataset)} if dataset else None)
+        except ConfigError as err:
+            _fail(str(err))
+        from flows.label_run import label_external
+
+        summary = label_external(str(input_path), cfg)
+        verdicts: dict[str, int] = {}
+        for step in summary.steps:
+            verdicts[step.verdict] = verdicts.get(step.verdict, 0) + 1
+        console.print(f"dataset: {summary.dataset_root}  (version {summary.version})")
+        console.print(f"chains {len(summary.chains)}, steps {len(summary.steps)}, verdicts {verdicts}")
+        for r in summary.rejected:
+            console.print(f"  rejected {r.file}:{r.line}: {r.reason}")
+
+    @app.command("eval")
+    def evaluate(
+        input_path: Annotated[Path, typer.Argument(metavar="PREDICTIONS-OR-INPUT")],
+    ) -> None:
+        """Score the verifiers against gold labels: chains with ProcessBench `label` / PRM800K ratings
+        (first-error F1, per-step precision/recall of `incorrect`), or answer pairs
+        (`predicted, reference, equivalent`: precision/recall of final-answer `correct`)."""
+        if not input_path.is_file():
+            _fail(f"input file not found: {input_path}")
+        table = Table(title=f"label quality: {input_path.name}")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        if _is_answer_pairs(input_path):
+            from evaluation.answer_pairs import evaluate_answer_pairs, load_answer_pairs
+
+            report = evaluate_answer_pairs(load_answer_pairs(input_path))
+            s = report.scores
+            table.add_row("final answer `correct` precision", f"{100 * s.precision:.2f}")
+            table.add_row("final answer `correct` recall", f"{100 * s.recall:.2f}")
+            table.add_row("pairs / disagreements", f"{len(report.labels)} / {len(report.disagreements)}")
+            console.print(table)
+            return
+        from evaluation.external import evaluate_external
+        from schemas.external_chains import read_external_chains
+        from schemas.records import Problem
+        from verifiers.math import MathVerifier
+
+        chains, rejected = read_external_chains(input_path)
+        for r in rejected:
+            console.print(f"  rejected {r.file}:{r.line}: {r.reason}")
+        verifier = MathVerifier()
+        predicted = [
+            [
+                v.label
+                for v in verifier.check_steps(Problem(c.id, "external", "math", c.problem), list(c.steps))
+            ]
+            for c in chains
+        ]
+        report = evaluate_external(chains, predicted)
+        if report.first_error is None and report.steps is None:
+            _fail(f"{input_path}: no chain carries gold labels (ProcessBench `label` or PRM800K ratings)")
+        if report.first_error is not None:
+            fe = report.first_error
+            table.add_row("first-error F1 (ProcessBench)", f"{100 * fe.f1:.2f}")
+            table.add_row("accuracy on erroneous chains", f"{100 * fe.accuracy_erroneous:.2f}")
+            table.add_row("accuracy on correct chains", f"{100 * fe.accuracy_correct:.2f}")
+        if report.steps is not None:
+            table.add_row("step `incorrect` precision", f"{100 * report.steps.precision:.2f}")
+            table.add_row("step `incorrect` recall", f"{100 * report.steps.recall:.2f}")
+        table.add_row("chains / rejected rows", f"{report.n_chains} / {len(rejected)}")
+        console.print(table)
