@@ -14,7 +14,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.math_run import _now, write_task
+from flows.generation_run import utc_now, write_task
 from prm_factory.config import RunConfig
 from prm_factory.provenance import git_commit, package_versions
 from sampling.protocol import Generation
@@ -73,7 +73,7 @@ def verify_task(sampled: list[SampledChain], verifier: MathVerifier) -> list[lis
 @flow(name="prm-label-external", log_prints=True)
 def label_external(path: str, config: RunConfig) -> LabelSummary:
     run_id = uuid.uuid4().hex[:16]
-    started = _now()
+    started = utc_now()
     verifier = MathVerifier(
         MathVerifierConfig(
             timeout_s=config.verifier.timeout_seconds,
@@ -109,7 +109,7 @@ def label_external(path: str, config: RunConfig) -> LabelSummary:
     run = RunInfo(
         run_id=run_id,
         started_at=started,
-        ended_at=_now(),
+        ended_at=utc_now(),
         status="succeeded",
         error="",
         config=json.dumps({"label_input": str(Path(path).resolve()), **json.loads(config.to_json())}),

@@ -61,14 +61,22 @@ def run(
         cfg = load_config(config, overrides)
     except ConfigError as err:
         fail(str(err))
-    if not Path(cfg.problems.path).is_file():
-        fail(f"problem file not found: {cfg.problems.path} (set problems.path or --problems)")
+    from flows.preflight import config_problems
 
-    from flows.math_run import math_run
+    problems_found = config_problems(cfg)
+    if problems_found:  # one line each, before Prefect or the engine start
+        for line in problems_found[:-1]:
+            err_console.print(f"[red]error:[/red] {line}", soft_wrap=True)
+        fail(problems_found[-1])
+
+    from flows.generation_run import generation_run
+    from flows.observe import progress_sink
+    from prm_factory.progress import RichStageProgress
     from prm_factory.summary import print_summary
 
     started = time.perf_counter()
-    summary = math_run(cfg)
+    with RichStageProgress(console) as bars, progress_sink(bars):
+        summary = generation_run(cfg)
     print_summary(summary, console)
     console.print(f"wall time {time.perf_counter() - started:.0f}s")
     if summary.status != "succeeded":
@@ -95,6 +103,7 @@ def _register_optional_commands() -> None:
         "prm_factory.commands.dataset",
         "prm_factory.commands.sandbox",
         "prm_factory.commands.quality",
+        "prm_factory.commands.serve",
     ):
         try:
             importlib.import_module(module).register(app)

@@ -15,7 +15,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-SHARED_GSM8K = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gsm8k" / "train.jsonl"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_GSM8K = REPO_ROOT.parent / "shared" / "data" / "gsm8k" / "train.jsonl"
+SHIPPED_CODE_PROBLEMS = REPO_ROOT / "data" / "code_problems" / "humaneval_style.jsonl"
 
 
 def default_dataset_root() -> Path:
@@ -28,10 +30,23 @@ class _Section(BaseModel):
 
 
 class ProblemsConfig(_Section):
-    source: Literal["gsm8k"] = "gsm8k"
-    path: str = str(SHARED_GSM8K)
+    # gsm8k: GSM8K-format jsonl (math); code: HumanEval- or MBPP-shape jsonl, shape decided per row
+    source: Literal["gsm8k", "code"] = "gsm8k"
+    path: str | None = None  # None: the shared GSM8K train split, or the shipped code problems
     offset: int = Field(0, ge=0)
     limit: int = Field(4, ge=1)
+    # true: take the first `limit` problems from `offset` on that have no chains in the dataset yet, so
+    # repeated (scheduled) runs label fresh problems instead of the same slice
+    skip_labeled: bool = False
+
+    @property
+    def domain(self) -> str:
+        return "code" if self.source == "code" else "math"
+
+    def resolved_path(self) -> Path:
+        if self.path is not None:
+            return Path(self.path).expanduser()
+        return SHIPPED_CODE_PROBLEMS if self.source == "code" else SHARED_GSM8K
 
 
 class ModelConfig(_Section):
@@ -53,12 +68,21 @@ class SamplingConfig(_Section):
 
 
 class SegmentationConfig(_Section):
-    mode: Literal["auto", "line", "blank_line", "step_marker"] = "auto"
+    mode: Literal["auto", "line", "blank_line", "step_marker"] = "auto"  # math chains
+    code_mode: Literal["block", "statement", "line"] = "block"  # code chains
 
 
 class VerifierConfig(_Section):
     timeout_seconds: float = Field(2.0, gt=0)
     last_number_fallback: bool = True
+
+
+class CodeSandboxConfig(_Section):
+    pool_size: int = Field(2, ge=1)  # warm containers
+    memory_mb: int = Field(256, ge=32)
+    pids: int = Field(64, ge=8)
+    cpus: float = Field(1.0, gt=0)
+    wall_seconds: float = Field(10.0, gt=0)
 
 
 class RolloutConfig(_Section):
@@ -74,6 +98,21 @@ class DatasetConfig(_Section):
     root: str | None = None  # None: default_dataset_root()
 
 
+class ResumeConfig(_Section):
+    # Stage results cached under <dataset root>/_cache by content key; a rerun after a crash skips them.
+    enabled: bool = True
+
+
+class RunnerConfig(_Section):
+    # threads: one verify task in this process; processes: verification chunks on `workers` local
+    # processes; dask: chunks on a Dask cluster (needs prefect-dask; `dask_address` None starts a local
+    # cluster of `workers` processes)
+    task_runner: Literal["threads", "processes", "dask"] = "threads"
+    dask_address: str | None = None
+    workers: int = Field(2, ge=1)
+    verify_chunk: int = Field(16, ge=1)  # chains per verification task
+
+
 class RunConfig(_Section):
     name: str = "default"
     problems: ProblemsConfig = ProblemsConfig()
@@ -81,8 +120,11 @@ class RunConfig(_Section):
     sampling: SamplingConfig = SamplingConfig()
     segmentation: SegmentationConfig = SegmentationConfig()
     verifier: VerifierConfig = VerifierConfig()
+    sandbox: CodeSandboxConfig = CodeSandboxConfig()
     rollouts: RolloutConfig = RolloutConfig()
     dataset: DatasetConfig = DatasetConfig()
+    resume: ResumeConfig = ResumeConfig()
+    runner: RunnerConfig = RunnerConfig()
 
     def dataset_root(self) -> Path:
         return Path(self.dataset.root).expanduser().resolve() if self.dataset.root else default_dataset_root()
@@ -95,7 +137,7 @@ class RunConfig(_Section):
 
     def label_config_hash(self) -> str:
         """Hash of what decides a step's labels (not where the data goes or which problems are picked)."""
-        keys = ("model", "sampling", "segmentation", "verifier", "rollouts")
+        keys = ("model", "sampling", "segmentation", "verifier", "sandbox", "rollouts")
         payload = json.dumps({k: self.model_dump(mode="json")[k] for k in keys}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

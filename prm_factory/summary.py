@@ -8,7 +8,7 @@ from collections import Counter
 from rich.console import Console
 from rich.table import Table
 
-from flows.math_run import RunSummary
+from flows.generation_run import RunSummary
 
 # Below these, Monte Carlo values mostly say "this model rarely finishes correctly", not "this step is bad".
 LOW_ACCURACY = 0.10

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
 from sampling.protocol import Generation, GenerationParams, Sampler
 from schemas.records import Problem
 
@@ -18,9 +17,15 @@ class DrawnChain:
     generation: Generation
 
 
-def draw_chains(sampler: Sampler, problems: Sequence[Problem], params: GenerationParams) -> list[DrawnChain]:
+def draw_chains(
+    sampler: Sampler,
+    problems: Sequence[Problem],
+    params: GenerationParams,
+    system_prompt: str,
+    user_prompt: Callable[[str], str],
+) -> list[DrawnChain]:
     """`params.n` chains per problem; every prompt goes to the engine in one batched call."""
-    prompts = [sampler.render_chat(MATH_SYSTEM_PROMPT, math_user_prompt(p.text)) for p in problems]
+    prompts = [sampler.render_chat(system_prompt, user_prompt(p.text)) for p in problems]
     generations = sampler.generate(prompts, params)
     return [
         DrawnChain(problem, prompt, index, generation)

@@ -11,3 +11,13 @@ MATH_SYSTEM_PROMPT = (
 
 def math_user_prompt(question: str) -> str:
     return question.strip()
+
+
+CODE_SYSTEM_PROMPT = (
+    "You are a careful Python programmer. Think step by step in short sentences, then write the "
+    "complete function in one ```python code block."
+)
+
+
+def code_user_prompt(problem_text: str) -> str:
+    return "Write the Python function described below.\n\n" + problem_text.strip()

@@ -56,6 +56,7 @@ class VLLMSampler:
             dtype=settings.dtype,
             enforce_eager=settings.enforce_eager,
             enable_prefix_caching=settings.enable_prefix_caching,
+            disable_log_stats=False,  # keeps the Prometheus counters that prefix_cache_stats reads
             **kwargs,
         )
         self._tokenizer = self._llm.get_tokenizer()
@@ -89,6 +90,16 @@ class VLLMSampler:
             for request in outputs
         ]
 
+    def prefix_cache_stats(self) -> tuple[int, int]:
+        """(queried tokens, hit tokens) of the engine's prefix cache since start; diff two readings to get
+        the hit rate of one stage (rollouts share their chain's prefix, so this is the reuse they got)."""
+        queries = hits = 0
+        for metric in self._llm.get_metrics():
+            if metric.name == "vllm:prefix_cache_queries":
+                queries += int(getattr(metric, "value", 0))
+            elif metric.name == "vllm:prefix_cache_hits":
+                hits += int(getattr(metric, "value", 0))
+        return queries, hits
 
     def close(self) -> None:
         """Stop the engine's worker processes now, rather than at interpreter exit (when logging is gone)."""

@@ -115,6 +115,7 @@ def build_records(
         final_answer=sampled.final_answer,
         outcome=sampled.outcome.label,
         outcome_reason=sampled.outcome.reason,
+        outcome_evidence=json.dumps(sampled.outcome.evidence, default=str),
         n_steps=len(sampled.steps),
         first_error_verifier=first_error_verifier,
         first_error_mc=values.first_error_mc if values else None,

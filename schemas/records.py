@@ -43,6 +43,7 @@ class Chain:
     final_answer: str | None
     outcome: str  # correct | incorrect | unparsed
     outcome_reason: str
+    outcome_evidence: str  # JSON: extracted answer span (math), per-test results (code)
     n_steps: int
     first_error_verifier: int | None  # first step the verifier calls incorrect
     first_error_mc: int | None  # first step no rollout could rescue

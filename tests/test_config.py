@@ -8,7 +8,8 @@ from prm_factory.config import ConfigError, RunConfig, load_config
 def test_defaults_are_the_embedded_demo() -> None:
     cfg = load_config(None)
     assert cfg.model.path is None
-    assert cfg.problems.path.endswith("gsm8k/train.jsonl")
+    assert str(cfg.problems.resolved_path()).endswith("gsm8k/train.jsonl")
+    assert load_config(None, {"problems.source": "code"}).problems.resolved_path().name == "humaneval_style.jsonl"
     assert cfg.rollouts.strategy == "exhaustive"
 
 

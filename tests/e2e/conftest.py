@@ -23,10 +23,9 @@ SMALL_RUN = {
 }
 
 
-def _small_config(dataset: Path, problems: Path, **overrides: object) -> RunConfig:
-    return load_config(
-        None, {**SMALL_RUN, "dataset.root": str(dataset), "problems.path": str(problems), **overrides}
-    )
+def _small_config(dataset: Path, problems: Path | None, **overrides: object) -> RunConfig:
+    paths = {"dataset.root": str(dataset)} | ({"problems.path": str(problems)} if problems else {})
+    return load_config(None, {**SMALL_RUN, **paths, **overrides})
 
 
 @pytest.fixture()
@@ -37,7 +36,7 @@ def small_config():
 
 @pytest.fixture(scope="session")
 def engine(prefect_server: None):
-    from flows.math_run import engine_settings
+    from flows.generation_run import engine_settings
     from sampling.vllm_sampler import drop_sampler, get_sampler
 
     settings = engine_settings(RunConfig())

@@ -16,12 +16,12 @@ pytestmark = [pytest.mark.engine, pytest.mark.slow]
 def test_math_run_writes_a_labeled_dataset_version(
     engine, small_config, tmp_path: Path, problems_file: Path
 ) -> None:
-    from flows.math_run import math_run
+    from flows.generation_run import generation_run
     from storage.dataset import Dataset
     from storage.sql import query
 
     cfg = small_config(tmp_path / "ds", problems_file)
-    summary = math_run(cfg)
+    summary = generation_run(cfg)
     assert summary.status == "succeeded", summary.error
     assert summary.problems == 2 and summary.chains == 4 and summary.steps > 0
     assert sorted((r.line, r.field) for r in summary.rejected) == [
@@ -67,12 +67,12 @@ def test_math_run_writes_a_labeled_dataset_version(
 def test_a_second_run_adds_one_version_and_old_versions_stay_readable(
     engine, small_config, tmp_path: Path, problems_file: Path
 ) -> None:
-    from flows.math_run import math_run
+    from flows.generation_run import generation_run
     from storage.dataset import Dataset
     from storage.sql import query
 
-    first = math_run(small_config(tmp_path / "ds", problems_file, **{"problems.limit": 1}))
-    second = math_run(
+    first = generation_run(small_config(tmp_path / "ds", problems_file, **{"problems.limit": 1}))
+    second = generation_run(
         small_config(tmp_path / "ds", problems_file, **{"problems.offset": 1, "problems.limit": 1})
     )
     assert second.version is not None and first.version is not None and second.version > first.version
@@ -98,9 +98,9 @@ def test_cli_missing_problem_file_fails_with_one_clear_line(tmp_path: Path) -> N
 
 
 def test_cli_query_over_a_written_dataset(engine, small_config, tmp_path: Path, problems_file: Path) -> None:
-    from flows.math_run import math_run
+    from flows.generation_run import generation_run
 
-    summary = math_run(small_config(tmp_path / "ds", problems_file, **{"problems.limit": 1}))
+    summary = generation_run(small_config(tmp_path / "ds", problems_file, **{"problems.limit": 1}))
     result = cli(
         "query",
         "--dataset",

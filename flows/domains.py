@@ -1,0 +1,89 @@
+"""What differs between math and code runs, chosen by `problems.source`: how problems load, how chains
+are prompted and split into steps, and which verifier judges them. The flow itself is the same."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prm_factory.config import RunConfig
+from sampling.prompts import CODE_SYSTEM_PROMPT, MATH_SYSTEM_PROMPT, code_user_prompt, math_user_prompt
+from sampling.segment import StepSpan, segment
+from schemas.gsm8k import RejectedRow, load_gsm8k
+from schemas.records import Problem
+from verifiers.protocol import Verifier
+
+
+@dataclass(frozen=True)
+class Domain:
+    name: str
+    # (config, limit): valid problems from `problems.offset`, at most `limit` of them (None: all)
+    load: Callable[[RunConfig, int | None], tuple[list[Problem], list[RejectedRow]]]
+    system_prompt: str
+    user_prompt: Callable[[str], str]
+    segment: Callable[[str], list[StepSpan]]
+    make_verifier: Callable[[], Verifier]
+
+
+def _load_math(config: RunConfig, limit: int | None) -> tuple[list[Problem], list[RejectedRow]]:
+    p = config.problems
+    loaded = load_gsm8k(p.resolved_path(), offset=p.offset, limit=limit)
+    return loaded.problems, loaded.rejected
+
+
+def _load_code(config: RunConfig, limit: int | None) -> tuple[list[Problem], list[RejectedRow]]:
+    from schemas.code_problems import load_code_problems
+
+    p = config.problems
+    path = p.resolved_path()
+    if not path.is_file():
+        from schemas.gsm8k import ProblemSourceError
+
+        raise ProblemSourceError(f"problem file not found: {path}")
+    problems, rejections = load_code_problems(path)
+    rejected = [RejectedRow(r.file, r.line, r.field, r.reason) for r in rejections]
+    return problems[p.offset :][:limit], rejected
+
+
+def _math_verifier(config: RunConfig) -> Verifier:
+    from verifiers.math import MathVerifier, MathVerifierConfig
+
+    v = config.verifier
+    return MathVerifier(
+        MathVerifierConfig(timeout_s=v.timeout_seconds, last_number_fallback=v.last_number_fallback)
+    )
+
+
+def _code_verifier(config: RunConfig) -> Verifier:
+    from verifiers.code.sandbox import SandboxLimits
+    from verifiers.code.verifier import CodeVerifier, CodeVerifierConfig
+
+    s = config.sandbox
+    limits = SandboxLimits(memory_mb=s.memory_mb, pids=s.pids, cpus=s.cpus, wall_seconds=s.wall_seconds)
+    return CodeVerifier(CodeVerifierConfig(pool_size=s.pool_size, limits=limits))
+
+
+def _code_segments(text: str, mode: str) -> list[StepSpan]:
+    from verifiers.code.program import segment_chain
+
+    return [StepSpan(i, seg.text, seg.start, seg.end) for i, seg in enumerate(segment_chain(text, mode))]  # type: ignore[arg-type]
+
+
+def domain_for(config: RunConfig) -> Domain:
+    if config.problems.domain == "code":
+        return Domain(
+            "code",
+            _load_code,
+            CODE_SYSTEM_PROMPT,
+            code_user_prompt,
+            lambda text: _code_segments(text, config.segmentation.code_mode),
+            lambda: _code_verifier(config),
+        )
+    return Domain(
+        "math",
+        _load_math,
+        MATH_SYSTEM_PROMPT,
+        math_user_prompt,
+        lambda text: segment(text, config.segmentation.mode),
+        lambda: _math_verifier(config),
+    )

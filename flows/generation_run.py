@@ -1,0 +1,423 @@
+"""A generation run as a Prefect flow: one task per stage, domain logic in the stage packages.
+
+load → start engine → sample → segment+grade → verify steps → rollouts → write. Math and code runs differ
+only in their `Domain` (flows/domains.py). The engine tasks retry (a crashed engine is dropped and
+restarted); a failing run still records itself, with the error, in the runs table.
+
+Resume: sample, segment+grade, verify and rollouts are cached under `<dataset root>/_cache` by content keys
+(flows/resume.py), so the same config started again after a crash skips the stages that finished and
+commits the same rows. Engine tasks carry the `prm-engine` tag and sandbox-using tasks `prm-sandbox`, so a
+Prefect server's tag concurrency limits keep two runs on one machine from overloading it (flows/serve.py).
+Every stage logs greppable `prm-run ... event=...` lines (flows/observe.py) and the run publishes a markdown
+artifact with label counts, cost and dataset version (flows/artifacts.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from flows import artifacts
+from flows.domains import Domain, domain_for
+from flows.observe import StageEvents
+from flows.resume import StageKeys, is_cached, problems_fingerprint, with_stage_cache
+from flows.selection import labeled_problem_ids, pick_fresh
+from prm_factory.config import RunConfig
+from prm_factory.provenance import git_commit, package_versions
+from rollouts import ChainValues, RolloutItem, estimate_values, make_strategy
+from sampling.chains import DrawnChain, draw_chains
+from sampling.model_prep import resolve_model, weights_hash
+from sampling.protocol import GenerationParams
+from sampling.vllm_sampler import EngineSettings, VLLMSampler, drop_sampler, get_sampler
+from schemas.assemble import SampledChain, build_records, chain_id_for
+from schemas.records import Chain, Problem, Rejection, RunInfo, Step
+from storage.dataset import Dataset
+from verifiers.protocol import Verdict, Verifier
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    domain: str
+    dataset_root: str
+    version: int | None
+    status: str
+    error: str
+    problems: int
+    chains: int
+    steps: int
+    rejected: list[Rejection]
+    chain_accuracy: float
+    stage_seconds: dict[str, float]
+    rollout_tokens: int
+    step_rows: list[Step] = field(default_factory=list)
+    chain_rows: list[Chain] = field(default_factory=list)
+    cached_stages: list[str] = field(default_factory=list)
+
+
+ENGINE_TAG = "prm-engine"
+"""Tag on every task that drives the vLLM engine; a tag concurrency limit on it serialises engine work."""
+SANDBOX_TAG = "prm-sandbox"
+"""Tag on tasks that run code in the Docker sandbox (code runs only)."""
+
+
+def engine_settings(config: RunConfig) -> EngineSettings:
+    checkpoint, model_id = resolve_model(config.model.path)
+    m = config.model
+    return EngineSettings(
+        checkpoint=str(checkpoint),
+        model_id=model_id,
+        seed=m.seed,
+        max_model_len=m.max_model_len,
+        dtype=m.dtype,
+        enforce_eager=m.enforce_eager,
+        enable_prefix_caching=m.enable_prefix_caching,
+        cpu_kv_cache_gib=m.cpu_kv_cache_gib,
+        gpu_memory_utilization=m.gpu_memory_utilization,
+    )
+
+
+def _with_engine(settings: EngineSettings, work: Callable[[VLLMSampler], Any]) -> Any:
+    """Run `work` on the engine; a failure drops the engine so the task's retry starts a fresh one."""
+    sampler = get_sampler(settings)
+    try:
+        return work(sampler)
+    except Exception:
+        drop_sampler(settings)
+        raise
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@task(name="load-problems", cache_policy=NO_CACHE)
+def load_problems_task(config: RunConfig, domain: Domain) -> tuple[list[Problem], list]:
+    p = config.problems
+    logger = get_run_logger()
+    if p.skip_labeled:
+        labeled = labeled_problem_ids(config.dataset_root())
+        candidates, rejected_all = domain.load(config, None)
+        problems, rejected = pick_fresh(candidates, rejected_all, labeled, p.limit)
+        logger.info(
+            "skip_labeled: %d of %d candidate problems already labeled, picked %d fresh",
+            sum(1 for c in candidates if c.problem_id in labeled),
+            len(candidates),
+            len(problems),
+        )
+    else:
+        problems, rejected = domain.load(config, p.limit)
+    logger.info("loaded %d %s problems, rejected %d rows", len(problems), domain.name, len(rejected))
+    for row in rejected:
+        logger.warning("rejected %s:%d field %s: %s", row.file, row.line, row.field, row.reason)
+    return problems, rejected
+
+
+@task(name="start-engine", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE, tags=[ENGINE_TAG])
+def start_engine_task(settings: EngineSettings) -> str:
+    get_sampler(settings)
+    return settings.model_id
+
+
+@task(name="sample-chains", retries=2, retry_delay_seconds=[5, 20], cache_policy=NO_CACHE, tags=[ENGINE_TAG])
+def sample_task(
+    settings: EngineSettings, problems: list[Problem], params: GenerationParams, domain: Domain
+) -> list[DrawnChain]:
+    drawn = _with_engine(
+        settings, lambda s: draw_chains(s, problems, params, domain.system_prompt, domain.user_prompt)
+    )
+    get_run_logger().info("sampled %d chains for %d problems", len(drawn), len(problems))
+    return drawn
+
+
+@task(name="segment-and-grade", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE)
+def segment_task(
+    drawn: list[DrawnChain], domain: Domain, verifier: Verifier, ids: dict[str, Any]
+) -> list[SampledChain]:
+    sampled = []
+    for chain in drawn:
+        outcome = verifier.grade(chain.problem, chain.generation.text)
+        chain_id = chain_id_for(
+            chain.problem.problem_id,
+            ids["model"],
+            ids["weights"],
+            ids["sampling"],
+            ids["seed"],
+            chain.sample_index,
+        )
+        sampled.append(
+            SampledChain(
+                chain_id=chain_id,
+                problem=chain.problem,
+                prompt=chain.prompt,
+                sample_index=chain.sample_index,
+                generation=chain.generation,
+                steps=tuple(domain.segment(chain.generation.text)),
+                outcome=outcome,
+                final_answer=outcome.evidence.get("answer"),
+            )
+        )
+    return sampled
+
+
+@task(name="verify-steps", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE)
+def verify_task(sampled: list[SampledChain], verifier: Verifier) -> list[list[Verdict]]:
+    return [verifier.check_steps(c.problem, [s.text for s in c.steps]) for c in sampled]
+
+
+@task(name="rollouts", retries=2, retry_delay_seconds=[5, 20], cache_policy=NO_CACHE, tags=[ENGINE_TAG])
+def rollouts_task(
+    settings: EngineSettings,
+    sampled: list[SampledChain],
+    config: RunConfig,
+    verifier: Verifier,
+    run_id: str = "",
+) -> list[ChainValues]:
+    r = config.rollouts
+    items = [
+        RolloutItem(
+            chain_id=c.chain_id,
+            problem=c.problem,
+            prompt=c.prompt,
+            chain_text=c.generation.text,
+            step_ends=tuple(s.end for s in c.steps),
+            outcome_correct=None if c.outcome.label == "unparsed" else c.outcome.label == "correct",
+        )
+        for c in sampled
+        if c.steps
+    ]
+    params = GenerationParams(n=r.k, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens)
+    strategy = make_strategy(r.strategy, rollouts_per_probe=r.k, max_steps=r.max_steps)
+    logger = get_run_logger()
+
+    events = StageEvents(run_id, logger)
+
+    def progress(done: int, total: int) -> None:
+        events.advanced("rollouts", done, total)
+
+    return _with_engine(
+        settings, lambda s: estimate_values(items, strategy, s, verifier.grade, params, progress=progress)
+    )
+
+
+@task(name="write-dataset", retries=3, retry_delay_seconds=[2, 5, 15], cache_policy=NO_CACHE)
+def write_task(
+    root: str,
+    run: RunInfo,
+    problems: list[Problem],
+    chains: list[Chain],
+    steps: list[Step],
+    rejections: list[Rejection],
+) -> int:
+    return Dataset(root).commit_run(run, problems, chains, steps, rejections)
+
+
+def _stage_keys(
+    config: RunConfig, problems: list[Problem], settings: EngineSettings, weights: str, verifier: Verifier
+) -> StageKeys:
+    """Content keys of the cached stages (flows/resume.py); resource settings (KV cache size) stay out."""
+    m = config.model
+    return StageKeys.build(
+        problems=problems_fingerprint(problems),
+        engine={
+            "model": settings.model_id,
+            "weights": weights,
+            "seed": m.seed,
+            "dtype": m.dtype,
+            "max_model_len": m.max_model_len,
+        },
+        sampling=config.sampling.model_dump(mode="json"),
+        segmentation=config.segmentation.model_dump(mode="json"),
+        verifier={
+            "name": verifier.name,
+            "version": verifier.version,
+            "config": config.verifier.model_dump(mode="json"),
+            "sandbox": config.sandbox.model_dump(mode="json") if config.problems.domain == "code" else None,
+        },
+        rollouts=config.rollouts.model_dump(mode="json"),
+        domain=config.problems.domain,
+    )
+
+
+@flow(name="prm-generation-run", log_prints=True)
+def generation_run(config: RunConfig) -> RunSummary:
+    """One generation run (math or code, by `problems.source`); writes one new dataset version."""
+    from flows.scaleout import verify_in_chunks
+
+    run_id = uuid.uuid4().hex[:16]
+    started = utc_now()
+    domain = domain_for(config)
+    root = str(config.dataset_root())
+    logger = get_run_logger()
+    events = StageEvents(run_id, logger)
+    seconds: dict[str, float] = {}
+    cached_stages: list[str] = []
+    problems: list[Problem] = []
+    rejections: list[Rejection] = []
+    chains: list[Chain] = []
+    steps: list[Step] = []
+    model_id = weights = ""
+    current = "setup"
+    sandbox_tags = [SANDBOX_TAG] if domain.name == "code" else []
+    logger.info(
+        "prm-run run_id=%s event=begin config=%s domain=%s dataset=%s", run_id, config.name, domain.name, root
+    )
+
+    def timed(stage: str, fn: Callable[[], Any], key: str | None = None) -> Any:
+        nonlocal current
+        current = stage
+        cached = key is not None and is_cached(root, key)
+        events.started(stage)
+        t0 = time.perf_counter()
+        result = fn()
+        seconds[stage] = round(time.perf_counter() - t0, 2)
+        if cached:
+            cached_stages.append(stage)
+        events.finished(stage, seconds[stage], cached)
+        return result
+
+    def cached(task_: Any, key: str) -> Any:
+        return with_stage_cache(task_, root, key if config.resume.enabled else None)
+
+    error = ""
+    verifier: Verifier | None = None
+    try:
+        verifier = domain.make_verifier()
+        problems, rejected = timed("load", lambda: load_problems_task(config, domain))
+        rejections = [Rejection(run_id, r.file, r.line, r.field, r.reason) for r in rejected]
+        current = "model"
+        settings = engine_settings(config)
+        model_id, weights = settings.model_id, weights_hash(Path(settings.checkpoint))
+        keys = _stage_keys(config, problems, settings, weights, verifier)
+        needs_engine = not (
+            config.resume.enabled and is_cached(root, keys.sample) and is_cached(root, keys.rollouts)
+        )
+        if needs_engine:  # both engine stages cached: a resumed run never starts the engine
+            timed("engine_start", lambda: start_engine_task(settings))
+        s = config.sampling
+        params = GenerationParams(n=s.n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens)
+        sampling_json = json.dumps(params.to_dict(), sort_keys=True)
+        sample = cached(sample_task, keys.sample)
+        drawn = timed("sample", lambda: sample(settings, problems, params, domain), keys.sample)
+        ids = {"model": model_id, "weights": weights, "sampling": sampling_json, "seed": settings.seed}
+        segment = cached(segment_task, keys.segment).with_options(tags=sandbox_tags)
+        sampled = timed("segment_grade", lambda: segment(drawn, domain, verifier, ids), keys.segment)
+        if config.runner.task_runner != "threads":
+            verdicts = timed("verify", lambda: verify_in_chunks(sampled, config, root, keys.verify))
+        else:
+            verify = cached(verify_task, keys.verify).with_options(tags=sandbox_tags)
+            verdicts = timed("verify", lambda: verify(sampled, verifier), keys.verify)
+        rollouts = cached(rollouts_task, keys.rollouts).with_options(tags=[ENGINE_TAG, *sandbox_tags])
+        values = timed(
+            "rollouts", lambda: rollouts(settings, sampled, config, verifier, run_id), keys.rollouts
+        )
+        by_chain = {v.chain_id: v for v in values}
+        for chain, chain_verdicts in zip(sampled, verdicts, strict=True):
+            record, step_rows = build_records(
+                chain,
+                chain_verdicts,
+                by_chain.get(chain.chain_id),
+                run_id=run_id,
+                model_id=model_id,
+                sampling_json=sampling_json,
+                seed=settings.seed,
+                verifier_name=verifier.name,
+                verifier_version=verifier.version,
+                label_config_hash=config.label_config_hash(),
+            )
+            chains.append(record)
+            steps.extend(step_rows)
+    except Exception as err:  # recorded in the runs table below; the CLI exits non-zero
+        error = f"{type(err).__name__}: {err}"
+        events.failed(current, error)
+        logger.error("run failed in stage %s: %s\n%s", current, error, traceback.format_exc())
+    finally:
+        close = getattr(verifier, "close", None)
+        if callable(close):
+            close()
+
+    if error:  # a failed run adds only its own record (and the rows it rejected), never partial labels
+        problems, chains, steps = [], [], []
+    accuracy = sum(c.outcome == "correct" for c in chains) / len(chains) if chains else 0.0
+    rollout_tokens = sum(s.rollout_tokens for s in steps)
+    counts = {
+        "problems": len(problems),
+        "chains": len(chains),
+        "steps": len(steps),
+        "rejected": len(rejections),
+    }
+    run = RunInfo(
+        run_id=run_id,
+        started_at=started,
+        ended_at=utc_now(),
+        status="failed" if error else "succeeded",
+        error=error,
+        config=config.to_json(),
+        config_hash=config.config_hash(),
+        git_commit=git_commit(),
+        package_versions=json.dumps(package_versions(), sort_keys=True),
+        model=model_id,
+        model_weights_hash=weights,
+        verifier_versions=json.dumps({verifier.name: verifier.version} if verifier else {}),
+        counts=json.dumps(counts),
+        stage_seconds=json.dumps(seconds),
+        n_problems=len(problems),
+        n_chains=len(chains),
+        n_steps=len(steps),
+        n_rejected=len(rejections),
+        chain_accuracy=accuracy,
+        rollout_tokens=rollout_tokens,
+    )
+    version = timed("write", lambda: write_task(root, run, problems, chains, steps, rejections))
+    logger.info(
+        "prm-run run_id=%s event=end status=%s version=%s chains=%d steps=%d",
+        run_id,
+        run.status,
+        version,
+        len(chains),
+        len(steps),
+    )
+    artifacts.publish(
+        artifacts.RunReport(
+            run_id=run_id,
+            config_name=config.name,
+            status=run.status,
+            error=error,
+            dataset_root=root,
+            version=version,
+            problems=len(problems),
+            rejected=len(rejections),
+            chains=chains,
+            steps=steps,
+            stage_seconds=seconds,
+            cached_stages=tuple(cached_stages),
+        )
+    )
+    return RunSummary(
+        run_id=run_id,
+        domain=domain.name,
+        dataset_root=root,
+        version=version,
+        status=run.status,
+        error=error,
+        problems=len(problems),
+        chains=len(chains),
+        steps=len(steps),
+        rejected=rejections,
+        chain_accuracy=accuracy,
+        stage_seconds=seconds,
+        rollout_tokens=rollout_tokens,
+        step_rows=steps,
+        chain_rows=chains,
+        cached_stages=cached_stages,
+    )

@@ -1,0 +1,31 @@
+"""Checks a config before any run starts, so a broken config costs one line, not an engine start.
+
+Each problem is one line saying which field and what to do. A run still records its own failures in the
+runs table (flows/generation_run.py); these are the mistakes worth catching before Prefect or vLLM start.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from prm_factory.config import RunConfig
+
+
+def config_problems(config: RunConfig) -> list[str]:
+    """Every problem found, one line each; an empty list means the config can run."""
+    problems: list[str] = []
+    source = config.problems.resolved_path()
+    if not source.is_file():
+        problems.append(f"problem file not found: {source} (set problems.path or --problems)")
+    if config.model.path is not None:
+        checkpoint = Path(config.model.path).expanduser()
+        if not checkpoint.is_dir():
+            problems.append(f"model.path not found: {checkpoint} (a local Hugging Face checkpoint directory)")
+        elif not (checkpoint / "config.json").is_file():
+            problems.append(f"model.path {checkpoint} is not a Hugging Face checkpoint (no config.json)")
+    if config.runner.task_runner == "dask" and importlib.util.find_spec("prefect_dask") is None:
+        from flows.scaleout import DASK_PIN
+
+        problems.append(f"runner.task_runner = 'dask' needs prefect-dask (pip install {DASK_PIN})")
+    return problems

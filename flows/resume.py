@@ -1,0 +1,143 @@
+"""Resume after a crash: stage results cached under the dataset root by a content key.
+
+Prefect's default task cache key includes the flow run id, so a run started again after SIGKILL would redo
+everything. Here each expensive stage gets an explicit key built from what decides its output (problem ids,
+model weights hash, sampling parameters, seed, verifier version, the stage's own source code) and chained
+from the key of the stage it consumes, so changing anything upstream invalidates everything downstream.
+Results persist as Prefect result files in `<dataset root>/_cache/<stage>-<hash>`; a run with the same
+config finds them, Prefect marks the task `Cached`, and the run commits the same rows (content-hash keys)
+an uninterrupted run would have.
+
+A failed task stores nothing, so only finished stages are skipped. Delete `_cache/` to force recomputation;
+it is never read by dataset readers (the underscore keeps it out of the record kinds).
+
+>>> a = stage_key("sample", {"problems": ["p1"], "seed": 0}, code=())
+>>> a == stage_key("sample", {"problems": ["p1"], "seed": 0}, code=())
+True
+>>> a.startswith("sample-") and a != stage_key("sample", {"problems": ["p1"], "seed": 1}, code=())
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from prefect import Task
+from prefect.cache_policies import NO_CACHE, CacheKeyFnPolicy
+
+from schemas.records import Problem
+
+CACHE_DIR = "_cache"
+
+# Modules whose source decides each stage's output; a change to any of them invalidates that stage's cache.
+STAGE_CODE: dict[str, tuple[str, ...]] = {
+    "sample": ("sampling.chains", "sampling.prompts", "sampling.vllm_sampler"),
+    "segment": ("sampling.segment", "schemas.assemble", "flows.domains"),
+    "verify": ("flows.domains",),
+    "rollouts": ("rollouts",),
+}
+
+T = TypeVar("T", bound=Task)
+
+
+def cache_dir(dataset_root: str | Path) -> Path:
+    return Path(dataset_root) / CACHE_DIR
+
+
+def _module_files(name: str) -> list[Path]:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError(f"cannot hash the source of {name}: module not found", name=name)
+    origin = Path(spec.origin)
+    if spec.submodule_search_locations:  # a package: every module in it
+        return sorted(origin.parent.rglob("*.py"))
+    return [origin]
+
+
+@cache
+def source_digest(modules: tuple[str, ...]) -> str:
+    """Hash of the source files of `modules` (packages: all their .py files), the stage's code version."""
+    digest = hashlib.sha256()
+    for name in modules:
+        for file in _module_files(name):
+            digest.update(file.name.encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def stage_key(stage: str, inputs: dict[str, Any], code: Sequence[str] | None = None) -> str:
+    """`<stage>-<hash>` of the stage's inputs and code version; readable in `ls _cache/`."""
+    modules = tuple(STAGE_CODE.get(stage, ()) if code is None else code)
+    payload = json.dumps(
+        {"stage": stage, "inputs": inputs, "code": source_digest(modules)},
+        sort_keys=True,
+        default=str,
+    )
+    return f"{stage}-{hashlib.sha256(payload.encode()).hexdigest()[:32]}"
+
+
+def problems_fingerprint(problems: Iterable[Problem]) -> str:
+    """Problem ids are content hashes already; their order matters (chains are drawn in that order)."""
+    return hashlib.sha256("\n".join(p.problem_id for p in problems).encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class StageKeys:
+    """The content keys of one run's cached stages, each chained from the one before."""
+
+    sample: str
+    segment: str
+    verify: str
+    rollouts: str
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        problems: str,
+        engine: dict[str, Any],
+        sampling: dict[str, Any],
+        segmentation: dict[str, Any],
+        verifier: dict[str, Any],
+        rollouts: dict[str, Any],
+        domain: str,
+    ) -> StageKeys:
+        sample = stage_key(
+            "sample", {"problems": problems, "engine": engine, "sampling": sampling, "domain": domain}
+        )
+        segment = stage_key("segment", {"from": sample, "segmentation": segmentation, "verifier": verifier})
+        verify = stage_key("verify", {"from": segment, "verifier": verifier})
+        rollout = stage_key(
+            "rollouts", {"from": segment, "rollouts": rollouts, "engine": engine, "verifier": verifier}
+        )
+        return cls(sample, segment, verify, rollout)
+
+
+def is_cached(dataset_root: str | Path, key: str) -> bool:
+    """Whether a finished result for `key` is on disk (used to skip starting the engine at all)."""
+    return (cache_dir(dataset_root) / key).is_file()
+
+
+def with_stage_cache(task: T, dataset_root: str | Path, key: str | None) -> T:
+    """`task` whose result is persisted under `<root>/_cache/<key>` and reused by any later run.
+
+    `key=None` turns caching off (the `resume.enabled = false` option).
+    """
+    if key is None:
+        return task.with_options(cache_policy=NO_CACHE)
+    directory = cache_dir(dataset_root)
+    directory.mkdir(parents=True, exist_ok=True)
+    return task.with_options(
+        cache_policy=CacheKeyFnPolicy(cache_key_fn=lambda _context, _parameters: key),
+        persist_result=True,
+        # A Path (not an unsaved block) is accepted without a server-side block document.
+        result_storage=directory,
+        refresh_cache=False,
+    )
