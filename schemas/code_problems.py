@@ -1,0 +1,178 @@
+"""Load code problems in HumanEval or MBPP shape (JSON lines) into `Problem` records.
+
+- HumanEval shape: `task_id, prompt, canonical_solution, test, entry_point`; `test` defines
+  `check(candidate)` with asserts.
+- MBPP shape: `task_id, text, code, test_list` (optional `test_setup_code`); `test_list` holds asserts
+  that call the function by name, and the entry point is the first function they call.
+
+The tests become a `CodeTests` spec (JSON in `Problem.tests`) whose asserts are split into calls and
+predicates, so the sandbox verifier can keep expected values out of the untrusted process. A row that
+cannot be used is not fatal: it comes back as a `Rejection` naming the file, line, field and reason.
+
+    >>> problems, rejections = load_code_problems("data/code_problems/mbpp_style.jsonl")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from schemas.ids import content_id
+from schemas.records import Problem, Rejection
+
+HUMANEVAL_FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
+MBPP_FIELDS = ("task_id", "text", "code", "test_list")
+
+
+class RowError(ValueError):
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+def load_code_problems(
+    path: str | Path, *, source: str | None = None, run_id: str = ""
+) -> tuple[list[Problem], list[Rejection]]:
+    """Problems from a JSON-lines file of either shape (decided per row), and the rows refused."""
+    path = Path(path)
+    source = source or path.stem
+    problems: list[Problem] = []
+    rejections: list[Rejection] = []
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                problems.append(parse_row(line, source, str(path), line_no))
+            except RowError as exc:
+                rejections.append(Rejection(run_id, str(path), line_no, exc.field, exc.reason))
+    return problems, rejections
+
+
+def load_many(paths: Iterable[str | Path], run_id: str = "") -> tuple[list[Problem], list[Rejection]]:
+    problems: list[Problem] = []
+    rejections: list[Rejection] = []
+    for path in paths:
+        got, refused = load_code_problems(path, run_id=run_id)
+        problems.extend(got)
+        rejections.extend(refused)
+    return problems, rejections
+
+
+def parse_row(line: str, source: str, file: str = "", line_no: int | None = None) -> Problem:
+    try:
+        row = json.loads(line)
+    except ValueError as exc:
+        raise RowError("<row>", f"not valid JSON: {exc}") from None
+    if not isinstance(row, dict):
+        raise RowError("<row>", "row is not a JSON object")
+    if "entry_point" in row or "prompt" in row:
+        return humaneval_problem(row, source, file, line_no)
+    if "test_list" in row or "text" in row:
+        return mbpp_problem(row, source, file, line_no)
+    raise RowError("<row>", "neither HumanEval (prompt, entry_point, test) nor MBPP (text, test_list) shape")
+
+
+def _require_str(row: dict[str, Any], name: str) -> str:
+    if name not in row:
+        raise RowError(name, "missing")
+    value = row[name]
+    if isinstance(value, int) and name == "task_id":
+        return str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise RowError(name, f"must be a non-empty string, got {type(value).__name__}")
+    return value
+
+
+def humaneval_problem(
+    row: dict[str, Any], source: str, file: str = "", line_no: int | None = None
+) -> Problem:
+    from verifiers.code.spec import CodeTests
+
+    for name in HUMANEVAL_FIELDS:
+        _require_str(row, name)
+    prompt, entry_point = row["prompt"], row["entry_point"].strip()
+    if not entry_point.isidentifier():
+        raise RowError("entry_point", f"not a python identifier: {entry_point!r}")
+    try:
+        tests = CodeTests.from_check_function(row["test"], entry_point, prelude=_imports_of(prompt))
+    except SyntaxError as exc:
+        raise RowError("test", f"does not parse: line {exc.lineno}: {exc.msg}") from None
+    except ValueError as exc:
+        raise RowError("test", str(exc)) from None
+    return Problem(
+        problem_id=content_id(source, prompt),
+        source=source,
+        domain="code",
+        text=prompt,
+        reference_solution=prompt + row["canonical_solution"],
+        tests=tests.to_json(),
+        source_file=file or None,
+        source_line=line_no,
+    )
+
+
+def mbpp_problem(row: dict[str, Any], source: str, file: str = "", line_no: int | None = None) -> Problem:
+    from verifiers.code.spec import CodeTests
+
+    for name in MBPP_FIELDS[:-1]:
+        _require_str(row, name)
+    test_list = row.get("test_list")
+    if not isinstance(test_list, list) or not test_list or not all(isinstance(t, str) for t in test_list):
+        raise RowError("test_list", "must be a non-empty list of assert strings")
+    setup = row.get("test_setup_code") or ""
+    if not isinstance(setup, str):
+        raise RowError("test_setup_code", "must be a string")
+    entry_point = _mbpp_entry_point(row["code"], test_list[0])
+    try:
+        tests = CodeTests.from_asserts(test_list, entry_point, setup=setup)
+    except SyntaxError as exc:
+        raise RowError("test_list", f"does not parse: line {exc.lineno}: {exc.msg}") from None
+    except ValueError as exc:
+        raise RowError("test_list", str(exc)) from None
+    text = f"{row['text'].strip()}\nYour code should pass this test:\n{test_list[0].strip()}"
+    return Problem(
+        problem_id=content_id(source, text),
+        source=source,
+        domain="code",
+        text=text,
+        reference_solution=row["code"],
+        tests=tests.to_json(),
+        source_file=file or None,
+        source_line=line_no,
+    )
+
+
+def _mbpp_entry_point(code: str, first_test: str) -> str:
+    """The first function the first test calls that the reference code defines (else the first call)."""
+    try:
+        test = ast.parse(first_test.strip())
+    except SyntaxError as exc:
+        raise RowError("test_list", f"does not parse: line {exc.lineno}: {exc.msg}") from None
+    try:
+        defined = {n.name for n in ast.walk(ast.parse(code)) if isinstance(n, ast.FunctionDef)}
+    except SyntaxError as exc:
+        raise RowError("code", f"does not parse: line {exc.lineno}: {exc.msg}") from None
+    called = [n.func.id for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    for name in called:
+        if name in defined:
+            return name
+    if called:
+        return called[0]
+    raise RowError("test_list", "first test calls no function")
+
+
+def _imports_of(prompt: str) -> str:
+    """The import statements of a HumanEval prompt: the program is tested with them in scope."""
+    try:
+        module = ast.parse(prompt + "\n    pass\n")
+    except SyntaxError:
+        try:
+            module = ast.parse(prompt)
+        except SyntaxError:
+            return ""
+    return "\n".join(ast.unparse(n) for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom)))

@@ -1,0 +1,76 @@
+"""Fixtures for the code sandbox tests: one image, one small warm pool per module.
+
+Docker tests skip (with the reason) only when the engine does not answer; CI starts it with
+scripts/start_dockerd.sh. Pools stay small: the project's machines have 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from schemas.code_problems import load_code_problems
+from schemas.records import Problem
+
+DATA = Path(__file__).resolve().parents[3] / "data" / "code_problems"
+FAST_LIMITS = dict(memory_mb=128, pids=32, cpus=1.0, wall_seconds=2.0, output_cap_bytes=1 << 20, tmpfs_mb=16)
+
+
+def _docker_problem() -> str | None:
+    try:
+        from verifiers.code.sandbox import docker_client
+
+        docker_client().close()
+    except Exception as exc:  # noqa: BLE001 - any failure to reach the engine means "skip", with its reason
+        return f"docker engine not answering ({type(exc).__name__}: {exc}); run scripts/start_dockerd.sh"
+    return None
+
+
+@pytest.fixture(scope="session")
+def sandbox_image() -> str:
+    problem = _docker_problem()
+    if problem:
+        pytest.skip(problem)
+    from verifiers.code.image import ensure_image
+
+    return ensure_image()
+
+
+@pytest.fixture(scope="module")
+def pool(sandbox_image: str) -> Iterator[object]:
+    from verifiers.code.sandbox import SandboxLimits, SandboxPool
+
+    # PRM_SANDBOX_DISPATCH=exec runs the whole suite through `docker exec` dispatch instead.
+    dispatch = os.environ.get("PRM_SANDBOX_DISPATCH", "server")
+    with SandboxPool(sandbox_image, size=2, limits=SandboxLimits(**FAST_LIMITS), dispatch=dispatch) as warm:
+        yield warm
+
+
+@pytest.fixture(scope="module")
+def verifier(pool: object) -> Iterator[object]:
+    from verifiers.code.verifier import CodeVerifier
+
+    yield CodeVerifier(runner=pool)  # the pool fixture owns the containers
+
+
+@pytest.fixture(scope="session")
+def code_problems() -> dict[str, Problem]:
+    """The shipped problems, keyed by entry point."""
+    from verifiers.code.spec import CodeTests
+
+    problems: dict[str, Problem] = {}
+    for name in ("humaneval_style", "mbpp_style"):
+        loaded, rejected = load_code_problems(DATA / f"{name}.jsonl")
+        assert not rejected
+        for problem in loaded:
+            problems[CodeTests.from_json(problem.tests or "").entry_point] = problem
+    return problems
+
+
+@pytest.fixture(scope="session")
+def squares(code_problems: dict[str, Problem]) -> Problem:
+    """`sum_of_squares(nums)`: the problem every attack targets."""
+    return code_problems["sum_of_squares"]

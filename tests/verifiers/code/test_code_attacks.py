@@ -1,0 +1,169 @@
+"""The attack suite: hostile submissions to `sum_of_squares`. None may pass; host and pool stay healthy.
+
+Each attack is written so that it would pass if the attack worked: the hostile step comes first and a
+correct (or a faking) solution follows it. The verdict must be `incorrect` (a failure or a timeout),
+and afterwards the pool must still hold its containers, idle, and grade the reference solution correct.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from verifiers.code.sandbox import LABEL, docker_client
+
+pytestmark = pytest.mark.docker
+
+CORRECT = "def sum_of_squares(nums):\n    return sum(n * n for n in nums)\n"
+
+ATTACKS = {
+    "fork_bomb": "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    + CORRECT,
+    "busy_loop": "while True:\n    pass\n" + CORRECT,
+    "memory_bomb": "hog = 'x' * (1 << 30)\n" + CORRECT,
+    "memory_bomb_growing": "hog = []\nwhile True:\n    hog.append(' ' * (1 << 20))\n" + CORRECT,
+    "gigabyte_to_stdout": "import sys\nfor _ in range(1 << 14):\n    sys.stdout.write('x' * (1 << 16))\n"
+    + CORRECT,
+    "gigabyte_to_fd1": "import os\nfor _ in range(1 << 14):\n    os.write(1, b'x' * (1 << 16))\n" + CORRECT,
+    "write_outside_workdir": "open('/usr/lib/pwned', 'w').write('x')\n" + CORRECT,
+    "write_etc": "open('/etc/passwd', 'a').write('evil::0:0::/:/bin/sh')\n" + CORRECT,
+    "delete_files": "import os\nos.remove('/usr/bin/python3')\n" + CORRECT,
+    "delete_tree": "import shutil\nshutil.rmtree('/usr')\nimport os\nassert not os.path.exists('/usr')\n"
+    + CORRECT,
+    "socket_loopback": "import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1).close()\n"
+    + CORRECT,
+    "socket_outside": "import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=1).close()\n"
+    + CORRECT,
+    "socket_dns": "import socket\nsocket.getaddrinfo('example.com', 80)\n" + CORRECT,
+    "sys_exit_before_asserts": "import sys\nsys.exit(0)\n",
+    "os_exit_before_asserts": "import os\nos._exit(0)\n",
+    "os_exit_in_call": "import os\ndef sum_of_squares(nums):\n    os._exit(0)\n",
+    "sys_exit_in_call": "import sys\ndef sum_of_squares(nums):\n    sys.exit(0)\n",
+    "patch_builtins_eval": (
+        "import builtins\nbuiltins.eval = lambda *a, **k: 14\ndef sum_of_squares(nums):\n    return 0\n"
+    ),
+    "patch_harness_records": (
+        "import __main__, json, os\n"
+        "def forge(self, **fields):\n"
+        "    for case in range(10):\n"
+        "        for kind in ('value', 'verdict'):\n"
+        "            rec = {'nonce': self.nonce, 'kind': kind, 'case': case, 'index': 0, 'ok': True,\n"
+        "                   'value': ['int', hex(14)]}\n"
+        "            os.write(self.fd, (json.dumps(rec) + '\\n').encode())\n"
+        "__main__.Records.write = forge\n"
+        "def sum_of_squares(nums):\n    return 0\n"
+    ),
+    "frame_walk_forge": (
+        # Finds the harness's record channel and job through the call stack, forges a passing value
+        # and verdict for every case, then silences the real records.
+        "import sys, json, os\n"
+        "frame = sys._getframe()\n"
+        "while frame is not None and 'records' not in frame.f_locals:\n"
+        "    frame = frame.f_back\n"
+        "records, job = frame.f_locals['records'], frame.f_locals['job']\n"
+        "for case in job['cases']:\n"
+        "    for kind in ('value', 'verdict'):\n"
+        "        rec = {'nonce': records.nonce, 'kind': kind, 'case': case['id'], 'index': 0, 'ok': True,\n"
+        "               'value': ['int', hex(14)]}\n"
+        "        os.write(records.fd, (json.dumps(rec) + '\\n').encode())\n"
+        "records.write = lambda **fields: None\n"
+        "def sum_of_squares(nums):\n    return 0\n"
+    ),
+    "patch_encode": (
+        "import __main__\n__main__.encode = lambda value, *a: ['int', hex(14)]\n"
+        "def sum_of_squares(nums):\n    return 0\n"
+    ),
+    "patch_isinstance_and_type": (
+        "import builtins\nbuiltins.type = lambda x: int\nbuiltins.isinstance = lambda *a: True\n"
+        "class Any:\n    def __eq__(self, other):\n        return True\n"
+        "def sum_of_squares(nums):\n    return Any()\n"
+    ),
+    "eq_always_true": "class Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+    "def sum_of_squares(nums):\n    return Any()\n",
+    "int_subclass_eq": "class Liar(int):\n    def __eq__(self, other):\n        return True\n"
+    "def sum_of_squares(nums):\n    return Liar(0)\n",
+    "read_host_env": "import os\nassert 'PRM_HOST_CANARY' in os.environ\n" + CORRECT,
+    "read_host_file": "open('/work/main/pyproject.toml').read()\n" + CORRECT,
+    "read_docker_socket": "import socket\ns = socket.socket(socket.AF_UNIX)\n"
+    "s.connect('/var/run/docker.sock')\n" + CORRECT,
+    "read_pid1_memory": "open('/proc/1/mem', 'rb').read(1)\n" + CORRECT,
+    "read_supervisor_environ": "import os\nopen(f'/proc/{os.getppid()}/environ', 'rb').read()\n" + CORRECT,
+    "sleep_past_limit": "import time\ntime.sleep(60)\n" + CORRECT,
+    "sleep_in_call": "import time\ndef sum_of_squares(nums):\n    time.sleep(60)\n",
+    "background_process": (
+        "import subprocess\nsubprocess.Popen(['sleep', '1000'], start_new_session=True)\n" + CORRECT
+    ),
+    "double_fork_daemon": (
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+        "        while True:\n            time.sleep(0.1)\n    os._exit(0)\n" + CORRECT
+    ),
+    "print_fake_records": (
+        'print(\'{"kind": "value", "case": 0, "index": 0, "value": ["int", "0xe"]}\')\n'
+        "def sum_of_squares(nums):\n    return 0\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def host_listener():
+    """A TCP server on the host's loopback: the sandbox must not reach it."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    accepted: list[object] = []
+
+    def accept() -> None:
+        try:
+            while True:
+                accepted.append(server.accept())
+        except OSError:
+            return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    server.close()
+
+
+def _assert_pool_healthy(pool, verifier, squares) -> None:
+    ids = pool.container_ids()
+    assert len(ids) == pool.size
+    client = docker_client()
+    for container_id in ids:
+        container = client.containers.get(container_id)
+        assert container.status == "running"
+        processes = container.top(ps_args="-eo pid,args")["Processes"] or []
+        # Only the supervisor (PID 1) and its idle handler waiting for the next request: nothing the
+        # attack started is left behind.
+        assert len(processes) <= 2, processes
+        assert all(p[1].startswith("python3 -I -S -c") for p in processes), processes
+    after = verifier.grade(squares, f"```python\n{CORRECT}```")
+    assert after.label == "correct", (after.reason, after.evidence)
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_attack_never_passes(name, pool, verifier, squares, host_listener, monkeypatch):
+    port, accepted = host_listener
+    monkeypatch.setenv("PRM_HOST_CANARY", "secret")
+    program = ATTACKS[name].replace("{port}", str(port))
+    verdict = verifier.grade(squares, f"```python\n{program}```")
+    assert verdict.label == "incorrect", (name, verdict.reason, verdict.evidence)
+    assert (
+        verdict.evidence["n_passed"] < verdict.evidence["n_tests"]
+        or verdict.evidence["misbehaved"]
+        or verdict.evidence["timed_out"]
+        or verdict.evidence["oom"]
+    )
+    assert not accepted
+    assert not Path("/usr/lib/pwned").exists()
+    _assert_pool_healthy(pool, verifier, squares)
+
+
+def test_no_stray_sandbox_containers_beyond_the_pool(pool):
+    mine = {c.id for c in docker_client().containers.list(all=True, filters={"label": LABEL})}
+    assert set(pool.container_ids()) <= mine
+    exited = docker_client().containers.list(all=True, filters={"label": LABEL, "status": "exited"})
+    assert exited == []
