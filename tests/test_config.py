@@ -9,7 +9,10 @@ def test_defaults_are_the_embedded_demo() -> None:
     cfg = load_config(None)
     assert cfg.model.path is None
     assert str(cfg.problems.resolved_path()).endswith("gsm8k/train.jsonl")
-    assert load_config(None, {"problems.source": "code"}).problems.resolved_path().name == "humaneval_style.jsonl"
+    assert (
+        load_config(None, {"problems.source": "code"}).problems.resolved_path().name
+        == "humaneval_style.jsonl"
+    )
     assert cfg.rollouts.strategy == "exhaustive"
 
 

@@ -114,7 +114,9 @@ def test_compile_error_and_defined_names():
 def test_reply_that_starts_inside_a_code_block_keeps_its_code():
     text = "def f(x):\n    return x + 1\n```\n\nThis function adds one."
     blocks = extract_code_blocks(text)
-    assert [(b.language, b.code, b.closed) for b in blocks] == [("python", "def f(x):\n    return x + 1", True)]
+    assert [(b.language, b.code, b.closed) for b in blocks] == [
+        ("python", "def f(x):\n    return x + 1", True)
+    ]
     assert assemble_program(text) == "def f(x):\n    return x + 1"
     # prose before an opening fence is never taken for code
     prose = "Here is the code\n```\ndef g():\n    pass\n```"
