@@ -29,7 +29,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows import artifacts
 from flows.domains import Domain, domain_for
-from flows.observe import StageEvents
+from flows.observe import StageEvents, event_line
 from flows.resume import StageKeys, is_cached, problems_fingerprint, with_stage_cache
 from flows.selection import labeled_problem_ids, pick_fresh
 from prm_factory.config import RunConfig
@@ -269,14 +269,12 @@ def generation_run(config: RunConfig) -> RunSummary:
     model_id = weights = ""
     current = "setup"
     sandbox_tags = [SANDBOX_TAG] if domain.name == "code" else []
-    logger.info(
-        "prm-run run_id=%s event=begin config=%s domain=%s dataset=%s", run_id, config.name, domain.name, root
-    )
+    logger.info(event_line(run_id, "run", "begin", config=config.name, domain=domain.name, dataset=root))
 
     def timed(stage: str, fn: Callable[[], Any], key: str | None = None) -> Any:
         nonlocal current
         current = stage
-        cached = key is not None and is_cached(root, key)
+        cached = key is not None and config.resume.enabled and is_cached(root, key)
         events.started(stage)
         t0 = time.perf_counter()
         result = fn()
@@ -286,7 +284,7 @@ def generation_run(config: RunConfig) -> RunSummary:
         events.finished(stage, seconds[stage], cached)
         return result
 
-    def cached(task_: Any, key: str) -> Any:
+    def resumable(task_: Any, key: str) -> Any:
         return with_stage_cache(task_, root, key if config.resume.enabled else None)
 
     error = ""
@@ -307,17 +305,17 @@ def generation_run(config: RunConfig) -> RunSummary:
         s = config.sampling
         params = GenerationParams(n=s.n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens)
         sampling_json = json.dumps(params.to_dict(), sort_keys=True)
-        sample = cached(sample_task, keys.sample)
+        sample = resumable(sample_task, keys.sample)
         drawn = timed("sample", lambda: sample(settings, problems, params, domain), keys.sample)
         ids = {"model": model_id, "weights": weights, "sampling": sampling_json, "seed": settings.seed}
-        segment = cached(segment_task, keys.segment).with_options(tags=sandbox_tags)
+        segment = resumable(segment_task, keys.segment).with_options(tags=sandbox_tags)
         sampled = timed("segment_grade", lambda: segment(drawn, domain, verifier, ids), keys.segment)
         if config.runner.task_runner != "threads":
             verdicts = timed("verify", lambda: verify_in_chunks(sampled, config, root, keys.verify))
         else:
-            verify = cached(verify_task, keys.verify).with_options(tags=sandbox_tags)
+            verify = resumable(verify_task, keys.verify).with_options(tags=sandbox_tags)
             verdicts = timed("verify", lambda: verify(sampled, verifier), keys.verify)
-        rollouts = cached(rollouts_task, keys.rollouts).with_options(tags=[ENGINE_TAG, *sandbox_tags])
+        rollouts = resumable(rollouts_task, keys.rollouts).with_options(tags=[ENGINE_TAG, *sandbox_tags])
         values = timed(
             "rollouts", lambda: rollouts(settings, sampled, config, verifier, run_id), keys.rollouts
         )
@@ -380,12 +378,9 @@ def generation_run(config: RunConfig) -> RunSummary:
     )
     version = timed("write", lambda: write_task(root, run, problems, chains, steps, rejections))
     logger.info(
-        "prm-run run_id=%s event=end status=%s version=%s chains=%d steps=%d",
-        run_id,
-        run.status,
-        version,
-        len(chains),
-        len(steps),
+        event_line(
+            run_id, "run", "end", status=run.status, version=version, chains=len(chains), steps=len(steps)
+        )
     )
     artifacts.publish(
         artifacts.RunReport(

@@ -39,12 +39,14 @@ from sampling.protocol import Generation, GenerationParams
 class SamplerUnavailable(RuntimeError):
     """No server answered a request within the retry budget. `url` is the last one tried."""
 
-    def __init__(self, url: str, attempts: int, last_error: str) -> None:
+    def __init__(self, url: str, attempts: int, last_error: str, tried: Sequence[str] = ()) -> None:
+        others = sorted(set(tried) - {url})
         super().__init__(
             f"OpenAI-compatible sampler unavailable: {attempts} attempt(s) failed, "
-            f"the last at {url}: {last_error}"
+            f"the last at {url}: {last_error}" + (f" (also tried {', '.join(others)})" if others else "")
         )
         self.url = url
+        self.tried = tuple(tried)
         self.attempts = attempts
         self.last_error = last_error
 
@@ -269,7 +271,7 @@ class OpenAICompatibleSampler:
 
     def _request_with_retries(self, prompts: list[str], params: GenerationParams) -> list[list[Generation]]:
         payload = self._payload(prompts, params)
-        last_url, last_error = "", ""
+        last_url, last_error, tried = "", "", []
         for attempt in range(1, self.retry.max_attempts + 1):
             if attempt > 1:
                 with self._count_lock:
@@ -281,12 +283,13 @@ class OpenAICompatibleSampler:
             except _Retryable as error:
                 self.rotation.mark_failed(url)
                 last_url, last_error = url, str(error)
+                tried.append(url)
                 continue
             self.rotation.mark_ok(url)
             with self._count_lock:
                 self.requests_done += 1
             return parse_completions(body, len(prompts), params.n)
-        raise SamplerUnavailable(last_url, self.retry.max_attempts, last_error)
+        raise SamplerUnavailable(last_url, self.retry.max_attempts, last_error, tried)
 
     def _post(self, base_url: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
