@@ -1,0 +1,304 @@
+"""CLI commands over a dataset: query, versions, tag, stats (and, as they land, export, compact).
+
+`register(app)` adds them to the main Typer app, so prm_factory/cli.py stays a list of registrations.
+Every storage error becomes one line on stderr and exit status 1; tracebacks are for bugs only.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import pyarrow as pa
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from storage.errors import StorageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MAX_TABLE_ROWS = 200
+"""Rows a terminal table shows; more is a job for --format csv/parquet or a LIMIT."""
+
+FORMATS = ("table", "csv", "json", "parquet")
+
+DatasetOption = Annotated[
+    Path | None,
+    typer.Option("--dataset", help="Dataset root (default: prm_factory.config.default_dataset_root())."),
+]
+VersionOption = Annotated[
+    str | None, typer.Option("--version", help="Dataset version number or tag (default: latest).")
+]
+AsOfOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of", help="Latest version committed at or before this ISO time (e.g. 2026-11-22T10:00Z)."
+    ),
+]
+
+
+def _dataset(path: Path | None):  # -> storage.dataset.Dataset, imported lazily to keep `--help` fast
+    from storage.dataset import Dataset
+
+    if path is None:
+        from prm_factory.config import default_dataset_root
+
+        path = default_dataset_root()
+    return Dataset(str(path))
+
+
+def _version(dataset, version: str | None, as_of: str | None = None) -> int:
+    """Turn --version (number or tag) or --as-of (time) into a dataset version number."""
+    from storage.versions import resolve
+
+    return resolve(dataset, version, as_of)
+
+
+def _fail_cleanly(command: F) -> F:
+    """Print storage errors as one line and exit 1, instead of a traceback."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except StorageError as error:
+            Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "∅"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def print_table(result: pa.Table, console: Console, title: str | None = None) -> None:
+    """A rich table of an Arrow result, capped at MAX_TABLE_ROWS rows with a note of what was left out."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    rows = [
+        [_cell(row[name]) for name in result.column_names]
+        for row in result.slice(0, MAX_TABLE_ROWS).to_pylist()
+    ]
+    for index, name in enumerate(result.column_names):
+        # short columns (ids, numbers, times) stay on one line; long text folds
+        widest = max([len(name), *(len(row[index]) for row in rows)])
+        table.add_column(name, overflow="fold", no_wrap=widest <= 24)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    hidden = result.num_rows - MAX_TABLE_ROWS
+    if hidden > 0:
+        console.print(f"… {hidden} more rows (add LIMIT, or use --format csv/json/parquet --output FILE)")
+    console.print(f"{result.num_rows} row(s)", style="dim")
+
+
+def write_result(result: pa.Table, fmt: str, output: Path | None) -> None:
+    """Write a query result as csv, json (one array of objects) or parquet, to a file or stdout."""
+    if fmt == "parquet":
+        if output is None:
+            raise typer.BadParameter("--format parquet needs --output FILE", param_hint="--output")
+        import pyarrow.parquet as pq
+
+        pq.write_table(result, output)
+        return
+    if fmt == "csv":
+        import pyarrow.csv as pacsv
+
+        if output is None:
+            sink = pa.BufferOutputStream()
+            pacsv.write_csv(result, sink)
+            sys.stdout.write(sink.getvalue().to_pybytes().decode("utf-8"))
+        else:
+            pacsv.write_csv(result, output)
+        return
+    text = json.dumps(result.to_pylist(), ensure_ascii=False, default=str, indent=1)
+    if output is None:
+        sys.stdout.write(text + "\n")
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+
+
+FormatOption = Annotated[str, typer.Option("--format", help="table | csv | json | parquet")]
+OutputOption = Annotated[Path | None, typer.Option("--output", help="Write to this file instead of stdout.")]
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise typer.BadParameter(
+            f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", param_hint="--format"
+        )
+
+
+def emit(result: pa.Table, fmt: str, output: Path | None) -> None:
+    """Print a result as a rich table, or write it in a machine format."""
+    if fmt == "table":
+        console = Console(record=output is not None)
+        print_table(result, console)
+        if output is not None:
+            output.write_text(console.export_text(), encoding="utf-8")
+        return
+    write_result(result, fmt, output)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the dataset commands to the main app."""
+
+    @app.command("query")
+    @_fail_cleanly
+    def query_command(
+        sql: Annotated[
+            str,
+            typer.Argument(
+                help="DuckDB SQL over the views problems, chains, steps, runs, "
+                "rejections, label_stats, first_errors."
+            ),
+        ],
+        dataset: DatasetOption = None,
+        version: VersionOption = None,
+        as_of: AsOfOption = None,
+        fmt: FormatOption = "table",
+        output: OutputOption = None,
+    ) -> None:
+        """Run SQL over a dataset version (latest by default) and print or save the result."""
+        from storage.sql import query
+
+        _check_format(fmt)
+        data = _dataset(dataset)
+        emit(query(data, sql, version=_version(data, version, as_of)), fmt, output)
+
+    @app.command("versions")
+    @_fail_cleanly
+    def versions_command(
+        dataset: DatasetOption = None,
+        fmt: FormatOption = "table",
+        output: OutputOption = None,
+        counts: Annotated[bool, typer.Option(help="Count the rows each version holds.")] = True,
+    ) -> None:
+        """List dataset versions: run id, commit time, status, config hash, model, row counts, tags."""
+        from storage.versions import list_versions, summaries_table
+
+        _check_format(fmt)
+        summaries = list_versions(_dataset(dataset), with_counts=counts)
+        emit(summaries_table(summaries, short=fmt == "table"), fmt, output)
+
+    @app.command("tag")
+    @_fail_cleanly
+    def tag_command(
+        name: Annotated[str, typer.Argument(help="Tag name, e.g. release-1 (starts with a letter).")],
+        dataset: DatasetOption = None,
+        version: VersionOption = None,
+        as_of: AsOfOption = None,
+        note: Annotated[str, typer.Option(help="Why this version is tagged.")] = "",
+        force: Annotated[
+            bool, typer.Option("--force", help="Move the tag if it names another version.")
+        ] = False,
+    ) -> None:
+        """Put a named tag on a version (latest by default); use the tag wherever --version is accepted."""
+        from storage.versions import set_tag
+
+        data = _dataset(dataset)
+        tagged = set_tag(data, name, _version(data, version, as_of), note=note, force=force)
+        Console().print(f"tag {name} -> version {tagged}")
+
+    @app.command("stats")
+    @_fail_cleanly
+    def stats_command(
+        dataset: DatasetOption = None,
+        version: VersionOption = None,
+        as_of: AsOfOption = None,
+        fmt: FormatOption = "table",
+        output: OutputOption = None,
+    ) -> None:
+        """Headline numbers of a version: counts, chain accuracy, label mix, agreement, rollout cost."""
+        from storage.stats import headline_stats
+
+        _check_format(fmt)
+        data = _dataset(dataset)
+        stats = headline_stats(data, _version(data, version, as_of))
+        if fmt == "table":
+            result = pa.table({"metric": list(stats), "value": [_cell(v) for v in stats.values()]})
+        else:
+            result = pa.Table.from_pylist([stats])
+        emit(result, fmt, output)
+
+    @app.command("export")
+    @_fail_cleanly
+    def export_command(
+        fmt: Annotated[str, typer.Argument(help="trl | openrlhf | math-shepherd | steps")],
+        output: Annotated[Path, typer.Option("--output", "-o", help="File to write: .parquet or .jsonl.")],
+        dataset: DatasetOption = None,
+        version: VersionOption = None,
+        as_of: AsOfOption = None,
+        label: Annotated[str, typer.Option(help="Label kind: hard | soft | verifier | consensus.")] = "hard",
+        threshold: Annotated[
+            float | None, typer.Option(help="Soft labels: positive when soft_label >= THRESHOLD.")
+        ] = None,
+        source: Annotated[
+            list[str] | None, typer.Option("--source", help="Keep these sources (repeatable).")
+        ] = None,
+        domain: Annotated[
+            list[str] | None, typer.Option("--domain", help="Keep these domains (repeatable).")
+        ] = None,
+        agreement_only: Annotated[
+            bool, typer.Option("--agreement-only", help="Only steps where verifier and MC agree.")
+        ] = False,
+        since_version: Annotated[
+            str | None, typer.Option("--since-version", help="Only steps new since this version or tag.")
+        ] = None,
+        stop_at_first_error: Annotated[
+            bool, typer.Option("--stop-at-first-error", help="End each chain at its first negative step.")
+        ] = False,
+    ) -> None:
+        """Export a version for a trainer (TRL, OpenRLHF, Math-Shepherd) or as flat step rows."""
+        from storage.export import ExportOptions, export_table, write_export
+
+        data = _dataset(dataset)
+        resolved = _version(data, version, as_of)
+        options = ExportOptions(
+            label=label,  # type: ignore[arg-type]  # checked by export_table
+            threshold=threshold,
+            sources=tuple(source or ()),
+            domains=tuple(domain or ()),
+            agreement_only=agreement_only,
+            since_version=None if since_version is None else _version(data, since_version),
+            stop_at_first_error=stop_at_first_error,
+        )
+        table = export_table(data, fmt, resolved, options)  # type: ignore[arg-type]
+        write_export(table, output)
+        Console().print(
+            f"wrote {table.num_rows} rows ({fmt}, version {resolved}, {label} labels) to {output}"
+        )
+
+    @app.command("compact")
+    @_fail_cleanly
+    def compact_command(
+        dataset: DatasetOption = None,
+        retention_hours: Annotated[
+            float, typer.Option(help="Delete replaced files older than this; older untagged versions may go.")
+        ] = 168.0,
+        no_vacuum: Annotated[bool, typer.Option("--no-vacuum", help="Only compact; delete no file.")] = False,
+    ) -> None:
+        """Compact small files of every table and apply the retention period (tagged versions are kept)."""
+        from storage.maintenance import compact
+
+        reports = compact(_dataset(dataset), retention_hours=None if no_vacuum else retention_hours)
+        rows = [
+            {
+                "table": r.kind,
+                "files_before": r.files_before,
+                "files_after": r.files_after,
+                "deleted": r.files_deleted,
+            }
+            for r in reports
+        ]
+        emit(pa.Table.from_pylist(rows), "table", None)

@@ -1,0 +1,141 @@
+"""Keyed, retrying writes to one Delta table.
+
+Every write the factory makes is a merge on the table's content-hash key, so a rerun after a crash adds
+nothing twice and loses nothing, and two writers racing on the same table both land: a merge that loses the
+optimistic-concurrency race is simply tried again against the new table state (merges are idempotent, so a
+retry can never double a row).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import CommitProperties, DeltaTable
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+
+from storage.errors import CommitConflictError
+
+MAX_ATTEMPTS = 12
+
+
+def open_or_create(uri: str, schema: pa.Schema, storage_options: dict[str, str] | None) -> DeltaTable:
+    """Open the table at `uri`, creating it empty (version 0) first if it does not exist.
+
+    Two writers may both find the table missing. deltalake 1.6 does not fail the loser's create: it commits
+    a second CREATE TABLE at the next version (same schema, no files touched), so racing first commits can
+    leave a non-run version on a table; readers skip such versions (see `Dataset.versions`).
+    """
+    if DeltaTable.is_deltatable(uri, storage_options=storage_options):
+        return DeltaTable(uri, storage_options=storage_options)
+    try:
+        return DeltaTable.create(uri, schema=schema, mode="error", storage_options=storage_options)
+    except (DeltaError, CommitFailedError):
+        if DeltaTable.is_deltatable(uri, storage_options=storage_options):
+            return DeltaTable(uri, storage_options=storage_options)
+        raise
+
+
+def dedupe_on_keys(table: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """Keep the first row of each key; a merge source with a repeated key would insert it twice."""
+    if table.num_rows <= 1:
+        return table
+    indexed = table.select(list(keys)).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
+    first = indexed.group_by(list(keys), use_threads=False).aggregate([("__row", "min")])
+    if first.num_rows == table.num_rows:
+        return table
+    return table.take(pc.sort_indices(first["__row_min"]))
+
+
+def align_to_table(source: pa.Table, target: pa.Schema) -> tuple[pa.Table, bool]:
+    """Shape `source` for a merge into a table with schema `target`.
+
+    Columns the table has and the source lacks (a field dropped in a later release) become nulls; columns the
+    source adds (a field added in a later release) are kept and reported, so the caller evolves the table
+    schema in the same commit and older versions stay readable. Returns (aligned source, schema grows).
+    """
+    columns: list[pa.Array | pa.ChunkedArray] = []
+    fields: list[pa.Field] = []
+    for field in target:
+        if field.name in source.column_names:
+            columns.append(source[field.name].cast(field.type))
+        else:
+            columns.append(pa.nulls(source.num_rows, field.type))
+        # Delta checks nullability strictly; the table's declaration is the contract for old and new rows.
+        fields.append(field)
+    extra = [name for name in source.column_names if name not in target.names]
+    for name in extra:
+        columns.append(source[name])
+        fields.append(source.schema.field(name).with_nullable(True))
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields)), bool(extra)
+
+
+def _predicate(keys: Sequence[str]) -> str:
+    return " AND ".join(f"target.`{k}` = source.`{k}`" for k in keys)
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _unowned_predicate(committed_run_ids: Sequence[str]) -> str:
+    """Matched rows owned by a run that is neither committed nor the writing run itself."""
+    predicate = "target.run_id <> source.run_id"
+    if committed_run_ids:
+        predicate += f" AND target.run_id NOT IN ({', '.join(map(_sql_string, committed_run_ids))})"
+    return predicate
+
+
+def merge_rows(
+    uri: str,
+    rows: pa.Table,
+    keys: Sequence[str],
+    *,
+    update_matched: bool,
+    storage_options: dict[str, str] | None,
+    custom_metadata: Mapping[str, str] | None = None,
+    claim_from_uncommitted: Sequence[str] | None = None,
+) -> int | None:
+    """Insert rows whose key is absent (and with `update_matched`, overwrite rows whose key is present).
+
+    `claim_from_uncommitted` (the run ids committed so far) makes an existing row whose `run_id` is not among
+    them take the source row instead: keys are content hashes that need not include the run id, so a run
+    killed before its runs row must not keep the rows a later run with another config would otherwise own.
+
+    Retries on commit conflicts with jittered backoff, re-reading the table each time. Returns the table
+    version this write committed, or None when nothing changed (no commit is made then).
+    """
+    if rows.num_rows == 0:
+        return None
+    rows = dedupe_on_keys(rows, keys)
+    last_error: Exception | None = None
+    for attempt in range(MAX_ATTEMPTS):
+        try:
+            table = DeltaTable(uri, storage_options=storage_options)
+        except TableNotFoundError as error:
+            raise CommitConflictError(f"table {uri} vanished while writing: {error}") from error
+        source, grows = align_to_table(rows, pa.schema(table.schema().to_arrow()))
+        merger = table.merge(
+            source,
+            _predicate(keys),
+            source_alias="source",
+            target_alias="target",
+            merge_schema=grows,
+            commit_properties=CommitProperties(custom_metadata=dict(custom_metadata or {})),
+        )
+        if update_matched:
+            merger = merger.when_matched_update_all()
+        elif claim_from_uncommitted is not None:
+            merger = merger.when_matched_update_all(predicate=_unowned_predicate(claim_from_uncommitted))
+        try:
+            metrics = merger.when_not_matched_insert_all().execute()
+        except CommitFailedError as error:
+            last_error = error
+            time.sleep(min(2.0, 0.02 * 2**attempt) * (0.5 + random.random()))
+            continue
+        changed = metrics["num_target_rows_inserted"] + metrics["num_target_rows_updated"]
+        return table.version() if changed else None
+    raise CommitConflictError(f"gave up writing {uri} after {MAX_ATTEMPTS} conflicting tries: {last_error}")

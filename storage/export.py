@@ -1,0 +1,223 @@
+"""Exports of a dataset version in the shapes trainers read.
+
+* `trl`: TRL stepwise supervision, one row per chain: `prompt`, `completions` (step texts), `labels`
+  (booleans).
+  TRL casts labels to int, so soft labels need an explicit `threshold` (label = soft_label >= threshold).
+* `openrlhf`: OpenRLHF process-reward format: `input` (prompt and steps, each step followed by the
+  placeholder token) and `value` (one label per placeholder: "+"/"-", or floats for soft labels without a
+  threshold); train with `--input_key input --label_key value --placeholder_token ки --reward_tokens + -`.
+* `math-shepherd`: the Math-Shepherd layout: `input` with " ки" after each step, `label` the same text with
+  each "ки" replaced by "+" or "-", and `task` (the problem source).
+* `steps`: one flat row per step with its problem's source and domain and every label column, for Hugging
+  Face `datasets` (`load_dataset("parquet" | "json", data_files=...)`) or any analysis.
+
+Which steps a chain keeps: a step is *usable* when it passes the filters (its label of the chosen kind is
+not null; with `agreement_only`, verifier and MC agree on it; with `since_version`, it was not yet visible at
+that version). Chain formats take the longest usable prefix of each chain (a label sequence with holes would
+silently shift labels onto the wrong steps), and with `stop_at_first_error` end at the first negative step,
+as TRL's and PRM800K's phase-2 conventions do. Chains with no usable step are left out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from storage.dataset import Dataset
+from storage.errors import StorageError
+from storage.sql import connect
+
+LabelKind = Literal["hard", "soft", "verifier", "consensus"]
+ExportFormat = Literal["trl", "openrlhf", "math-shepherd", "steps"]
+EXPORT_FORMATS: tuple[str, ...] = ("trl", "openrlhf", "math-shepherd", "steps")
+LABEL_KINDS: tuple[str, ...] = ("hard", "soft", "verifier", "consensus")
+
+PLACEHOLDER = "ки"
+"""Math-Shepherd's step tag, which OpenRLHF's PRM recipe also uses as the placeholder token."""
+
+LABEL_SQL: dict[str, str] = {
+    "hard": "s.hard_label",
+    "soft": "s.soft_label",
+    "verifier": "CASE s.verdict WHEN 'correct' THEN true WHEN 'incorrect' THEN false END",
+    "consensus": "CASE s.consensus WHEN 'positive' THEN true WHEN 'negative' THEN false END",
+}
+"""The raw label of each kind; NULL means "no label of this kind" (unverifiable, disputed, no rollouts)."""
+
+
+class ExportError(StorageError):
+    """An export asked for something ill-defined (e.g. booleans from soft labels without a threshold)."""
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What to export: the label kind, and which steps count (see the module docstring)."""
+
+    label: LabelKind = "hard"
+    threshold: float | None = None  # soft labels: positive when soft_label >= threshold
+    sources: tuple[str, ...] = ()
+    domains: tuple[str, ...] = ()
+    agreement_only: bool = False
+    since_version: int | None = None
+    stop_at_first_error: bool = False
+    extra_columns: tuple[str, ...] = field(default=("chain_id", "problem_id", "source", "domain"))
+
+
+def _positive_sql(options: ExportOptions) -> str:
+    """SQL of the boolean label; soft labels become booleans only through the explicit threshold."""
+    if options.label not in LABEL_SQL:
+        raise ExportError(f"unknown label kind {options.label!r}; choose one of {', '.join(LABEL_KINDS)}")
+    if options.label == "soft":
+        if options.threshold is None:
+            return "NULL::BOOLEAN"
+        return f"(s.soft_label >= {float(options.threshold)!r})"
+    return LABEL_SQL[options.label]
+
+
+def select_steps(dataset: Dataset, version: int | None, options: ExportOptions, prefix: bool) -> pa.Table:
+    """Steps to export, ordered by chain and step index, with `label` (raw) and `positive` (boolean).
+
+    `prefix` keeps, per chain, only the longest usable prefix (chain formats); otherwise every usable step.
+    """
+    if options.threshold is not None and options.label != "soft":
+        raise ExportError("--threshold applies to soft labels only")
+    connection = connect(dataset, version)
+    try:
+        since_filter = ""
+        if options.since_version is not None:
+            old = dataset.tables(options.since_version)["steps"]
+            connection.register("since_steps", old.scanner(columns=["step_id"]).to_reader())
+            since_filter = "AND s.step_id NOT IN (SELECT step_id FROM since_steps)"
+        usable = f"""
+            {LABEL_SQL[options.label]} IS NOT NULL
+            {"AND s.labels_agree IS TRUE" if options.agreement_only else ""}
+            {since_filter}
+        """
+        positive = _positive_sql(options)
+        stop_filter = (
+            "AND step_index <= coalesce(first_negative, 2147483647)" if options.stop_at_first_error else ""
+        )
+        sql = f"""
+            WITH base AS (
+                SELECT s.* EXCLUDE (source, domain),
+                       coalesce(s.source, p.source) AS source, coalesce(s.domain, p.domain) AS domain,
+                       p.text AS problem_text,
+                       {LABEL_SQL[options.label]} AS label, {positive} AS positive,
+                       coalesce({usable}, false) AS usable
+                FROM steps AS s
+                JOIN problems AS p USING (problem_id)
+                WHERE (len($sources) = 0 OR list_contains($sources, p.source))
+                  AND (len($domains) = 0 OR list_contains($domains, p.domain))
+            ), bounded AS (
+                SELECT *,
+                    min(CASE WHEN NOT usable THEN step_index END) OVER chain AS first_unusable,
+                    min(CASE WHEN positive = false THEN step_index END) OVER chain AS first_negative
+                FROM base
+                WINDOW chain AS (PARTITION BY chain_id)
+            )
+            SELECT * EXCLUDE (usable, first_unusable, first_negative)
+            FROM bounded
+            WHERE {"step_index < coalesce(first_unusable, 2147483647)" if prefix else "usable"}
+              {stop_filter}
+            ORDER BY chain_id, step_index
+        """
+        params = {"sources": list(options.sources), "domains": list(options.domains)}
+        return connection.sql(sql, params=params).to_arrow_table()
+    finally:
+        connection.close()
+
+
+def _chains(steps: pa.Table) -> list[dict]:
+    """Group ordered step rows into chains: shared columns once, per-step columns as lists."""
+    chains: list[dict] = []
+    current: dict | None = None
+    for row in steps.to_pylist():
+        if current is None or current["chain_id"] != row["chain_id"]:
+            current = {
+                "chain_id": row["chain_id"],
+                "problem_id": row["problem_id"],
+                "source": row["source"],
+                "domain": row["domain"],
+                "prompt": row["problem_text"],
+                "texts": [],
+                "labels": [],
+                "positives": [],
+            }
+            chains.append(current)
+        current["texts"].append(row["text"].strip().replace(PLACEHOLDER, ""))
+        current["labels"].append(row["label"])
+        current["positives"].append(row["positive"])
+    return chains
+
+
+def _require_booleans(options: ExportOptions, fmt: str) -> None:
+    if options.label == "soft" and options.threshold is None:
+        raise ExportError(
+            f"{fmt} needs boolean labels: give --threshold T to turn soft labels into soft_label >= T"
+        )
+
+
+def export_table(
+    dataset: Dataset, fmt: ExportFormat, version: int | None, options: ExportOptions
+) -> pa.Table:
+    """The rows of one export format as an Arrow table."""
+    if fmt not in EXPORT_FORMATS:
+        raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    if options.stop_at_first_error:
+        _require_booleans(options, "--stop-at-first-error")
+    if fmt == "steps":
+        steps = select_steps(dataset, version, options, prefix=False)
+        return steps.drop_columns(["problem_text"])
+    if fmt in ("trl", "math-shepherd"):
+        _require_booleans(options, fmt)
+    chains = _chains(select_steps(dataset, version, options, prefix=True))
+    meta = {name: [c[name] for c in chains] for name in options.extra_columns}
+    if fmt == "trl":
+        return pa.table(
+            {
+                "prompt": [c["prompt"] for c in chains],
+                "completions": pa.array([c["texts"] for c in chains], pa.list_(pa.string())),
+                "labels": pa.array([c["positives"] for c in chains], pa.list_(pa.bool_())),
+                **meta,
+            }
+        )
+    inputs = [c["prompt"] + "\n" + "\n".join(f"{text} {PLACEHOLDER}" for text in c["texts"]) for c in chains]
+    if fmt == "openrlhf":
+        if options.label == "soft" and options.threshold is None:
+            values = pa.array([c["labels"] for c in chains], pa.list_(pa.float64()))
+        else:
+            values = pa.array(
+                [["+" if p else "-" for p in c["positives"]] for c in chains], pa.list_(pa.string())
+            )
+        return pa.table({"input": inputs, "value": values, **meta})
+    labelled = []
+    for chain in chains:
+        text = (
+            chain["prompt"]
+            + "\n"
+            + "\n".join(
+                f"{step} {'+' if positive else '-'}"
+                for step, positive in zip(chain["texts"], chain["positives"], strict=True)
+            )
+        )
+        labelled.append(text)
+    return pa.table({"input": inputs, "label": labelled, "task": [c["source"] for c in chains], **meta})
+
+
+def write_export(table: pa.Table, path: Path) -> None:
+    """Write by suffix: .parquet, or .jsonl/.json (JSON Lines, which `datasets` reads as "json")."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".parquet":
+        pq.write_table(table, path)
+        return
+    if path.suffix in (".jsonl", ".json"):
+        with path.open("w", encoding="utf-8") as sink:
+            for batch in table.to_batches(max_chunksize=4096):
+                for row in batch.to_pylist():
+                    sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return
+    raise ExportError(f"cannot tell the file format of {path}: use .parquet, .jsonl or .json")

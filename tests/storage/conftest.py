@@ -1,0 +1,139 @@
+"""Synthetic records for storage tests: small, deterministic, covering every column type and nulls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from schemas.ids import content_id
+from schemas.records import Chain, Problem, Rejection, RunInfo, Step
+
+
+@dataclass
+class RunRecords:
+    run: RunInfo
+    problems: list[Problem]
+    chains: list[Chain]
+    steps: list[Step]
+    rejections: list[Rejection] = field(default_factory=list)
+
+    def args(self) -> tuple:
+        return self.run, self.problems, self.chains, self.steps, self.rejections
+
+
+def make_run(
+    config_name: str,
+    n_problems: int = 2,
+    chains_per_problem: int = 2,
+    steps_per_chain: int = 3,
+    source: str = "gsm8k",
+    model: str = "toy-model",
+    problem_offset: int = 0,
+) -> RunRecords:
+    """Records of one run; the same arguments always give the same keys (like a rerun of one config)."""
+    run_id = content_id("run", config_name)
+    problems, chains, steps = [], [], []
+    for p in range(problem_offset, problem_offset + n_problems):
+        text = f"What is {p} + {p}?"
+        problem_id = content_id(source, text)
+        problems.append(
+            Problem(
+                problem_id,
+                source,
+                "math",
+                text,
+                reference_answer=str(2 * p),
+                source_file="train.jsonl",
+                source_line=p + 1,
+            )
+        )
+        for c in range(chains_per_problem):
+            # like schemas/assemble.py: chain and step keys do not include the run id
+            chain_id = content_id("chain", problem_id, model, c)
+            first_error = 1 if c % 2 else None
+            chains.append(
+                Chain(
+                    chain_id=chain_id,
+                    problem_id=problem_id,
+                    run_id=run_id,
+                    model=model,
+                    sampling='{"temperature": 0.7}',
+                    seed=7,
+                    sample_index=c,
+                    prompt=text,
+                    text="steps...",
+                    n_tokens=42,
+                    finish_reason="stop",
+                    final_answer=str(2 * p) if c % 2 == 0 else None,
+                    outcome="correct" if c % 2 == 0 else "incorrect",
+                    outcome_reason="matched" if c % 2 == 0 else "mismatch",
+                    outcome_evidence="{}",
+                    n_steps=steps_per_chain,
+                    first_error_verifier=first_error,
+                    first_error_mc=first_error,
+                )
+            )
+            for s in range(steps_per_chain):
+                wrong = first_error is not None and s >= first_error
+                mc_value = None if s == steps_per_chain - 1 and c == 0 else (0.0 if wrong else 0.75)
+                steps.append(
+                    Step(
+                        step_id=content_id("step", chain_id, s),
+                        chain_id=chain_id,
+                        problem_id=problem_id,
+                        run_id=run_id,
+                        step_index=s,
+                        text=f"step {s}",
+                        char_start=10 * s,
+                        char_end=10 * s + 9,
+                        verdict="incorrect" if wrong else "correct",
+                        verdict_reason="claim checked",
+                        verdict_evidence="{}",
+                        verifier="sympy",
+                        verifier_version="1",
+                        mc_value=mc_value,
+                        n_rollouts=4,
+                        n_rollouts_correct=0 if wrong else 3,
+                        hard_label=None if mc_value is None else not wrong,
+                        soft_label=mc_value,
+                        value_source="rollouts",
+                        consensus="negative" if wrong else "positive",
+                        labels_agree=None if mc_value is None else True,
+                        first_error=first_error is not None and s == first_error,
+                        rollout_tokens=120,
+                        rollout_seconds=0.5,
+                        model=model,
+                        label_config_hash="labelhash",
+                    )
+                )
+    rejections = [Rejection(run_id, "train.jsonl", 99, "question", "empty question")]
+    run = RunInfo(
+        run_id=run_id,
+        started_at="2026-01-01T00:00:00Z",
+        ended_at="2026-01-01T00:01:00Z",
+        status="succeeded",
+        error="",
+        config="{}",
+        config_hash=content_id("config", config_name),
+        git_commit="abc123",
+        package_versions="{}",
+        model=model,
+        model_weights_hash="weights",
+        verifier_versions="{}",
+        counts="{}",
+        stage_seconds="{}",
+        n_problems=len(problems),
+        n_chains=len(chains),
+        n_steps=len(steps),
+        n_rejected=len(rejections),
+        chain_accuracy=0.5,
+        rollout_tokens=1000,
+    )
+    return RunRecords(run, problems, chains, steps, rejections)
+
+
+@pytest.fixture
+def run_factory() -> Callable[..., RunRecords]:
+    return make_run

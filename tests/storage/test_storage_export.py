@@ -1,0 +1,98 @@
+"""Trainer exports: shapes, label rules, filters, and files on disk."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from storage.dataset import Dataset
+from storage.export import PLACEHOLDER, ExportError, ExportOptions, export_table, write_export
+
+
+@pytest.fixture
+def dataset(tmp_path, run_factory) -> Dataset:
+    data = Dataset(str(tmp_path / "ds"))
+    data.commit_run(*run_factory("a", n_problems=1).args())
+    data.commit_run(*run_factory("b", n_problems=1, problem_offset=5, source="math").args())
+    return data
+
+
+def _by_chain_order(table):
+    """Chain 0 of a problem is the correct one (its last step has no MC value), chain 1 errs at step 1."""
+    return sorted(table.to_pylist(), key=lambda row: len(row[next(iter(row))]))
+
+
+def test_trl_hard_labels_take_the_labelled_prefix(dataset):
+    rows = export_table(dataset, "trl", 1, ExportOptions(label="hard")).to_pylist()
+    assert sorted(row["labels"] for row in rows) == [[True, False, False], [True, True]]
+    assert all(len(row["completions"]) == len(row["labels"]) for row in rows)
+    assert {row["prompt"] for row in rows} == {"What is 0 + 0?"}
+
+
+def test_trl_stop_at_first_error_and_verifier_labels(dataset):
+    rows = export_table(dataset, "trl", 1, ExportOptions(label="hard", stop_at_first_error=True)).to_pylist()
+    assert sorted(row["labels"] for row in rows) == [[True, False], [True, True]]
+    rows = export_table(dataset, "trl", 1, ExportOptions(label="verifier")).to_pylist()
+    assert sorted(row["labels"] for row in rows) == [[True, False, False], [True, True, True]]
+
+
+def test_soft_labels_need_an_explicit_threshold_for_booleans(dataset):
+    with pytest.raises(ExportError, match="--threshold"):
+        export_table(dataset, "trl", 1, ExportOptions(label="soft"))
+    rows = export_table(dataset, "trl", 1, ExportOptions(label="soft", threshold=0.8)).to_pylist()
+    assert sorted(row["labels"] for row in rows) == [[False, False], [False, False, False]]
+    rows = export_table(dataset, "trl", 1, ExportOptions(label="soft", threshold=0.5)).to_pylist()
+    assert sorted(row["labels"] for row in rows) == [[True, False, False], [True, True]]
+    with pytest.raises(ExportError, match="soft labels only"):
+        export_table(dataset, "trl", 1, ExportOptions(label="hard", threshold=0.5))
+
+
+def test_openrlhf_placeholders_match_labels(dataset):
+    rows = export_table(dataset, "openrlhf", 1, ExportOptions(label="hard")).to_pylist()
+    for row in rows:
+        assert row["input"].count(PLACEHOLDER) == len(row["value"])
+        assert set(row["value"]) <= {"+", "-"}
+    floats = export_table(dataset, "openrlhf", 1, ExportOptions(label="soft")).to_pylist()
+    assert sorted(row["value"] for row in floats) == [[0.75, 0.0, 0.0], [0.75, 0.75]]
+
+
+def test_math_shepherd_layout(dataset):
+    rows = export_table(dataset, "math-shepherd", 1, ExportOptions(label="hard")).to_pylist()
+    for row in rows:
+        input_lines, label_lines = row["input"].splitlines(), row["label"].splitlines()
+        assert input_lines[0] == label_lines[0] == "What is 0 + 0?"
+        assert all(line.endswith(f" {PLACEHOLDER}") for line in input_lines[1:])
+        assert [line[:-2] for line in input_lines[1:]] == [line[:-1] for line in label_lines[1:]]
+        assert all(line[-1] in "+-" for line in label_lines[1:])
+        assert row["task"] == "gsm8k"
+    assert sorted(sum(line.endswith(" -") for line in row["label"].splitlines()) for row in rows) == [0, 2]
+
+
+def test_filters_source_since_version_and_agreement(dataset, run_factory):
+    everything = export_table(dataset, "trl", None, ExportOptions())
+    assert everything.num_rows == 4
+    only_math = export_table(dataset, "trl", None, ExportOptions(sources=("math",)))
+    assert set(only_math["source"].to_pylist()) == {"math"} and only_math.num_rows == 2
+    assert export_table(dataset, "trl", None, ExportOptions(domains=("code",))).num_rows == 0
+    fresh = export_table(dataset, "trl", None, ExportOptions(since_version=1))
+    assert set(fresh["source"].to_pylist()) == {"math"}
+    agreeing = export_table(dataset, "steps", None, ExportOptions(agreement_only=True))
+    assert all(agreeing["labels_agree"].to_pylist())
+    assert agreeing.num_rows == 10  # the two last steps without MC value have no agreement to check
+
+
+def test_steps_export_and_files(dataset, tmp_path):
+    steps = export_table(dataset, "steps", None, ExportOptions(label="consensus"))
+    assert steps.num_rows == 12 and {"source", "domain", "label", "positive", "mc_value"} <= set(
+        steps.column_names
+    )
+    write_export(steps, tmp_path / "out" / "steps.parquet")
+    assert pq.read_table(tmp_path / "out" / "steps.parquet").num_rows == 12
+    trl = export_table(dataset, "trl", None, ExportOptions())
+    write_export(trl, tmp_path / "trl.jsonl")
+    lines = (tmp_path / "trl.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 4 and isinstance(json.loads(lines[0])["labels"][0], bool)
+    with pytest.raises(ExportError, match="file format"):
+        write_export(trl, tmp_path / "trl.csv")

@@ -1,0 +1,92 @@
+"""The torch feed: every row exactly once across workers and ranks, spawn and fork, following versions."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import torch
+from torch.utils.data import DataLoader
+
+from storage.dataset import Dataset
+from storage.feed import StepFeed, shard_units
+
+
+@pytest.fixture
+def dataset(tmp_path, run_factory) -> Dataset:
+    data = Dataset(str(tmp_path / "ds"))
+    for index in range(4):  # four runs -> several Parquet files (row groups) per table
+        data.commit_run(*run_factory(f"run{index}", n_problems=3, problem_offset=10 * index).args())
+    return data
+
+
+def _step_ids(loader) -> list[str]:
+    ids: list[str] = []
+    for batch in loader:
+        ids.extend(batch["step_id"])
+    return ids
+
+
+def test_shard_units_partition():
+    units = list(range(10))
+    shards = [shard_units(units, shard, 3, seed=5) for shard in range(3)]
+    assert sorted(u for shard in shards for u in shard) == units
+    assert shard_units(units, 0, 3, seed=5) == shards[0]  # same seed, same deal
+
+
+@pytest.mark.parametrize("context", ["spawn", "fork"])
+def test_dataloader_workers_read_every_step_once(dataset, context):
+    feed = StepFeed(
+        dataset, kind="steps", columns=["step_id", "mc_value", "hard_label", "step_index"], batch_size=5
+    )
+    assert len(feed.plan.units) >= 4
+    loader = DataLoader(feed, batch_size=None, num_workers=2, multiprocessing_context=context)
+    ids = _step_ids(loader)
+    assert len(ids) == len(set(ids)) == 4 * 3 * 2 * 3
+
+
+def test_ranks_split_without_overlap(dataset):
+    per_rank = [
+        set(_step_ids(StepFeed(dataset, columns=["step_id"], rank=rank, world_size=2, shuffle_seed=1)))
+        for rank in range(2)
+    ]
+    assert not per_rank[0] & per_rank[1]
+    assert len(per_rank[0] | per_rank[1]) == 72
+    assert per_rank[0] and per_rank[1]
+
+
+def test_torch_batches_types_and_nulls(dataset):
+    batch = next(
+        iter(StepFeed(dataset, columns=["mc_value", "hard_label", "step_index", "text"], batch_size=6))
+    )
+    assert batch["mc_value"].dtype == torch.float64 and batch["step_index"].dtype == torch.int64
+    assert batch["hard_label"].dtype == torch.int8 and set(batch["hard_label"].tolist()) <= {-1, 0, 1}
+    assert torch.isnan(batch["mc_value"]).any() == (batch["hard_label"] == -1).any()
+    assert isinstance(batch["text"], list) and len(batch["text"]) == len(batch["mc_value"])
+
+
+def test_old_version_and_arrow_output(dataset):
+    feed = StepFeed(dataset, version=1, columns=["step_id", "run_id"], output="arrow")
+    rows = sum(batch.num_rows for batch in feed)
+    assert rows == 18
+    chains = StepFeed(dataset, kind="chains", columns=["chain_id"], output="arrow")
+    assert sum(batch.num_rows for batch in chains) == 24
+
+
+def test_follow_streams_fresh_runs(dataset, run_factory):
+    feed = StepFeed(dataset, columns=["step_id", "run_id"], follow=True, poll_seconds=0.05, max_versions=1)
+    seen: list[str] = []
+
+    def consume() -> None:
+        seen.extend(_step_ids(feed))
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    time.sleep(0.5)
+    fresh = run_factory("fresh", n_problems=1, problem_offset=100)
+    dataset.commit_run(*fresh.args())
+    reader.join(timeout=30)
+    assert not reader.is_alive()
+    assert len(seen) == len(set(seen)) == 72 + 6
+    assert set(seen[-6:]) == {step.step_id for step in fresh.steps}
