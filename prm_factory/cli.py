@@ -69,14 +69,14 @@ def run(
             err_console.print(f"[red]error:[/red] {line}", soft_wrap=True)
         fail(problems_found[-1])
 
-    from flows.generation_run import generation_run
+    from flows.generation_run import run_generation
     from flows.observe import progress_sink
     from prm_factory.progress import RichStageProgress
     from prm_factory.summary import print_summary
 
     started = time.perf_counter()
     with RichStageProgress(console) as bars, progress_sink(bars):
-        summary = generation_run(cfg)
+        summary = run_generation(cfg)
     print_summary(summary, console)
     console.print(f"wall time {time.perf_counter() - started:.0f}s")
     if summary.status != "succeeded":
@@ -95,24 +95,24 @@ def model_prepare(force: Annotated[bool, typer.Option(help="convert again even i
     console.print(f"default model checkpoint: {path}\nweights sha256: {weights_hash(path)}")
 
 
-def _register_optional_commands() -> None:
-    """Commands that live beside their stage; each module adds itself with `register(app)`."""
+COMMAND_MODULES = (
+    "prm_factory.commands.dataset",  # query, versions, tag, stats, export, compact
+    "prm_factory.commands.report",
+    "prm_factory.commands.quality",  # label, eval
+    "prm_factory.commands.serve",
+    "prm_factory.commands.sandbox",
+)
+
+
+def _register_commands() -> None:
+    """Commands live beside their stage; each module adds itself with `register(app)`."""
     import importlib
 
-    for module in (
-        "prm_factory.commands.dataset",
-        "prm_factory.commands.sandbox",
-        "prm_factory.commands.quality",
-        "prm_factory.commands.serve",
-    ):
-        try:
-            importlib.import_module(module).register(app)
-        except ModuleNotFoundError as err:
-            if err.name != module:
-                raise
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(app)
 
 
-_register_optional_commands()
+_register_commands()
 
 
 def main() -> None:  # pragma: no cover - console script entry

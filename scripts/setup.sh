@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up everything prm-factory needs on a fresh Debian machine, idempotently (a second call is quick):
-# Debian packages (Docker engine, debootstrap), the virtual environment from the lock file, the embedded
+# Debian packages (Docker engine, debootstrap, chromium), the virtual environment from the lock file, the embedded
 # model checkpoint, a running dockerd and the offline-built sandbox image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,7 @@ export HF_HUB_OFFLINE=1 DO_NOT_TRACK=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # renders `prm-factory report` pages in tests
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"
   apt-get update -qq

@@ -1,0 +1,54 @@
+"""`prm-factory report`: one self-contained HTML page describing a dataset version.
+
+Options and error handling are the dataset commands' own (prm_factory.commands.dataset), so --dataset,
+--version (number or tag) and --as-of mean the same everywhere and a storage error is one line and exit 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from prm_factory.commands.dataset import (
+    AsOfOption,
+    DatasetOption,
+    VersionOption,
+    _dataset,
+    _fail_cleanly,
+    _version,
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the report command to the main app."""
+
+    @app.command("report")
+    @_fail_cleanly
+    def report_command(
+        dataset: DatasetOption = None,
+        version: VersionOption = None,
+        as_of: AsOfOption = None,
+        output: Annotated[
+            Path | None,
+            typer.Option("--output", "-o", help="HTML file to write (default: report-v<VERSION>.html)."),
+        ] = None,
+        samples: Annotated[
+            int, typer.Option("--samples", min=0, help="Sample chains shown with their step labels.")
+        ] = 6,
+    ) -> None:
+        """Write an HTML report of a version: counts, label mix, MC values, agreement, first errors, cost."""
+        from storage.report import write_report  # matplotlib loads only when a report is asked for
+
+        data = _dataset(dataset)
+        resolved = _version(data, version, as_of)
+        target = output or Path(f"report-v{resolved}.html")
+        shown = write_report(data, target, resolved, n_samples=samples)
+        Console().print(
+            f"wrote report of version {shown.version} ({shown.headline['chains']} chains, "
+            f"{shown.headline['steps']} steps, {len(shown.samples)} samples) to {target}",
+            highlight=False,
+            soft_wrap=True,
+        )

@@ -1,0 +1,548 @@
+"""One self-contained HTML page describing a dataset version: what `prm-factory report` writes.
+
+The page is meant to be mailed, attached to an issue or opened from an object store, so it carries
+everything inline: CSS in a <style> element, plots as base64 SVG data URIs (each SVG is its own document, so
+matplotlib's element ids cannot clash between plots), no script and no external reference. Every text that
+comes from the dataset (problems, chains, steps, reasons, ids) is HTML-escaped, because it is model output
+or user input.
+
+Numbers are read with the same DuckDB views `prm-factory query` uses (storage.sql), aggregated in SQL, so
+the page costs the same on ten million steps as on ten: only histograms and a few sample chains reach
+Python.
+
+>>> write_report(Dataset("datasets/default"), Path("report.html"))          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from storage.dataset import Dataset
+from storage.sql import connect
+from storage.stats import HEADLINE_SQL
+
+MAX_STEP_INDEX = 24
+"""Step indices at or past this share one bucket ("24+") so long chains do not flatten the plots."""
+
+MAX_STEP_CHARS = 1500
+"""Longer step texts are cut in the sample chains: a runaway generation should not fill the page."""
+
+MC_BINS = 20
+
+VERDICTS = ("correct", "incorrect", "unverifiable")
+CONSENSUS = ("positive", "negative", "disputed", "unlabeled")
+COLOURS = {
+    "correct": "#2e7d32",
+    "positive": "#2e7d32",
+    "incorrect": "#c62828",
+    "negative": "#c62828",
+    "disputed": "#ef6c00",
+    "unverifiable": "#78909c",
+    "unlabeled": "#b0bec5",
+}
+FIRST_ERROR_SOURCES = {"verifier": "#1565c0", "mc": "#8e24aa", "consensus": "#ef6c00"}
+
+
+# ---------------------------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class SampleChain:
+    """One chain shown on the page with its problem and its steps (dicts of step columns)."""
+
+    chain: dict[str, Any]
+    steps: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the page shows, already aggregated; `render_html` turns it into HTML."""
+
+    dataset_root: str
+    version: int
+    headline: dict[str, Any]
+    runs: list[dict[str, Any]]
+    by_step_index: list[dict[str, Any]]  # one row per step index bucket: label counts, agreement, cost
+    mc_histogram: list[dict[str, Any]]  # verdict, bin, n
+    agreement_matrix: list[dict[str, Any]]  # verdict, hard_label, n
+    first_error_positions: list[dict[str, Any]]  # source, position (None = no error), n
+    samples: list[SampleChain]
+
+
+BY_STEP_INDEX_SQL = f"""
+SELECT
+    least(step_index, {MAX_STEP_INDEX}) AS step_index,
+    {", ".join(f"count(*) FILTER (WHERE verdict = '{v}') AS verdict_{v}" for v in VERDICTS)},
+    {", ".join(f"count(*) FILTER (WHERE consensus = '{c}') AS consensus_{c}" for c in CONSENSUS)},
+    count(*) FILTER (WHERE labels_agree IS NOT NULL) AS n_compared,
+    count(*) FILTER (WHERE labels_agree) AS n_agree,
+    count(*) FILTER (WHERE mc_value IS NOT NULL) AS n_mc_labels,
+    count(*) FILTER (WHERE value_source = 'rollouts') AS n_rollout_labels,
+    coalesce(sum(rollout_tokens), 0)::BIGINT AS rollout_tokens,
+    coalesce(sum(rollout_seconds), 0.0) AS rollout_seconds
+FROM steps
+GROUP BY 1
+ORDER BY 1
+"""
+
+MC_HISTOGRAM_SQL = f"""
+SELECT verdict, least(floor(mc_value * {MC_BINS}), {MC_BINS - 1})::INTEGER AS bin, count(*) AS n
+FROM steps
+WHERE mc_value IS NOT NULL
+GROUP BY ALL
+ORDER BY ALL
+"""
+
+AGREEMENT_SQL = "SELECT verdict, hard_label, count(*) AS n FROM steps GROUP BY ALL ORDER BY ALL"
+
+
+def _capped(column: str) -> str:
+    """SQL for a step index capped at MAX_STEP_INDEX that stays NULL (DuckDB's least() skips NULLs)."""
+    return f"CASE WHEN {column} IS NULL THEN NULL ELSE least({column}, {MAX_STEP_INDEX}) END"
+
+
+FIRST_ERROR_SQL = f"""
+SELECT 'verifier' AS source, {_capped("first_error_verifier")} AS position, count(*) AS n
+FROM chains GROUP BY ALL
+UNION ALL
+SELECT 'mc', {_capped("first_error_mc")}, count(*) FROM chains GROUP BY ALL
+UNION ALL
+SELECT 'consensus', {_capped("first_error_index")}, count(*) FROM first_errors GROUP BY ALL
+"""
+
+RUNS_SQL = """
+SELECT left(run_id, 16) AS run_id, started_at, status, model, left(config_hash, 12) AS config_hash,
+       n_problems, n_chains, n_steps, n_rejected, chain_accuracy, rollout_tokens
+FROM runs
+ORDER BY started_at, run_id
+"""
+
+# Round-robin over three kinds of chain (with a disputed step, solved, other), so a few samples show the
+# interesting cases; chain ids are content hashes, so ordering by them is a stable pseudo-random pick.
+SAMPLE_CHAINS_SQL = """
+WITH disputes AS (SELECT chain_id, bool_or(consensus = 'disputed') AS disputed FROM steps GROUP BY chain_id),
+ranked AS (
+    SELECT c.chain_id, kind, row_number() OVER (PARTITION BY kind ORDER BY c.chain_id) AS rank
+    FROM chains AS c
+    LEFT JOIN disputes AS d USING (chain_id),
+    LATERAL (SELECT CASE WHEN d.disputed THEN 0 WHEN c.outcome = 'correct' THEN 1 ELSE 2 END AS kind)
+)
+SELECT c.chain_id, c.problem_id, c.run_id, c.model, c.outcome, c.outcome_reason, c.final_answer, c.n_steps,
+       c.first_error_verifier, c.first_error_mc, p.source, p.domain, p.text AS problem_text,
+       p.reference_answer
+FROM ranked AS r
+JOIN chains AS c USING (chain_id)
+LEFT JOIN problems AS p USING (problem_id)
+ORDER BY r.rank, r.kind
+LIMIT $n
+"""
+
+SAMPLE_STEPS_SQL = """
+SELECT chain_id, step_index, text, verdict, verdict_reason, verifier, mc_value, n_rollouts,
+       n_rollouts_correct, hard_label, value_source, consensus, labels_agree, first_error
+FROM steps
+WHERE chain_id IN (SELECT unnest($chain_ids))
+ORDER BY chain_id, step_index
+"""
+
+
+def _rows(connection: duckdb.DuckDBPyConnection, sql: str, **params: Any) -> list[dict[str, Any]]:
+    cursor = connection.execute(sql, params or None)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) -> ReportData:
+    """Read and aggregate everything the page shows from one dataset version (None = latest)."""
+    resolved = dataset.resolve_version(version)
+    connection = connect(dataset, resolved)
+    try:
+        headline: dict[str, Any] = {}
+        for sql in HEADLINE_SQL.values():
+            headline.update(_rows(connection, sql)[0])
+        chains = _rows(connection, SAMPLE_CHAINS_SQL, n=n_samples) if n_samples > 0 else []
+        chain_ids = [chain["chain_id"] for chain in chains]
+        steps = _rows(connection, SAMPLE_STEPS_SQL, chain_ids=chain_ids) if chain_ids else []
+        return ReportData(
+            dataset_root=dataset.root,
+            version=resolved,
+            headline=headline,
+            runs=_rows(connection, RUNS_SQL),
+            by_step_index=_rows(connection, BY_STEP_INDEX_SQL),
+            mc_histogram=_rows(connection, MC_HISTOGRAM_SQL),
+            agreement_matrix=_rows(connection, AGREEMENT_SQL),
+            first_error_positions=_rows(connection, FIRST_ERROR_SQL),
+            samples=[
+                SampleChain(chain, [step for step in steps if step["chain_id"] == chain["chain_id"]])
+                for chain in chains
+            ],
+        )
+    finally:
+        connection.close()
+
+
+# ---------------------------------------------------------------------------------------------- plots
+
+
+def _figure(width: float = 7.5, height: float = 3.2) -> Any:
+    """A matplotlib Figure outside pyplot: no global figure registry, no GUI backend, safe in threads."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _svg_data_uri(figure: Any, salt: str) -> str:
+    """The figure as a base64 SVG data URI; the salt makes matplotlib's element ids stable per plot."""
+    import matplotlib
+
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "path"}):
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _no_data(ax: Any, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="#607d8b")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def _headroom(ax: Any, tallest: float) -> None:
+    """Leave room above the tallest bar for the legend (stacked zero-height bars pin autoscaling).
+
+    Only used on count axes, so their ticks are whole numbers too.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_ylim(0, max(tallest, 1) * 1.3)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _index_labels(indices: Sequence[int]) -> list[str]:
+    return [f"{i}+" if i >= MAX_STEP_INDEX else str(i) for i in indices]
+
+
+def plot_label_mix(rows: list[dict[str, Any]]) -> str:
+    """Stacked bars per step index: verifier verdicts (left) and consensus labels (right)."""
+    figure = _figure(height=3.4)
+    for ax, (prefix, labels, title) in zip(
+        figure.subplots(1, 2),
+        (("verdict", VERDICTS, "verifier verdict"), ("consensus", CONSENSUS, "consensus label")),
+        strict=True,
+    ):
+        ax.set_title(f"{title} by step index", fontsize=10)
+        if not rows:
+            _no_data(ax, "no steps")
+            continue
+        positions = list(range(len(rows)))
+        bottom = [0] * len(rows)
+        for label in labels:
+            counts = [row[f"{prefix}_{label}"] for row in rows]
+            ax.bar(positions, counts, bottom=bottom, color=COLOURS[label], label=label, width=0.8)
+            bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
+        ax.set_xticks(positions, _index_labels([row["step_index"] for row in rows]), fontsize=7)
+        ax.set_xlabel("step index")
+        ax.set_ylabel("steps")
+        _headroom(ax, max(bottom))
+        ax.legend(fontsize=7, loc="upper right")
+    return _svg_data_uri(figure, "label-mix")
+
+
+def plot_mc_histogram(rows: list[dict[str, Any]]) -> str:
+    """MC value histogram, stacked by the verifier's verdict on the same step."""
+    figure = _figure()
+    ax = figure.subplots()
+    ax.set_title("Monte Carlo value of steps (stacked by verdict)", fontsize=10)
+    if not rows:
+        _no_data(ax, "no MC values")
+        return _svg_data_uri(figure, "mc-histogram")
+    width = 1 / MC_BINS
+    bottom = [0] * MC_BINS
+    for verdict in VERDICTS:
+        counts = [0] * MC_BINS
+        for row in rows:
+            if row["verdict"] == verdict:
+                counts[row["bin"]] += row["n"]
+        lefts = [i * width for i in range(MC_BINS)]
+        ax.bar(lefts, counts, width=width, bottom=bottom, align="edge", color=COLOURS[verdict], label=verdict)
+        bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("MC value (fraction of rollouts from the prefix that reach the reference)")
+    ax.set_ylabel("steps")
+    _headroom(ax, max(bottom))
+    ax.legend(fontsize=7, loc="upper right")
+    return _svg_data_uri(figure, "mc-histogram")
+
+
+def plot_agreement(matrix: list[dict[str, Any]], by_index: list[dict[str, Any]]) -> str:
+    """Verdict x MC hard label counts (left) and the agreement rate per step index (right)."""
+    figure = _figure(height=3.4)
+    left, right = figure.subplots(1, 2, width_ratios=(1, 1.4))
+    hard_labels: tuple[bool | None, ...] = (True, False, None)
+    counts = [
+        [sum(r["n"] for r in matrix if r["verdict"] == v and r["hard_label"] is h) for h in hard_labels]
+        for v in VERDICTS
+    ]
+    peak = max((n for row in counts for n in row), default=0)
+    left.imshow(counts, cmap="Blues", vmin=0, vmax=max(peak, 1), aspect="auto")
+    for i, row in enumerate(counts):
+        for j, n in enumerate(row):
+            left.text(j, i, str(n), ha="center", va="center", color="white" if n > peak / 2 else "black")
+    left.set_xticks(range(3), ["MC: can reach", "MC: cannot", "no MC label"], fontsize=7)
+    left.set_yticks(range(3), VERDICTS, fontsize=8)
+    left.set_title("verdict vs MC hard label (steps)", fontsize=10)
+    right.set_title("agreement rate where both labelled", fontsize=10)
+    compared = [row for row in by_index if row["n_compared"]]
+    if not compared:
+        _no_data(right, "no step has both labels")
+    else:
+        positions = list(range(len(compared)))
+        rates = [row["n_agree"] / row["n_compared"] for row in compared]
+        right.bar(positions, rates, color="#1565c0", width=0.7)
+        right.set_xticks(positions, _index_labels([row["step_index"] for row in compared]), fontsize=7)
+        right.set_ylim(0, 1.05)
+        right.set_xlabel("step index")
+        right.set_ylabel("agreement rate")
+    return _svg_data_uri(figure, "agreement")
+
+
+def plot_first_errors(rows: list[dict[str, Any]]) -> str:
+    """Where each source puts a chain's first error; the last group counts chains with none."""
+    figure = _figure()
+    ax = figure.subplots()
+    ax.set_title("first-error position per chain", fontsize=10)
+    if not rows:
+        _no_data(ax, "no chains")
+        return _svg_data_uri(figure, "first-errors")
+    positions = sorted({row["position"] for row in rows if row["position"] is not None})
+    slots = [*positions, None]
+    width = 0.8 / len(FIRST_ERROR_SOURCES)
+    for k, (source, colour) in enumerate(FIRST_ERROR_SOURCES.items()):
+        counts = [
+            sum(r["n"] for r in rows if r["source"] == source and r["position"] == slot) for slot in slots
+        ]
+        xs = [i + (k - 1) * width for i in range(len(slots))]
+        ax.bar(xs, counts, width=width, color=colour, label=source)
+    ax.set_xticks(range(len(slots)), [*_index_labels(positions), "none"], fontsize=7)
+    ax.set_xlabel("step index of the first error")
+    ax.set_ylabel("chains")
+    _headroom(ax, max(r["n"] for r in rows))
+    ax.legend(fontsize=7, loc="upper right")
+    return _svg_data_uri(figure, "first-errors")
+
+
+def plot_cost(rows: list[dict[str, Any]]) -> str:
+    """Rollout tokens spent per MC label, by step index (early prefixes need longer rollouts)."""
+    figure = _figure(height=2.8)
+    ax = figure.subplots()
+    ax.set_title("rollout tokens per MC step label, by step index", fontsize=10)
+    labelled = [row for row in rows if row["n_mc_labels"]]
+    if not labelled:
+        _no_data(ax, "no MC labels")
+        return _svg_data_uri(figure, "cost")
+    positions = list(range(len(labelled)))
+    ax.bar(positions, [r["rollout_tokens"] / r["n_mc_labels"] for r in labelled], color="#5d4037", width=0.7)
+    ax.set_xticks(positions, _index_labels([row["step_index"] for row in labelled]), fontsize=7)
+    ax.set_xlabel("step index")
+    ax.set_ylabel("tokens / label")
+    return _svg_data_uri(figure, "cost")
+
+
+# ---------------------------------------------------------------------------------------------- page
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #263238; }
+h1 { margin-bottom: 0; } h2 { border-bottom: 1px solid #cfd8dc; padding-bottom: 4px; margin-top: 32px; }
+.meta { color: #607d8b; margin-top: 4px; }
+.cards { display: flex; flex-wrap: wrap; gap: 8px; }
+.card { border: 1px solid #cfd8dc; border-radius: 6px; padding: 6px 12px; min-width: 120px; }
+.card b { display: block; font-size: 20px; } .card span { color: #607d8b; font-size: 12px; }
+table { border-collapse: collapse; font-size: 13px; } td, th { border: 1px solid #cfd8dc; padding: 3px 8px; }
+th { background: #eceff1; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.scroll { overflow-x: auto; }
+img.plot { width: 100%; max-width: 1000px; display: block; margin: 8px 0; }
+.chain { border: 1px solid #cfd8dc; border-radius: 6px; padding: 10px 14px; margin: 14px 0; }
+.problem { background: #f5f7f8; padding: 6px 10px; white-space: pre-wrap; font-size: 13px; }
+ol.steps { padding-left: 0; list-style: none; } ol.steps li { border-left: 6px solid; margin: 4px 0;
+  padding: 4px 8px; }
+.step-text { white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 12px;
+  display: block; margin-top: 3px; }
+.pill { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 11px; color: white;
+  margin-right: 4px; } .pill.mc { color: #263238; } .pill.first-error { background: #000; }
+"""
+
+
+def _escape(value: Any) -> str:
+    return html.escape("∅" if value is None else str(value), quote=True)
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "∅"
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "<p class=meta>none</p>"
+    head = "".join(f"<th>{_escape(name)}</th>" for name in rows[0])
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td class=num>{_escape(_number(v))}</td>"
+            if isinstance(v, int | float) and not isinstance(v, bool)
+            else f"<td>{_escape(v)}</td>"
+            for v in row.values()
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f"<div class=scroll><table><tr>{head}</tr>{body}</table></div>"
+
+
+def _cards(values: dict[str, Any]) -> str:
+    return (
+        "<div class=cards>"
+        + "".join(
+            f"<div class=card><b>{_escape(_number(v))}</b><span>{_escape(k)}</span></div>"
+            for k, v in values.items()
+        )
+        + "</div>"
+    )
+
+
+def _img(uri: str, alt: str) -> str:
+    return f'<img class=plot src="{uri}" alt="{_escape(alt)}">'
+
+
+def cost_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Total rollout cost and its cost per MC step label (None where nothing was labelled).
+
+    The denominator is every step with an MC value, including last steps valued by the chain's own
+    outcome at no rollout cost: that is the price of a label as a training set sees it.
+    """
+    tokens = sum(row["rollout_tokens"] for row in rows)
+    seconds = sum(row["rollout_seconds"] for row in rows)
+    labels = sum(row["n_mc_labels"] for row in rows)
+    return {
+        "MC step labels": labels,
+        "of which from rollouts": sum(row["n_rollout_labels"] for row in rows),
+        "rollout tokens": tokens,
+        "rollout seconds": seconds,
+        "tokens per label": tokens / labels if labels else None,
+        "seconds per label": seconds / labels if labels else None,
+    }
+
+
+def _mc_pill(step: dict[str, Any]) -> str:
+    value = step["mc_value"]
+    if value is None:
+        return (
+            f'<span class="pill mc" style="background:#eceff1">MC ∅ ({_escape(step["value_source"])})</span>'
+        )
+    hue = round(120 * value)  # red (0) .. green (1)
+    detail = f"{step['n_rollouts_correct']}/{step['n_rollouts']} rollouts, {step['value_source']}"
+    return (
+        f'<span class="pill mc" style="background:hsl({hue},60%,82%)" title="{_escape(detail)}">'
+        f"MC {value:.2f}</span>"
+    )
+
+
+def _step_item(step: dict[str, Any]) -> str:
+    text = step["text"] or ""
+    if len(text) > MAX_STEP_CHARS:
+        text = text[:MAX_STEP_CHARS] + f" … [{len(step['text']) - MAX_STEP_CHARS} more characters]"
+    verdict, consensus = step["verdict"], step["consensus"]
+    first = '<span class="pill first-error">first error</span>' if step["first_error"] else ""
+    return (
+        f'<li class="consensus-{_escape(consensus)}" style="border-color:{COLOURS.get(consensus, "#000")};'
+        f'background:{COLOURS.get(consensus, "#000")}14">'
+        f"<b>{step['step_index']}</b> "
+        f'<span class=pill style="background:{COLOURS.get(verdict, "#000")}" '
+        f'title="{_escape(step["verifier"])}: {_escape(step["verdict_reason"])}">'
+        f"verdict {_escape(verdict)}</span>"
+        f"{_mc_pill(step)}"
+        f'<span class=pill style="background:{COLOURS.get(consensus, "#000")}">{_escape(consensus)}</span>'
+        f"{first}<span class=step-text>{_escape(text)}</span></li>"
+    )
+
+
+def _sample(sample: SampleChain) -> str:
+    chain = sample.chain
+    outcome_colour = COLOURS["correct" if chain["outcome"] == "correct" else "incorrect"]
+    return (
+        f"<div class=chain><div><b>chain {_escape(chain['chain_id'][:16])}</b> "
+        f'<span class=pill style="background:{outcome_colour}" title="{_escape(chain["outcome_reason"])}">'
+        f"outcome {_escape(chain['outcome'])}</span> "
+        f"<span class=meta>{_escape(chain['source'])}/{_escape(chain['domain'])} · {_escape(chain['model'])}"
+        f" · answer {_escape(chain['final_answer'])} (reference {_escape(chain['reference_answer'])})"
+        f" · first error: verifier {_escape(chain['first_error_verifier'])}, "
+        f"MC {_escape(chain['first_error_mc'])}</span></div>"
+        f"<div class=problem>{_escape(chain['problem_text'])}</div>"
+        f"<ol class=steps>{''.join(_step_item(step) for step in sample.steps)}</ol></div>"
+    )
+
+
+def _legend() -> str:
+    verdicts = "".join(
+        f'<span class=pill style="background:{COLOURS[v]}">verdict {v}</span>' for v in VERDICTS
+    )
+    labels = "".join(f'<span class=pill style="background:{COLOURS[c]}">{c}</span>' for c in CONSENSUS)
+    return (
+        f"<p>{verdicts} {labels} <span class='pill mc' style='background:hsl(0,60%,82%)'>MC 0</span>"
+        "<span class='pill mc' style='background:hsl(120,60%,82%)'>MC 1</span> — the left border and "
+        "background of a step follow its consensus label; hover a pill for the reason.</p>"
+    )
+
+
+def render_html(data: ReportData, generated_at: datetime | None = None) -> str:
+    """The whole page as one string; every dataset text in it is escaped."""
+    moment = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    headline = {k: v for k, v in data.headline.items() if not k.startswith("rollout_")}
+    sections = [
+        f"<h1>prm-factory dataset report — version {data.version}</h1>"
+        f"<p class=meta>{_escape(data.dataset_root)} · generated {moment}</p>",
+        f"<h2>Counts</h2>{_cards(headline)}",
+        f"<h2>Runs in this version</h2>{_table(data.runs)}",
+        "<h2>Label mix per step index</h2>" + _img(plot_label_mix(data.by_step_index), "label mix"),
+        "<h2>MC value distribution</h2>" + _img(plot_mc_histogram(data.mc_histogram), "MC values"),
+        "<h2>Verifier vs MC agreement</h2>"
+        + _img(plot_agreement(data.agreement_matrix, data.by_step_index), "agreement"),
+        "<h2>First-error position</h2>"
+        "<p class=meta>verifier: first step the verifier calls incorrect; MC: first step no rollout rescues; "
+        "consensus: the step flagged first_error.</p>"
+        + _img(plot_first_errors(data.first_error_positions), "first errors"),
+        f"<h2>Cost per label</h2>{_cards(cost_summary(data.by_step_index))}"
+        + _img(plot_cost(data.by_step_index), "cost per label"),
+        f"<h2>Sample chains ({len(data.samples)})</h2>{_legend()}"
+        + ("".join(_sample(s) for s in data.samples) or "<p class=meta>no chains</p>"),
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>prm-factory report v{data.version}</title><style>{STYLE}</style></head>"
+        f"<body>{''.join(sections)}</body></html>\n"
+    )
+
+
+def write_report(
+    dataset: Dataset, output: Path, version: int | None = None, n_samples: int = 6
+) -> ReportData:
+    """Collect a version's numbers, render the page and write it to `output`; returns what it showed."""
+    data = collect(dataset, version, n_samples)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(render_html(data), encoding="utf-8")
+    return data

@@ -1,0 +1,55 @@
+"""`prm-factory report` through Typer's runner on a fresh app, as the dataset commands are tested."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from prm_factory.commands.report import register
+from storage.versions import set_tag
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    application = typer.Typer()
+
+    @application.callback()
+    def main() -> None:
+        """Group mode, as in the real CLI."""
+
+    register(application)
+    return application
+
+
+def run(app: typer.Typer, *args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def test_report_of_an_old_version_by_tag(app, report_dataset, tmp_path):
+    set_tag(report_dataset, "first-run", 1, force=True)
+    output = tmp_path / "out" / "first.html"
+    result = run(app, "report", "--dataset", report_dataset.root, "--version", "first-run", "-o", str(output))
+    assert result.exit_code == 0, result.output
+    assert "version 1 (8 chains, 24 steps, 6 samples)" in result.output
+    assert "version 1</h1>" in output.read_text(encoding="utf-8")
+
+
+def test_report_defaults_to_latest_in_the_current_folder(app, report_dataset, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run(app, "report", "--dataset", report_dataset.root, "--samples", "2")
+    assert result.exit_code == 0, result.output
+    assert "Sample chains (2)" in (tmp_path / "report-v2.html").read_text(encoding="utf-8")
+
+
+def test_unknown_version_is_one_error_line(app, report_dataset, tmp_path):
+    output = tmp_path / "never.html"
+    result = run(app, "report", "--dataset", report_dataset.root, "--version", "99", "-o", str(output))
+    assert result.exit_code == 1
+    assert "error:" in result.output and "version 99 does not exist" in result.output
+    assert not output.exists()
+
+
+def test_missing_dataset_is_one_error_line(app, tmp_path):
+    result = run(app, "report", "--dataset", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html"))
+    assert result.exit_code == 1 and "no dataset at" in result.output
