@@ -36,6 +36,11 @@ Two sources of chains and rollouts:
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.*` engine hooks import from the repo root
+
 import argparse
 import hashlib
 import importlib

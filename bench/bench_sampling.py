@@ -1,0 +1,319 @@
+"""Sampling throughput: the vLLM offline engine (`VLLMSampler`) vs transformers `generate`, in one run.
+
+Same model (the embedded SmolLM2-135M-Instruct unless `--model` is given), same chat-templated prompts,
+same n, temperature, top_p and max tokens. Two workloads (issue 5 targets in brackets):
+
+- plain: `--problems` GSM8K train questions, n chains each (vLLM >= 5x transformers);
+- rollouts: the step prefixes of the GSM8K gold solutions of `--rollout-problems` questions, k rollouts from
+  each prefix, all submitted together, as the rollout driver does; prefixes of one problem share the prompt
+  and the earlier steps, which vLLM's prefix cache reuses and `generate` recomputes (vLLM >= 8x).
+
+Tokens/s counts generated tokens only: for transformers each sequence up to and including its first EOS
+(the padding a static batch runs on after a sequence ends is its cost, not output); for vLLM what the
+engine reports per generation. Each backend gets one small untimed warm-up call first; the vLLM engine's
+start (minutes on CPU with torch.compile) is reported apart and not in its tokens/s.
+
+Cores. Both backends get `--threads` cores: transformers `torch.set_num_threads(threads)`, vLLM's worker is
+bound to `threads` cores (VLLM_CPU_NUM_OF_RESERVED_CPU = cores - threads; its scheduler uses the rest).
+The default is 1: on a shared, oversubscribed machine two OpenMP threads per process spin at every barrier
+while the other is descheduled (seen here at load 11: 16 x 32 tokens took 27 s on one thread and did not
+finish in 200 s on two), which would measure the neighbours, not the backends. On a quiet machine use
+`--threads $(nproc)`. The load average before and after each phase is printed with the results.
+
+transformers runs first, then its model is freed, then the engine starts (one engine per process).
+
+    python bench/bench_sampling.py                         # defaults finish in a few minutes on 2 cores
+    python bench/bench_sampling.py --problems 16 --n 8 --max-tokens 256 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repo's packages importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt  # noqa: E402
+from sampling.protocol import GenerationParams  # noqa: E402
+from schemas.gsm8k import gsm8k_solution_steps, load_gsm8k  # noqa: E402
+
+PLAIN_TARGET = 5.0
+ROLLOUT_TARGET = 8.0
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "gsm8k" / "train.jsonl"
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    prompts: list[str]
+    params: GenerationParams
+    description: str
+
+
+@dataclass(frozen=True)
+class Timing:
+    backend: str
+    workload: str
+    sequences: int
+    tokens: int
+    seconds: float
+    load_before: float
+    load_after: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+def load_avg() -> float:
+    return os.getloadavg()[0]
+
+
+def render(tokenizer, question: str) -> str:
+    messages = [
+        {"role": "system", "content": MATH_SYSTEM_PROMPT},
+        {"role": "user", "content": math_user_prompt(question)},
+    ]
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+
+def build_workloads(tokenizer, args: argparse.Namespace) -> list[Workload]:
+    """The plain and the rollout workload; rollout prompts are built like `RolloutItem.rollout_prompt`."""
+    needed = max(args.problems, args.rollout_offset + args.rollout_problems)
+    problems = load_gsm8k(args.data, limit=needed).problems
+    plain_prompts = [render(tokenizer, p.text) for p in problems[: args.problems]]
+    rollout_prompts = []
+    for problem in problems[args.rollout_offset : args.rollout_offset + args.rollout_problems]:
+        steps = gsm8k_solution_steps(problem.reference_solution or "")
+        prompt = render(tokenizer, problem.text)
+        # every prefix but the full solution (its value is the outcome), as the rollout driver probes
+        rollout_prompts += [prompt + "\n".join(steps[: i + 1]) + "\n" for i in range(len(steps) - 1)]
+    plain = GenerationParams(n=args.n, temperature=0.7, top_p=1.0, max_tokens=args.max_tokens)
+    rollout = GenerationParams(n=args.k, temperature=0.7, top_p=1.0, max_tokens=args.rollout_max_tokens)
+    return [
+        Workload(
+            "plain",
+            plain_prompts,
+            plain,
+            f"{len(plain_prompts)} GSM8K questions x n={args.n}, max_tokens={args.max_tokens}",
+        ),
+        Workload(
+            "rollouts",
+            rollout_prompts,
+            rollout,
+            f"{len(rollout_prompts)} step prefixes of {args.rollout_problems} GSM8K gold solutions "
+            f"x k={args.k}, max_tokens={args.rollout_max_tokens}",
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# transformers
+
+
+def _generated_tokens(sequences, prompt_len: int, eos_ids: set[int]) -> int:
+    """Tokens each sequence generated up to and including its first EOS, summed."""
+    total = 0
+    for row in sequences[:, prompt_len:].tolist():
+        count = len(row)
+        for i, token in enumerate(row):
+            if token in eos_ids:
+                count = i + 1
+                break
+        total += count
+    return total
+
+
+def hf_generate_tokens(model, tokenizer, prompts: Sequence[str], params: GenerationParams, batch: int) -> int:
+    import torch
+
+    eos = model.generation_config.eos_token_id
+    eos_ids = set(eos if isinstance(eos, list) else [eos])
+    total = 0
+    for start in range(0, len(prompts), batch):
+        chunk = list(prompts[start : start + batch])
+        # the chat template already holds the special tokens; do not add a second BOS
+        encoded = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
+        with torch.inference_mode():
+            out = model.generate(
+                **encoded,
+                do_sample=True,
+                temperature=params.temperature,
+                top_p=params.top_p,
+                max_new_tokens=params.max_tokens,
+                num_return_sequences=params.n,
+                pad_token_id=tokenizer.pad_token_id,
+            )
+        total += _generated_tokens(out, encoded["input_ids"].shape[1], eos_ids)
+    return total
+
+
+def bench_transformers(checkpoint: str, workloads: list[Workload], args: argparse.Namespace) -> list[Timing]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    torch.set_num_threads(args.threads)
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint, padding_side="left")
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=getattr(torch, args.hf_dtype)).eval()
+    hf_generate_tokens(model, tokenizer, workloads[0].prompts[:1], GenerationParams(n=1, max_tokens=4), 1)
+    timings = []
+    for workload in workloads:
+        before = load_avg()
+        started = time.perf_counter()
+        tokens = hf_generate_tokens(model, tokenizer, workload.prompts, workload.params, args.hf_batch)
+        seconds = time.perf_counter() - started
+        timings.append(
+            Timing(
+                "transformers",
+                workload.name,
+                len(workload.prompts) * workload.params.n,
+                tokens,
+                seconds,
+                before,
+                load_avg(),
+            )
+        )
+        print(f"  transformers {workload.name}: {tokens} tokens in {seconds:.1f} s", flush=True)
+    del model
+    gc.collect()
+    return timings
+
+
+# ---------------------------------------------------------------------------------------------------------
+# vLLM
+
+
+def bench_vllm(
+    checkpoint: str, workloads: list[Workload], args: argparse.Namespace
+) -> tuple[list[Timing], float]:
+    os.environ["VLLM_CPU_NUM_OF_RESERVED_CPU"] = str(max((os.cpu_count() or 1) - args.threads, 0))
+    from sampling.vllm_sampler import EngineSettings, VLLMSampler
+
+    started = time.perf_counter()
+    sampler = VLLMSampler(
+        EngineSettings(
+            checkpoint=checkpoint,
+            model_id=Path(checkpoint).name,
+            seed=0,
+            enforce_eager=args.enforce_eager,
+            enable_prefix_caching=True,
+        )
+    )
+    start_seconds = time.perf_counter() - started
+    print(f"  vLLM engine started in {start_seconds:.0f} s", flush=True)
+    sampler.generate(workloads[0].prompts[:1], GenerationParams(n=1, max_tokens=4))
+    timings = []
+    for workload in workloads:
+        before = load_avg()
+        started = time.perf_counter()
+        generations = sampler.generate(workload.prompts, workload.params)
+        seconds = time.perf_counter() - started
+        tokens = sum(g.n_tokens for gens in generations for g in gens)
+        timings.append(
+            Timing(
+                "vllm",
+                workload.name,
+                len(workload.prompts) * workload.params.n,
+                tokens,
+                seconds,
+                before,
+                load_avg(),
+            )
+        )
+        print(f"  vLLM {workload.name}: {tokens} tokens in {seconds:.1f} s", flush=True)
+    return timings, start_seconds
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+def report(workloads: list[Workload], hf: list[Timing], vllm: list[Timing], start_s: float, args) -> dict:
+    targets = {"plain": PLAIN_TARGET, "rollouts": ROLLOUT_TARGET}
+    rows = []
+    print()
+    print(f"== sampling throughput on {os.cpu_count()} CPU cores; model {args.model or 'embedded default'}")
+    print(
+        f"   transformers dtype {args.hf_dtype}, batch {args.hf_batch} prompts; vLLM bf16, "
+        f"{'eager' if args.enforce_eager else 'compiled'}, prefix caching on; {args.threads} thread(s) each, "
+        f"engine start {start_s:.0f} s (not counted)"
+    )
+    header = f"{'workload':10} {'seqs':>5} {'hf tok':>7} {'hf tok/s':>9} {'vllm tok':>8} {'vllm tok/s':>10}"
+    print(header + f" {'ratio':>6}  target  load (hf / vllm)")
+    for workload, h, v in zip(workloads, hf, vllm, strict=True):
+        ratio = v.tokens_per_s / h.tokens_per_s if h.tokens_per_s else float("nan")
+        target = targets[workload.name]
+        verdict = "met" if ratio >= target else "NOT met"
+        print(
+            f"{workload.name:10} {h.sequences:>5} {h.tokens:>7} {h.tokens_per_s:>9.1f} {v.tokens:>8} "
+            f"{v.tokens_per_s:>10.1f} {ratio:>5.1f}x  >={target:.0f}x {verdict}"
+            f"  {h.load_before:.1f}->{h.load_after:.1f} / {v.load_before:.1f}->{v.load_after:.1f}"
+        )
+        print(f"{'':10} {workload.description}")
+        rows.append(
+            {
+                "workload": workload.name,
+                "description": workload.description,
+                "params": workload.params.to_dict(),
+                "transformers": {**asdict(h), "tokens_per_s": h.tokens_per_s},
+                "vllm": {**asdict(v), "tokens_per_s": v.tokens_per_s},
+                "ratio": ratio,
+                "target": target,
+                "met": ratio >= target,
+            }
+        )
+    return {"cpu_count": os.cpu_count(), "vllm_start_seconds": start_s, "args": vars(args), "workloads": rows}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", help="HF checkpoint dir (default: the embedded SmolLM2-135M-Instruct)")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="GSM8K jsonl")
+    parser.add_argument("--problems", type=int, default=6, help="plain workload: questions")
+    parser.add_argument("--n", type=int, default=4, help="plain workload: chains per question")
+    parser.add_argument("--max-tokens", type=int, default=96, help="plain workload: max new tokens")
+    parser.add_argument("--rollout-problems", type=int, default=6, help="rollout workload: gold solutions")
+    parser.add_argument("--rollout-offset", type=int, default=100, help="first GSM8K row of rollout workload")
+    parser.add_argument("--k", type=int, default=4, help="rollout workload: rollouts per prefix")
+    parser.add_argument("--rollout-max-tokens", type=int, default=48, help="rollout workload: max new tokens")
+    parser.add_argument("--hf-dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--hf-batch", type=int, default=64, help="prompts per transformers generate call")
+    parser.add_argument("--enforce-eager", action="store_true", help="vLLM without torch.compile")
+    parser.add_argument("--threads", type=int, default=1, help="cores per backend (see the docstring)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoTokenizer
+
+    if args.model:
+        checkpoint = args.model
+    else:
+        from sampling.model_prep import prepare_default_model
+
+        checkpoint = str(prepare_default_model())
+    workloads = build_workloads(AutoTokenizer.from_pretrained(checkpoint), args)
+    print(f"load average at start: {os.getloadavg()}", flush=True)
+    for workload in workloads:
+        print(f"  {workload.name}: {workload.description}", flush=True)
+    hf = bench_transformers(checkpoint, workloads, args)
+    vllm, start_s = bench_vllm(checkpoint, workloads, args)
+    result = report(workloads, hf, vllm, start_s, args)
+    print(f"load average at end: {os.getloadavg()}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

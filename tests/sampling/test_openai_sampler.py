@@ -1,0 +1,319 @@
+"""The OpenAI-compatible sampler: retry and round-robin logic on a stand-in, then a real `vllm serve`.
+
+Fast tests use `StandInCompletionsServer`, a tiny stdlib `http.server` that speaks just enough of
+`/v1/completions` and `/metrics` to exercise the client; it is not vLLM and generates no text worth
+reading. The engine tests (marker `engine`) start one real server for the module on the embedded model,
+with max_tokens <= 32 to keep CI short. The test that kills the server runs last in this module.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from sampling.openai_sampler import (
+    OpenAICompatibleSampler,
+    RetryPolicy,
+    SamplerRequestError,
+    SamplerUnavailable,
+    UrlRotation,
+    parse_completions,
+    prefix_cache_stats,
+)
+from sampling.protocol import GenerationParams
+from sampling.vllm_server import VLLMServer, free_port
+
+FAST_RETRY = RetryPolicy(max_attempts=3, backoff_s=0.01, max_backoff_s=0.02, cooldown_s=30.0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Stand-in server (not vLLM).
+
+
+class StandInCompletionsServer:
+    """A stdlib HTTP server answering `/v1/completions` with "<name>:<prompt>#<j>" choices.
+
+    `fail_next` requests get HTTP 503 first (a server under restart); `status` forces every answer's code
+    (e.g. 400); every payload received is kept in `payloads`.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.fail_next = 0
+        self.status = 200
+        self.payloads: list[dict] = []
+        self._lock = threading.Lock()
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:  # keep test output quiet
+                return
+
+            def do_GET(self) -> None:
+                body = (
+                    b"# HELP vllm:prefix_cache_queries_total x\n"
+                    b'vllm:prefix_cache_queries_total{engine="0",model_name="m"} 120.0\n'
+                    b'vllm:prefix_cache_hits_total{engine="0",model_name="m"} 90.0\n'
+                )
+                self._send(200, body)
+
+            def do_POST(self) -> None:
+                payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with stand_in._lock:
+                    stand_in.payloads.append(payload)
+                    failing = stand_in.fail_next > 0
+                    stand_in.fail_next -= 1 if failing else 0
+                if failing:
+                    self._send(503, b'{"error": "warming up"}')
+                    return
+                if stand_in.status != 200:
+                    self._send(stand_in.status, b'{"error": "bad request"}')
+                    return
+                n = payload["n"]
+                choices = [
+                    {
+                        "index": i * n + j,
+                        "text": f"{stand_in.name}:{prompt}#{j}",
+                        "finish_reason": "length",
+                        "token_ids": list(range(j + 1)),
+                    }
+                    for i, prompt in enumerate(payload["prompt"])
+                    for j in range(n)
+                ]
+                choices.reverse()  # the client must order by index, not by position
+                self._send(200, json.dumps({"choices": choices, "usage": {}}).encode())
+
+            def _send(self, code: int, body: bytes) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture()
+def stand_ins() -> Iterator[list[StandInCompletionsServer]]:
+    servers = [StandInCompletionsServer("a"), StandInCompletionsServer("b")]
+    yield servers
+    for server in servers:
+        server.close()
+
+
+def _sampler(urls: list[str], **kwargs: object) -> OpenAICompatibleSampler:
+    options = {"retry": FAST_RETRY, "prompts_per_request": 1, **kwargs}
+    return OpenAICompatibleSampler(urls, "m", tokenizer_path="/nonexistent", **options)  # type: ignore[arg-type]
+
+
+def test_generations_come_back_in_prompt_order_with_token_counts(stand_ins):
+    sampler = _sampler([stand_ins[0].url], prompts_per_request=2)
+    out = sampler.generate(["p0", "p1", "p2"], GenerationParams(n=2, max_tokens=5, stop=("\n\n",)))
+    assert [[g.text for g in gens] for gens in out] == [
+        ["a:p0#0", "a:p0#1"],
+        ["a:p1#0", "a:p1#1"],
+        ["a:p2#0", "a:p2#1"],
+    ]
+    assert [g.n_tokens for g in out[0]] == [1, 2]
+    assert {g.finish_reason for gens in out for g in gens} == {"length"}
+    payload = stand_ins[0].payloads[0]
+    assert payload["stop"] == ["\n\n"] and payload["max_tokens"] == 5 and payload["n"] == 2
+    assert "seed" not in payload  # per-request seeds crash the CPU engine; servers are seeded at start
+
+
+def test_requests_spread_round_robin_over_the_fleet(stand_ins):
+    sampler = _sampler([s.url for s in stand_ins], max_concurrency=1)
+    out = sampler.generate([f"p{i}" for i in range(6)], GenerationParams(n=1))
+    assert [gens[0].text.split(":")[0] for gens in out] == ["a", "b", "a", "b", "a", "b"]
+    assert len(stand_ins[0].payloads) == len(stand_ins[1].payloads) == 3
+
+
+def test_a_dead_url_in_the_fleet_is_skipped_after_one_failure(stand_ins):
+    dead = f"http://127.0.0.1:{free_port()}"
+    sampler = _sampler([dead, stand_ins[0].url], max_concurrency=1)
+    out = sampler.generate([f"p{i}" for i in range(5)], GenerationParams(n=1))
+    assert all(gens[0].text.startswith("a:") for gens in out)
+    assert len(stand_ins[0].payloads) == 5
+    assert sampler.retries == 1  # the dead URL cools down after its first failure
+
+
+def test_5xx_is_retried_until_the_server_answers(stand_ins):
+    stand_ins[0].fail_next = 2
+    sampler = _sampler([stand_ins[0].url])
+    out = sampler.generate(["p"], GenerationParams(n=1))
+    assert out[0][0].text == "a:p#0"
+    assert sampler.retries == 2
+
+
+def test_all_dead_raises_sampler_unavailable_naming_url_and_error():
+    dead = f"http://127.0.0.1:{free_port()}"
+    sampler = _sampler([dead])
+    with pytest.raises(SamplerUnavailable) as caught:
+        sampler.generate(["p"], GenerationParams(n=1))
+    message = str(caught.value)
+    assert dead in message and "3 attempt(s)" in message and "ConnectError" in message
+    assert caught.value.url == dead and caught.value.attempts == 3
+
+
+def test_a_fleet_all_dead_names_every_url_tried():
+    dead = [f"http://127.0.0.1:{free_port()}" for _ in range(2)]
+    sampler = _sampler(dead)
+    with pytest.raises(SamplerUnavailable) as caught:
+        sampler.generate(["p"], GenerationParams(n=1))
+    assert set(caught.value.tried) == set(dead)
+    assert all(url in str(caught.value) for url in dead)
+
+
+def test_4xx_fails_at_once_without_retry(stand_ins):
+    stand_ins[0].status = 400
+    sampler = _sampler([stand_ins[0].url])
+    with pytest.raises(SamplerRequestError, match="HTTP 400"):
+        sampler.generate(["p"], GenerationParams(n=1))
+    assert len(stand_ins[0].payloads) == 1 and sampler.retries == 0
+
+
+def test_rotation_returns_the_first_to_recover_when_all_cool_down():
+    rotation = UrlRotation(["http://a", "http://b"], cooldown_s=60)
+    rotation.mark_failed("http://a")
+    time.sleep(0.01)
+    rotation.mark_failed("http://b")
+    assert rotation.next() == "http://a"
+    rotation.mark_ok("http://b")
+    assert {rotation.next(), rotation.next()} == {"http://b"}
+
+
+def test_token_counts_fall_back_to_usage_split_over_choices():
+    body = {
+        "choices": [{"index": i, "text": "x", "finish_reason": "stop"} for i in range(3)],
+        "usage": {"completion_tokens": 10},
+    }
+    assert [g.n_tokens for g in parse_completions(body, 1, 3)[0]] == [4, 3, 3]
+    with pytest.raises(SamplerRequestError, match="expected 4 choices"):
+        parse_completions(body, 2, 2)
+
+
+def test_docstring_examples_hold():
+    import doctest
+
+    import sampling.openai_sampler
+
+    result = doctest.testmod(sampling.openai_sampler, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 2 and result.failed == 0
+
+
+def test_prefix_cache_stats_read_from_metrics(stand_ins):
+    assert prefix_cache_stats(stand_ins[0].url) == (120.0, 90.0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A real `vllm serve` process on the embedded model (one per module; the last test kills it).
+
+MODEL_NAME = "smollm2-test"
+
+
+@pytest.fixture(scope="module")
+def served_model() -> Iterator[tuple[VLLMServer, str]]:
+    from sampling.model_prep import prepare_default_model
+
+    checkpoint = str(prepare_default_model())
+    server = VLLMServer(checkpoint, served_model_name=MODEL_NAME, enforce_eager=True)
+    server.start()
+    try:
+        yield server, checkpoint
+    finally:
+        server.stop()
+
+
+@pytest.mark.engine
+def test_real_server_returns_n_completions_with_tokens_and_finish_reasons(served_model):
+    server, checkpoint = served_model
+    sampler = OpenAICompatibleSampler([server.base_url], MODEL_NAME, checkpoint)
+    prompts = [sampler.render_chat(None, "What is 2 + 3?"), sampler.render_chat(None, "Name a colour.")]
+    queries_before, _ = prefix_cache_stats(server.base_url)
+    out = sampler.generate(prompts, GenerationParams(n=2, temperature=0.7, max_tokens=16))
+    assert [len(gens) for gens in out] == [2, 2]
+    for gens in out:
+        for g in gens:
+            assert 1 <= g.n_tokens <= 16
+            assert g.finish_reason in {"stop", "length"}
+    assert any(g.finish_reason == "length" and g.n_tokens == 16 for gens in out for g in gens)
+    queries_after, hits_after = prefix_cache_stats(server.base_url)
+    assert queries_after > queries_before and hits_after >= 0
+
+
+@pytest.mark.engine
+def test_real_server_chat_rendering_matches_the_tokenizer(served_model):
+    from transformers import AutoTokenizer
+
+    server, checkpoint = served_model
+    sampler = OpenAICompatibleSampler([server.base_url], MODEL_NAME, checkpoint)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    expected = AutoTokenizer.from_pretrained(checkpoint).apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=True
+    )
+    assert sampler.render_chat("Be brief.", "Hi") == expected
+    assert expected.rstrip().endswith("assistant")
+
+
+@pytest.mark.engine
+def test_real_fleet_with_one_dead_url_still_serves(served_model):
+    server, checkpoint = served_model
+    dead = f"http://127.0.0.1:{free_port()}"
+    sampler = OpenAICompatibleSampler(
+        [dead, server.base_url], MODEL_NAME, checkpoint, prompts_per_request=1, retry=FAST_RETRY
+    )
+    prompts = [sampler.render_chat(None, f"Count to {i}.") for i in range(4)]
+    out = sampler.generate(prompts, GenerationParams(n=1, max_tokens=8))
+    assert [len(gens) for gens in out] == [1, 1, 1, 1]
+    assert all(g.n_tokens >= 1 for gens in out for g in gens)
+    assert 1 <= sampler.retries <= 2  # the dead URL is tried, then cools down
+
+
+@pytest.mark.engine
+def test_real_server_dying_mid_run_retries_then_fails_clearly(served_model):
+    """Runs last: it kills the module's server."""
+    server, checkpoint = served_model
+    sampler = OpenAICompatibleSampler(
+        [server.base_url],
+        MODEL_NAME,
+        checkpoint,
+        prompts_per_request=1,
+        max_concurrency=1,
+        retry=RetryPolicy(max_attempts=3, backoff_s=0.2, cooldown_s=1.0),
+    )
+    prompts = [sampler.render_chat(None, f"Tell a story about the number {i}.") for i in range(64)]
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            sampler.generate(prompts, GenerationParams(n=1, max_tokens=32))
+        except BaseException as error:  # handed to the test thread below
+            failure.append(error)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = time.monotonic() + 120
+    while sampler.requests_done < 1 and time.monotonic() < deadline and worker.is_alive():
+        time.sleep(0.05)
+    assert sampler.requests_done >= 1, "no request finished before the kill"
+    server.kill()
+    worker.join(timeout=120)
+    assert not worker.is_alive()
+    assert len(failure) == 1 and isinstance(failure[0], SamplerUnavailable), failure
+    error = failure[0]
+    assert error.url == server.base_url and error.attempts == 3
+    assert server.base_url in str(error) and "Error" in error.last_error
+    assert sampler.retries >= 2
+    assert sampler.requests_done < len(prompts)
