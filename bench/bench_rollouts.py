@@ -36,11 +36,6 @@ Two sources of chains and rollouts:
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.*` engine hooks import from the repo root
-
 import argparse
 import hashlib
 import importlib
@@ -51,6 +46,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 from rollouts import RolloutItem, estimate_values, make_strategy
 from rollouts.strategies import Strategy
@@ -58,6 +54,9 @@ from rollouts.values import ChainValues
 from sampling.protocol import Generation, GenerationParams, Sampler
 from schemas.records import Problem
 from verifiers.protocol import Verdict
+
+# `--engine bench.engine_inputs:...` hooks import from the repo root
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROLLOUT_TARGET = 0.40
 AGREEMENT_TARGET = 0.95
