@@ -58,3 +58,42 @@ def headline_stats(dataset: Dataset, version: int | None = None) -> dict[str, An
     finally:
         connection.close()
     return stats
+
+
+RUN_COST_SQL = """
+    WITH per_run AS (
+        SELECT
+            r.run_id,
+            r.status,
+            r.model,
+            date_diff('second', r.started_at::TIMESTAMPTZ, r.ended_at::TIMESTAMPTZ) AS wall_seconds,
+            count(s.step_id) AS step_labels,
+            count(s.step_id) FILTER (WHERE s.value_source = 'rollouts') AS rollout_labels,
+            coalesce(sum(s.n_rollouts), 0)::BIGINT AS rollouts,
+            coalesce(sum(s.rollout_tokens), 0)::BIGINT AS rollout_tokens,
+            coalesce(sum(s.rollout_seconds), 0.0) AS rollout_seconds
+        FROM runs r LEFT JOIN steps s USING (run_id)
+        WHERE $run_id IS NULL OR r.run_id = $run_id
+        GROUP BY ALL
+    )
+    SELECT
+        *,
+        round(step_labels * 3600.0 / nullif(wall_seconds, 0), 1) AS labels_per_hour,
+        round(rollout_tokens / nullif(rollout_labels, 0), 1) AS tokens_per_rollout_label,
+        round(rollout_seconds / nullif(rollout_labels, 0), 3) AS engine_seconds_per_rollout_label
+    FROM per_run
+    ORDER BY run_id
+"""
+
+
+def run_costs(dataset: Dataset, version: int | None = None, run_id: str | None = None) -> list[dict[str, Any]]:
+    """Cost per run of a version: wall time, labels per hour, rollouts and tokens per rollout label.
+
+    Steps count for the run that first committed them (see storage.dataset), and `rollouts` counts each
+    label's rollouts, so a prefix shared by several chains of a problem counts once per chain here.
+    """
+    connection = connect(dataset, dataset.resolve_version(version))
+    try:
+        return connection.execute(RUN_COST_SQL, {"run_id": run_id}).to_arrow_table().to_pylist()
+    finally:
+        connection.close()

@@ -218,18 +218,30 @@ def register(app: typer.Typer) -> None:
         as_of: AsOfOption = None,
         fmt: FormatOption = "table",
         output: OutputOption = None,
+        run: Annotated[str | None, typer.Option("--run", help="Only this run's cost table.")] = None,
     ) -> None:
-        """Headline numbers of a version: counts, chain accuracy, label mix, agreement, rollout cost."""
-        from storage.stats import headline_stats
+        """Headline numbers of a version (counts, chain accuracy, label mix, agreement, rollout cost), then
+        cost per run: labels per hour, rollouts and tokens per label."""
+        from storage.stats import headline_stats, run_costs
 
         _check_format(fmt)
         data = _dataset(dataset)
-        stats = headline_stats(data, _version(data, version, as_of))
-        if fmt == "table":
-            result = pa.table({"metric": list(stats), "value": [_cell(v) for v in stats.values()]})
-        else:
-            result = pa.Table.from_pylist([stats])
-        emit(result, fmt, output)
+        resolved = _version(data, version, as_of)
+        costs = pa.Table.from_pylist(run_costs(data, resolved, run))
+        if run is not None and costs.num_rows == 0:
+            raise typer.BadParameter(f"no run {run!r} in this version", param_hint="--run")
+        if fmt != "table":
+            stats = headline_stats(data, resolved)
+            emit(pa.Table.from_pylist([{**stats, "runs_cost": costs.to_pylist()}]), fmt, output)
+            return
+        if run is None:
+            stats = headline_stats(data, resolved)
+            emit(pa.table({"metric": list(stats), "value": [_cell(v) for v in stats.values()]}), fmt, output)
+        rows = costs.to_pylist()  # one column per run: the metrics are many, the runs of a version few
+        columns = {"cost": [name for name in costs.column_names if name != "run_id"]}
+        for row in rows:
+            columns[f"run {row['run_id'][:12]}"] = [_cell(row[name]) for name in columns["cost"]]
+        emit(pa.table(columns), fmt, output)
 
     @app.command("export")
     @_fail_cleanly
