@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import State, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.states import Failed
 
 from flows import artifacts
 from flows.domains import Domain, domain_for
@@ -63,6 +64,17 @@ class RunSummary:
     step_rows: list[Step] = field(default_factory=list)
     chain_rows: list[Chain] = field(default_factory=list)
     cached_stages: list[str] = field(default_factory=list)
+
+
+class RunFailed(RuntimeError):
+    """A run that failed and recorded itself; raised by a direct `generation_run` call, with its summary."""
+
+    def __init__(self, message: str, summary: RunSummary) -> None:
+        super().__init__(message, summary)  # both in args, so the exception pickles with Prefect results
+        self.summary = summary
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 ENGINE_TAG = "prm-engine"
@@ -133,6 +145,8 @@ def start_engine_task(settings: EngineSettings) -> str:
 def sample_task(
     settings: EngineSettings, problems: list[Problem], params: GenerationParams, domain: Domain
 ) -> list[DrawnChain]:
+    if not problems:  # nothing left to label (skip_labeled): no engine needed
+        return []
     drawn = _with_engine(
         settings, lambda s: draw_chains(s, problems, params, domain.system_prompt, domain.user_prompt)
     )
@@ -196,6 +210,8 @@ def rollouts_task(
         for c in sampled
         if c.steps
     ]
+    if not items:
+        return []
     params = GenerationParams(n=r.k, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens)
     strategy = make_strategy(r.strategy, rollouts_per_probe=r.k, max_steps=r.max_steps)
     logger = get_run_logger()
@@ -250,8 +266,11 @@ def _stage_keys(
 
 
 @flow(name="prm-generation-run", log_prints=True)
-def generation_run(config: RunConfig) -> RunSummary:
-    """One generation run (math or code, by `problems.source`); writes one new dataset version."""
+def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
+    """One generation run (math or code, by `problems.source`); writes one new dataset version.
+
+    Returns the summary; a failed run returns a Failed state carrying it (see `run_generation`).
+    """
     from flows.scaleout import verify_in_chunks
 
     run_id = uuid.uuid4().hex[:16]
@@ -287,7 +306,7 @@ def generation_run(config: RunConfig) -> RunSummary:
     def resumable(task_: Any, key: str) -> Any:
         return with_stage_cache(task_, root, key if config.resume.enabled else None)
 
-    error = ""
+    error = failed_stage = ""
     verifier: Verifier | None = None
     try:
         verifier = domain.make_verifier()
@@ -297,10 +316,12 @@ def generation_run(config: RunConfig) -> RunSummary:
         settings = engine_settings(config)
         model_id, weights = settings.model_id, weights_hash(Path(settings.checkpoint))
         keys = _stage_keys(config, problems, settings, weights, verifier)
-        needs_engine = not (
+        engine_work_cached = (
             config.resume.enabled and is_cached(root, keys.sample) and is_cached(root, keys.rollouts)
         )
-        if needs_engine:  # both engine stages cached: a resumed run never starts the engine
+        # A resumed run whose engine stages are both cached, or a run with no (fresh) problems left,
+        # never starts the engine: that start is the most expensive minute of a small run.
+        if problems and not engine_work_cached:
             timed("engine_start", lambda: start_engine_task(settings))
         s = config.sampling
         params = GenerationParams(n=s.n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens)
@@ -336,9 +357,9 @@ def generation_run(config: RunConfig) -> RunSummary:
             chains.append(record)
             steps.extend(step_rows)
     except Exception as err:  # recorded in the runs table below; the CLI exits non-zero
-        error = f"{type(err).__name__}: {err}"
-        events.failed(current, error)
-        logger.error("run failed in stage %s: %s\n%s", current, error, traceback.format_exc())
+        error, failed_stage = f"{type(err).__name__}: {err}", current
+        events.failed(failed_stage, error)
+        logger.error("run failed in stage %s: %s\n%s", failed_stage, error, traceback.format_exc())
     finally:
         close = getattr(verifier, "close", None)
         if callable(close):
@@ -398,7 +419,7 @@ def generation_run(config: RunConfig) -> RunSummary:
             cached_stages=tuple(cached_stages),
         )
     )
-    return RunSummary(
+    summary = RunSummary(
         run_id=run_id,
         domain=domain.name,
         dataset_root=root,
@@ -416,3 +437,24 @@ def generation_run(config: RunConfig) -> RunSummary:
         chain_rows=chains,
         cached_stages=cached_stages,
     )
+    if error:  # the flow run is Failed in the UI (and for automations), the summary travels with it
+        message = f"run {run_id} failed in stage {failed_stage}: {error}"
+        return Failed(message=message, data=RunFailed(message, summary))
+    return summary
+
+
+def run_generation(config: RunConfig) -> RunSummary:
+    """Run the flow and return its summary, also when the run failed (its Prefect state is then Failed).
+
+    Calling `generation_run` directly raises for a failed run; the CLI wants the summary either way to
+    print it and exit non-zero. An exception the flow did not turn into a summary is raised here.
+    """
+    state = generation_run(config, return_state=True)
+    outcome = state.result(raise_on_failure=False)
+    if isinstance(outcome, RunSummary):
+        return outcome
+    if isinstance(outcome, RunFailed):
+        return outcome.summary
+    if isinstance(outcome, BaseException):
+        raise outcome
+    raise TypeError(f"generation_run returned {type(outcome).__name__}, not a RunSummary")

@@ -86,7 +86,9 @@ RUN_COST_SQL = """
 """
 
 
-def run_costs(dataset: Dataset, version: int | None = None, run_id: str | None = None) -> list[dict[str, Any]]:
+def run_costs(
+    dataset: Dataset, version: int | None = None, run_id: str | None = None
+) -> list[dict[str, Any]]:
     """Cost per run of a version: wall time, labels per hour, rollouts and tokens per rollout label.
 
     Steps count for the run that first committed them (see storage.dataset), and `rollouts` counts each
