@@ -1,0 +1,126 @@
+"""SIGKILL mid-run, start again, compare with an uninterrupted run: the same rows, and finished stages
+are not redone. Runs the real CLI as subprocesses (each starts its own engine), so it is kept to one
+tiny comparison: one problem, one chain, one rollout on one step prefix, eager engine start.
+
+Decoding is greedy (temperature 0) here on purpose: the killed and the uninterrupted run are two engine
+processes, and at temperature 0.7 two fresh CPU engines with the same seed were seen to write different
+chain texts (so different step rows) in one of two tries. Resume itself reuses the killed run's cached
+samples either way; greedy decoding makes the comparison with a separate uninterrupted run fair (vLLM
+allows greedy decoding with n = 1 only, hence one chain and one rollout)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from flows.resume import CACHE_DIR
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+TINY = """
+name = "resume-e2e"
+[problems]
+path = "{problems}"
+limit = 1
+[model]
+enforce_eager = true
+[sampling]
+n = 1
+max_tokens = 96
+temperature = 0.0
+[rollouts]
+k = 1
+max_steps = 1
+max_tokens = 64
+temperature = 0.0
+[dataset]
+root = "{root}"
+"""
+
+
+def cli_command(config: Path) -> list[str]:
+    return [str(Path(sys.executable).with_name("prm-factory")), "run", "--config", str(config)]
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "COLUMNS": "200"}
+
+
+def write_config(tmp_path: Path, name: str, problems: Path) -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(TINY.format(problems=problems, root=tmp_path / name))
+    return path
+
+
+def run_to_end(config: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cli_command(config), capture_output=True, text=True, cwd=cwd, env=env(), timeout=600
+    )
+
+
+def run_and_kill_after(config: Path, root: Path, stage: str, cwd: Path) -> None:
+    """Start a run in its own process group and SIGKILL the whole group once `stage` is cached."""
+    process = subprocess.Popen(
+        cli_command(config),
+        cwd=cwd,
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # the engine's worker processes die with it
+    )
+    deadline = time.monotonic() + 600
+    try:
+        while not list((root / CACHE_DIR).glob(f"{stage}-*")):
+            assert process.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, f"stage {stage} never finished"
+            time.sleep(0.5)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+    assert process.returncode == -signal.SIGKILL
+
+
+def dataset_keys(root: Path) -> dict[str, list[str]]:
+    from storage.dataset import Dataset
+    from storage.sql import query
+
+    ds = Dataset(str(root))
+    sqls = {
+        "problems": "SELECT problem_id AS k FROM problems",
+        "chains": "SELECT chain_id AS k FROM chains",
+        "steps": "SELECT step_id AS k FROM steps",
+        "rejections": "SELECT file || ':' || line || ':' || field AS k FROM rejections",
+    }
+    return {kind: sorted(query(ds, sql)["k"].to_pylist()) for kind, sql in sqls.items()}
+
+
+def test_a_run_killed_mid_run_and_started_again_ends_like_an_uninterrupted_run(
+    tmp_path: Path, problems_file: Path
+) -> None:
+    from storage.dataset import Dataset
+
+    killed_cfg = write_config(tmp_path, "killed", problems_file)
+    run_and_kill_after(killed_cfg, tmp_path / "killed", "sample", tmp_path)
+    killed = Dataset(str(tmp_path / "killed"))
+    assert not killed.exists() or dataset_keys(tmp_path / "killed")["chains"] == []
+
+    resumed = run_to_end(killed_cfg, tmp_path)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    output = resumed.stdout + resumed.stderr
+    assert "stage=sample event=done" in output and "cached=true" in output
+    assert "sample (cached)" in output  # the CLI's progress line
+
+    clean = run_to_end(write_config(tmp_path, "clean", problems_file), tmp_path)
+    assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
+    assert "cached=true" not in clean.stdout + clean.stderr
+
+    resumed_keys, clean_keys = dataset_keys(tmp_path / "killed"), dataset_keys(tmp_path / "clean")
+    assert len(resumed_keys["chains"]) == 1 and resumed_keys["steps"]
+    assert resumed_keys == clean_keys

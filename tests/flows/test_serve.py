@@ -1,0 +1,102 @@
+"""Deployments for scheduled runs, cron validation, and the `serve` command's one-line errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flows.serve import ServedConfig, build_deployments, deployment_name, require_api_server, validate_cron
+from prm_factory.config import ConfigError, load_config
+
+
+def write_config(path: Path, name: str, problems: Path, **extra: str) -> Path:
+    lines = [f'name = "{name}"', "[problems]", f'path = "{problems}"', "limit = 3"]
+    lines += [f"{key} = {value}" for key, value in extra.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("bad", ["61 * * * *", "every hour", "* * *"])
+def test_a_bad_cron_string_is_one_clear_error(bad: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(f"bad cron schedule '{bad}': Invalid cron string")):
+        validate_cron(bad)
+
+
+def test_each_config_becomes_a_deployment_with_the_schedule_and_its_parameters(
+    tmp_path: Path, gsm8k_file: Path
+) -> None:
+    a = write_config(tmp_path / "hourly.toml", "gsm8k", gsm8k_file)
+    b = write_config(tmp_path / "code.toml", "gsm8k", gsm8k_file)
+    served = [ServedConfig(p, load_config(p)) for p in (a, b)]
+    deployments = build_deployments(served, "15 */2 * * *", timezone="UTC")
+
+    assert [d.name for d in deployments] == ["gsm8k-hourly", "gsm8k-code"]
+    for deployment, item in zip(deployments, served, strict=True):
+        assert [s.schedule.cron for s in deployment.schedules] == ["15 */2 * * *"]
+        assert deployment.schedules[0].schedule.timezone == "UTC"
+        assert deployment.parameters == {"config": item.config.model_dump(mode="json")}
+        assert deployment.concurrency_limit == 1 and "prm-factory" in deployment.tags
+        assert deployment.entrypoint.endswith("generation_run.py:generation_run")
+    assert deployments[0].parameters["config"]["problems"]["limit"] == 3
+
+
+def test_two_configs_with_one_deployment_name_are_refused(tmp_path: Path, gsm8k_file: Path) -> None:
+    path = write_config(tmp_path / "same.toml", "x", gsm8k_file)
+    item = ServedConfig(path, load_config(path))
+    assert deployment_name(item) == "x-same"
+    with pytest.raises(ConfigError, match="same deployment name: x-same"):
+        build_deployments([item, item], "0 * * * *")
+
+
+def test_serving_without_an_api_server_says_how_to_start_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with temporary_settings(updates={PREFECT_API_URL: None}):
+        with pytest.raises(ConfigError, match="prefect server start"):
+            require_api_server()
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("prm-factory")
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("PREFECT_API_URL", None)
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+
+def test_serve_reports_every_config_error_on_one_line_each_and_exits_non_zero(
+    tmp_path: Path, gsm8k_file: Path
+) -> None:
+    good = write_config(tmp_path / "good.toml", "good", gsm8k_file)
+    no_problems = write_config(tmp_path / "nofile.toml", "nofile", tmp_path / "missing.jsonl")
+    bad_model = tmp_path / "badmodel.toml"
+    bad_model.write_text(f'[problems]\npath = "{gsm8k_file}"\n[model]\npath = "{tmp_path / "no-model"}"\n')
+    result = cli("serve", str(good), str(no_problems), str(bad_model), "--cron", "61 * * * *", cwd=tmp_path)
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        "error: bad cron schedule '61 * * * *': Invalid cron string: \"61 * * * *\"",
+        f"error: {no_problems}: problem file not found: {tmp_path / 'missing.jsonl'} "
+        "(set problems.path or --problems)",
+        f"error: {bad_model}: model.path not found: {tmp_path / 'no-model'} "
+        "(a local Hugging Face checkpoint directory)",
+    ]
+
+    dry = cli("serve", str(good), "--cron", "*/30 * * * *", "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert f"deployment good-good: {good} on '*/30 * * * *'" in dry.stdout
+
+    no_server = cli("serve", str(good), cwd=tmp_path)
+    assert no_server.returncode == 2 and "prefect server start" in no_server.stderr
+
+
+def test_engine_tasks_carry_the_tag_the_concurrency_limit_is_set_on() -> None:
+    from flows.generation_run import ENGINE_TAG, rollouts_task, sample_task, start_engine_task
+
+    assert ENGINE_TAG == "prm-engine"
+    assert all(ENGINE_TAG in t.tags for t in (start_engine_task, sample_task, rollouts_task))
