@@ -36,10 +36,11 @@ from flows.selection import labeled_problem_ids, pick_fresh
 from prm_factory.config import RunConfig
 from prm_factory.provenance import git_commit, package_versions
 from rollouts import ChainValues, RolloutItem, estimate_values, make_strategy
+from sampling.backends import drop_sampler, get_sampler
 from sampling.chains import DrawnChain, draw_chains
 from sampling.model_prep import resolve_model, weights_hash
-from sampling.protocol import GenerationParams
-from sampling.vllm_sampler import EngineSettings, VLLMSampler, drop_sampler, get_sampler
+from sampling.protocol import GenerationParams, Sampler
+from sampling.vllm_sampler import EngineSettings
 from schemas.assemble import SampledChain, build_records, chain_id_for
 from schemas.records import Chain, Problem, Rejection, RunInfo, Step
 from storage.dataset import Dataset
@@ -96,10 +97,13 @@ def engine_settings(config: RunConfig) -> EngineSettings:
         enable_prefix_caching=m.enable_prefix_caching,
         cpu_kv_cache_gib=m.cpu_kv_cache_gib,
         gpu_memory_utilization=m.gpu_memory_utilization,
+        backend=m.backend,
+        base_urls=tuple(m.base_urls),
+        served_model_name=m.served_model_name,
     )
 
 
-def _with_engine(settings: EngineSettings, work: Callable[[VLLMSampler], Any]) -> Any:
+def _with_engine(settings: EngineSettings, work: Callable[[Sampler], Any]) -> Any:
     """Run `work` on the engine; a failure drops the engine so the task's retry starts a fresh one."""
     sampler = get_sampler(settings)
     try:
@@ -196,7 +200,7 @@ def rollouts_task(
     config: RunConfig,
     verifier: Verifier,
     run_id: str = "",
-) -> list[ChainValues]:
+) -> RolloutStage:
     r = config.rollouts
     items = [
         RolloutItem(
@@ -211,7 +215,7 @@ def rollouts_task(
         if c.steps
     ]
     if not items:
-        return []
+        return RolloutStage([], None)
     params = GenerationParams(n=r.k, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens)
     strategy = make_strategy(r.strategy, rollouts_per_probe=r.k, max_steps=r.max_steps)
     logger = get_run_logger()
@@ -221,9 +225,34 @@ def rollouts_task(
     def progress(done: int, total: int) -> None:
         events.advanced("rollouts", done, total)
 
-    return _with_engine(
-        settings, lambda s: estimate_values(items, strategy, s, verifier.grade, params, progress=progress)
-    )
+    def work(sampler: Sampler) -> RolloutStage:
+        before = _cache_totals(sampler)
+        values = estimate_values(items, strategy, sampler, verifier.grade, params, progress=progress)
+        after = _cache_totals(sampler)
+        rate = None
+        if before is not None and after is not None and after[0] > before[0]:
+            rate = (after[1] - before[1]) / (after[0] - before[0])
+            logger.info("rollouts: prefix cache hit rate %.3f", rate)
+        return RolloutStage(values, rate)
+
+    return _with_engine(settings, work)
+
+
+@dataclass(frozen=True)
+class RolloutStage:
+    values: list[ChainValues]
+    prefix_cache_hit_rate: float | None  # over this stage's prompts; None when the backend has no counters
+
+
+def _cache_totals(sampler: Sampler) -> tuple[int, int] | None:
+    totals = getattr(sampler, "prefix_cache_totals", None)
+    if totals is None:
+        return None
+    try:
+        return totals()
+    except (OSError, RuntimeError, ValueError) as err:  # counters are provenance, not worth failing a run
+        get_run_logger().warning("prefix cache counters unreadable: %s", err)
+        return None
 
 
 @task(name="write-dataset", retries=3, retry_delay_seconds=[2, 5, 15], cache_policy=NO_CACHE)
@@ -307,6 +336,8 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
         return with_stage_cache(task_, root, key if config.resume.enabled else None)
 
     error = failed_stage = ""
+    values: list[ChainValues] = []
+    cache_hit_rate: float | None = None
     verifier: Verifier | None = None
     try:
         verifier = domain.make_verifier()
@@ -337,9 +368,11 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
             verify = resumable(verify_task, keys.verify).with_options(tags=sandbox_tags)
             verdicts = timed("verify", lambda: verify(sampled, verifier), keys.verify)
         rollouts = resumable(rollouts_task, keys.rollouts).with_options(tags=[ENGINE_TAG, *sandbox_tags])
-        values = timed(
+        rollout_stage = timed(
             "rollouts", lambda: rollouts(settings, sampled, config, verifier, run_id), keys.rollouts
         )
+        values = rollout_stage.values
+        cache_hit_rate = rollout_stage.prefix_cache_hit_rate
         by_chain = {v.chain_id: v for v in values}
         for chain, chain_verdicts in zip(sampled, verdicts, strict=True):
             record, step_rows = build_records(
@@ -366,7 +399,7 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
             close()
 
     if error:  # a failed run adds only its own record (and the rows it rejected), never partial labels
-        problems, chains, steps = [], [], []
+        problems, chains, steps, values = [], [], [], []
     accuracy = sum(c.outcome == "correct" for c in chains) / len(chains) if chains else 0.0
     rollout_tokens = sum(s.rollout_tokens for s in steps)
     counts = {
@@ -396,6 +429,9 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
         n_rejected=len(rejections),
         chain_accuracy=accuracy,
         rollout_tokens=rollout_tokens,
+        rollouts_drawn=sum(v.rollouts_drawn for v in values),
+        rollout_seconds=round(sum(v.seconds for v in values), 3),
+        prefix_cache_hit_rate=cache_hit_rate,
     )
     version = timed("write", lambda: write_task(root, run, problems, chains, steps, rejections))
     logger.info(

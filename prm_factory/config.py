@@ -51,6 +51,11 @@ class ProblemsConfig(_Section):
 
 class ModelConfig(_Section):
     path: str | None = None  # None: the embedded SmolLM2-135M-Instruct
+    # vllm: an offline engine in this process; openai: `base_urls` of OpenAI-compatible servers
+    # (`vllm serve` on GPU nodes) serving the checkpoint at `path` (read here for its tokenizer and hash)
+    backend: Literal["vllm", "openai"] = "vllm"
+    base_urls: tuple[str, ...] = ()
+    served_model_name: str | None = None  # the servers' model name; default: the checkpoint folder name
     seed: int = 0
     max_model_len: int = Field(2048, ge=256)
     dtype: str = "bfloat16"

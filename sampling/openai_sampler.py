@@ -313,6 +313,12 @@ class OpenAICompatibleSampler:
     def close(self) -> None:
         self._client.close()
 
+    def prefix_cache_totals(self) -> tuple[int, int]:
+        """(queried tokens, hit tokens) summed over the fleet, as `VLLMSampler.prefix_cache_stats` gives
+        for the offline engine; a server without the counters raises `SamplerRequestError`."""
+        pairs = [prefix_cache_stats(url) for url in self.rotation.urls]
+        return int(sum(q for q, _ in pairs)), int(sum(h for _, h in pairs))
+
     def __enter__(self) -> OpenAICompatibleSampler:
         return self
 

@@ -23,6 +23,10 @@ class EngineSettings:
     enable_prefix_caching: bool = True
     cpu_kv_cache_gib: int = 1
     gpu_memory_utilization: float = 0.85
+    # "vllm": this process's offline engine; "openai": a fleet of OpenAI-compatible servers (vllm serve)
+    backend: str = "vllm"
+    base_urls: tuple[str, ...] = ()
+    served_model_name: str | None = None
 
 
 def _on_cpu() -> bool:
@@ -90,14 +94,15 @@ class VLLMSampler:
             for request in outputs
         ]
 
-    def prefix_cache_stats(self) -> tuple[int, int]:
+    def prefix_cache_totals(self) -> tuple[int, int]:
         """(queried tokens, hit tokens) of the engine's prefix cache since start; diff two readings to get
-        the hit rate of one stage (rollouts share their chain's prefix, so this is the reuse they got)."""
+        the hit rate of one stage (rollouts share their chain's prefix, so this is the reuse they got).
+        The counters are named without `_total` in vLLM's in-process snapshot."""
         queries = hits = 0
         for metric in self._llm.get_metrics():
-            if metric.name == "vllm:prefix_cache_queries":
+            if metric.name in ("vllm:prefix_cache_queries", "vllm:prefix_cache_queries_total"):
                 queries += int(getattr(metric, "value", 0))
-            elif metric.name == "vllm:prefix_cache_hits":
+            elif metric.name in ("vllm:prefix_cache_hits", "vllm:prefix_cache_hits_total"):
                 hits += int(getattr(metric, "value", 0))
         return queries, hits
 

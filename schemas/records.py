@@ -112,6 +112,9 @@ class RunInfo:
     n_rejected: int
     chain_accuracy: float
     rollout_tokens: int
+    rollouts_drawn: int = 0  # rollouts the engine generated (a prefix shared by chains is drawn once)
+    rollout_seconds: float = 0.0  # engine seconds spent on rollouts
+    prefix_cache_hit_rate: float | None = None  # share of rollout prompt tokens served from the prefix cache
 
 
 ARROW_TYPES: dict[Any, pa.DataType] = {

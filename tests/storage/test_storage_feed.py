@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import torch
-from torch.utils.data import DataLoader
 
 from storage.dataset import Dataset
 from storage.feed import StepFeed, shard_units
@@ -35,14 +38,32 @@ def test_shard_units_partition():
     assert shard_units(units, 0, 3, seed=5) == shards[0]  # same seed, same deal
 
 
+FEED_SCRIPT = """
+import json, sys
+from torch.utils.data import DataLoader
+from storage.dataset import Dataset
+from storage.feed import StepFeed
+feed = StepFeed(Dataset(sys.argv[1]), kind="steps", columns=["step_id", "mc_value"], batch_size=5)
+loader = DataLoader(feed, batch_size=None, num_workers=2, multiprocessing_context=sys.argv[2])
+print(json.dumps([i for batch in loader for i in batch["step_id"]]))
+"""
+
+
 @pytest.mark.parametrize("context", ["spawn", "fork"])
 def test_dataloader_workers_read_every_step_once(dataset, context):
-    feed = StepFeed(
-        dataset, kind="steps", columns=["step_id", "mc_value", "hard_label", "step_index"], batch_size=5
-    )
+    """Run in a fresh interpreter, as a training job is: this pytest process may also host a vLLM engine
+    and other OpenMP/tokio threads, after which no library survives a fork."""
+    feed = StepFeed(dataset, kind="steps", columns=["step_id"], batch_size=5)
     assert len(feed.plan.units) >= 4
-    loader = DataLoader(feed, batch_size=None, num_workers=2, multiprocessing_context=context)
-    ids = _step_ids(loader)
+    result = subprocess.run(
+        [sys.executable, "-c", FEED_SCRIPT, dataset.root, context],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    ids = json.loads(result.stdout.strip().splitlines()[-1])
     assert len(ids) == len(set(ids)) == 4 * 3 * 2 * 3
 
 
