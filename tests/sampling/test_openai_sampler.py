@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -279,6 +280,57 @@ def test_real_fleet_with_one_dead_url_still_serves(served_model):
     assert [len(gens) for gens in out] == [1, 1, 1, 1]
     assert all(g.n_tokens >= 1 for gens in out for g in gens)
     assert 1 <= sampler.retries <= 2  # the dead URL is tried, then cools down
+
+
+def _server_run_config(tmp_path, checkpoint: str, base_urls: list[str]):
+    from prm_factory.config import load_config
+
+    return load_config(
+        None,
+        {
+            "dataset.root": str(tmp_path / "ds"),
+            "model.path": checkpoint,
+            "model.backend": "openai",
+            "model.base_urls": base_urls,
+            "model.served_model_name": MODEL_NAME,
+            "problems.limit": 1,
+            "sampling.n": 2,
+            "sampling.max_tokens": 96,
+            "rollouts.k": 2,
+            "rollouts.max_steps": 1,
+            "rollouts.max_tokens": 48,
+            "resume.enabled": False,
+        },
+    )
+
+
+@pytest.mark.engine
+def test_generation_run_on_the_server_backend_records_cache_hits(served_model, prefect_server, tmp_path):
+    from flows.generation_run import run_generation
+    from storage.dataset import Dataset
+    from storage.sql import query
+
+    server, checkpoint = served_model
+    summary = run_generation(_server_run_config(tmp_path, checkpoint, [server.base_url]))
+    assert summary.status == "succeeded", summary.error
+    assert summary.chains == 2 and summary.steps > 0
+    run = query(Dataset(str(tmp_path / "ds")), "SELECT * FROM runs").to_pylist()[0]
+    assert run["model"] == Path(checkpoint).name and len(run["model_weights_hash"]) == 64
+    assert run["prefix_cache_hit_rate"] is not None and 0.0 <= run["prefix_cache_hit_rate"] <= 1.0
+    assert run["rollouts_drawn"] > 0
+
+
+def test_generation_run_against_a_dead_fleet_fails_and_records_why(prefect_server, tmp_path):
+    from flows.generation_run import run_generation
+    from sampling.model_prep import prepare_default_model
+    from storage.dataset import Dataset
+    from storage.sql import query
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    summary = run_generation(_server_run_config(tmp_path, str(prepare_default_model()), [dead]))
+    assert summary.status == "failed" and "SamplerUnavailable" in summary.error and dead in summary.error
+    run = query(Dataset(str(tmp_path / "ds")), "SELECT status, error FROM runs").to_pylist()[0]
+    assert run["status"] == "failed" and dead in run["error"]
 
 
 @pytest.mark.engine
