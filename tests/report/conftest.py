@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from rollouts.labels import consensus as label_consensus
 from schemas.ids import content_id
 from schemas.records import Chain, Problem, Rejection, RunInfo, Step
 from storage.dataset import Dataset
@@ -38,20 +39,11 @@ class RunRecords:
         return self.run, self.problems, self.chains, self.steps, self.rejections
 
 
-def _consensus(verdict: str, hard: bool | None) -> tuple[str, bool | None]:
-    if verdict == "unverifiable":
-        return ("unlabeled" if hard is None else "positive" if hard else "negative"), None
-    ok = verdict == "correct"
-    if hard is None:
-        return ("positive" if ok else "negative"), None
-    return ("positive" if ok else "negative", True) if ok == hard else ("disputed", False)
-
-
 def _steps(chain_id: str, problem_id: str, run_id: str, shape, texts: list[str]) -> list[Step]:
     steps, seen_error = [], False
     for index, ((verdict, mc_value, value_source), text) in enumerate(zip(shape, texts, strict=True)):
         hard = None if mc_value is None else mc_value > 0
-        consensus, agree = _consensus(verdict, hard)
+        consensus, agree = label_consensus(verdict, hard)
         first_error = consensus == "negative" and not seen_error
         seen_error = seen_error or first_error
         steps.append(
