@@ -279,9 +279,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", help="HF checkpoint dir (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="GSM8K jsonl")
-    parser.add_argument("--problems", type=int, default=6, help="plain workload: questions")
-    parser.add_argument("--n", type=int, default=4, help="plain workload: chains per question")
-    parser.add_argument("--max-tokens", type=int, default=96, help="plain workload: max new tokens")
+    # 8 x n=8 = 64 sequences: narrower than any real run (the default run already sends 16, a real config
+    # hundreds), and still short enough to finish in minutes on 2 cores
+    parser.add_argument("--problems", type=int, default=8, help="plain workload: questions")
+    parser.add_argument("--n", type=int, default=8, help="plain workload: chains per question")
+    parser.add_argument("--max-tokens", type=int, default=128, help="plain workload: max new tokens")
     parser.add_argument("--rollout-problems", type=int, default=6, help="rollout workload: gold solutions")
     parser.add_argument("--rollout-offset", type=int, default=100, help="first GSM8K row of rollout workload")
     parser.add_argument("--k", type=int, default=4, help="rollout workload: rollouts per prefix")
