@@ -279,8 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", help="HF checkpoint dir (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="GSM8K jsonl")
-    # 8 x n=8 = 64 sequences: narrower than any real run (the default run already sends 16, a real config
-    # hundreds), and still short enough to finish in minutes on 2 cores
+    # 8 x n=8 = 64 sequences per call: between the demo run's 16 and the hundreds a real config sends,
+    # and short enough to finish in minutes on 2 cores
     parser.add_argument("--problems", type=int, default=8, help="plain workload: questions")
     parser.add_argument("--n", type=int, default=8, help="plain workload: chains per question")
     parser.add_argument("--max-tokens", type=int, default=128, help="plain workload: max new tokens")
