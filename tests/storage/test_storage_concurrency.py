@@ -48,7 +48,8 @@ def test_concurrent_writers_both_commit(tmp_path, run_factory):
     for version in versions:
         per_run = query(dataset, "SELECT run_id, count(*) AS n FROM steps GROUP BY run_id", version=version)
         runs = query(dataset, "SELECT run_id FROM runs", version=version)
-        assert per_run.num_rows == runs.num_rows == version
+        committed_so_far = sum(1 for other in versions if other <= version)  # numbers may skip creates
+        assert per_run.num_rows == runs.num_rows == committed_so_far
         assert set(per_run["n"].to_pylist()) == {120}
 
 
