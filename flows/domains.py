@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prm_factory.config import RunConfig
 from sampling.prompts import CODE_SYSTEM_PROMPT, MATH_SYSTEM_PROMPT, code_user_prompt, math_user_prompt
@@ -12,6 +13,9 @@ from sampling.segment import StepSpan, segment
 from schemas.gsm8k import RejectedRow, load_gsm8k
 from schemas.records import Problem
 from verifiers.protocol import Verifier
+
+if TYPE_CHECKING:
+    from verifiers.math import MathVerifier
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,8 @@ def _load_code(config: RunConfig, limit: int | None) -> tuple[list[Problem], lis
     return problems[p.offset :][:limit], rejected
 
 
-def _math_verifier(config: RunConfig) -> Verifier:
+def math_verifier(config: RunConfig) -> MathVerifier:
+    """The math verifier as the config sets it up (sampled runs and `prm-factory label` alike)."""
     from verifiers.math import MathVerifier, MathVerifierConfig
 
     v = config.verifier
@@ -85,5 +90,5 @@ def domain_for(config: RunConfig) -> Domain:
         MATH_SYSTEM_PROMPT,
         math_user_prompt,
         lambda text: segment(text, config.segmentation.mode),
-        lambda: _math_verifier(config),
+        lambda: math_verifier(config),
     )

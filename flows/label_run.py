@@ -14,6 +14,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.domains import math_verifier
 from flows.generation_run import utc_now, write_task
 from prm_factory.config import RunConfig
 from prm_factory.provenance import git_commit, package_versions
@@ -22,7 +23,7 @@ from schemas.assemble import SampledChain, build_records, external_problem, join
 from schemas.external_chains import ExternalChain, read_external_chains
 from schemas.ids import content_id
 from schemas.records import Chain, Problem, Rejection, RunInfo, Step
-from verifiers.math import MathVerifier, MathVerifierConfig
+from verifiers.math import MathVerifier
 from verifiers.protocol import Verdict
 
 EXTERNAL_MODEL = "external"
@@ -74,12 +75,7 @@ def verify_task(sampled: list[SampledChain], verifier: MathVerifier) -> list[lis
 def label_external(path: str, config: RunConfig) -> LabelSummary:
     run_id = uuid.uuid4().hex[:16]
     started = utc_now()
-    verifier = MathVerifier(
-        MathVerifierConfig(
-            timeout_s=config.verifier.timeout_seconds,
-            last_number_fallback=config.verifier.last_number_fallback,
-        )
-    )
+    verifier = math_verifier(config)
     chains_in, rejected_lines = read_task(path)
     logger = get_run_logger()
     rejections = [Rejection(run_id, r.file, r.line, "<row>", r.reason) for r in rejected_lines]
