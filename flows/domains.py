@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 from prm_factory.config import RunConfig
 from sampling.prompts import CODE_SYSTEM_PROMPT, MATH_SYSTEM_PROMPT, code_user_prompt, math_user_prompt
 from sampling.segment import StepSpan, segment
-from schemas.gsm8k import RejectedRow, load_gsm8k
+from schemas.gsm8k import load_gsm8k
 from schemas.records import Problem
+from schemas.rejected import RejectedRow
 from verifiers.protocol import Verifier
 
 if TYPE_CHECKING:
@@ -44,8 +45,7 @@ def _load_code(config: RunConfig, limit: int | None) -> tuple[list[Problem], lis
         from schemas.gsm8k import ProblemSourceError
 
         raise ProblemSourceError(f"problem file not found: {path}")
-    problems, rejections = load_code_problems(path)
-    rejected = [RejectedRow(r.file, r.line, r.field, r.reason) for r in rejections]
+    problems, rejected = load_code_problems(path)
     return problems[p.offset :][:limit], rejected
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from schemas.gsm8k import RejectedRow
 from schemas.records import Problem
+from schemas.rejected import RejectedRow
 from storage.dataset import Dataset
 from storage.sql import query
 

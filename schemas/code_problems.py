@@ -7,7 +7,7 @@
 
 The tests become a `CodeTests` spec (JSON in `Problem.tests`) whose asserts are split into calls and
 predicates, so the sandbox verifier can keep expected values out of the untrusted process. A row that
-cannot be used is not fatal: it comes back as a `Rejection` naming the file, line, field and reason.
+cannot be used is not fatal: it comes back as a `RejectedRow` naming the file, line, field and reason.
 
     >>> problems, rejections = load_code_problems("data/code_problems/mbpp_style.jsonl")  # doctest: +SKIP
 """
@@ -21,27 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from schemas.ids import content_id
-from schemas.records import Problem, Rejection
+from schemas.records import Problem
+from schemas.rejected import WHOLE_LINE, RejectedRow, RowError
 
 HUMANEVAL_FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 MBPP_FIELDS = ("task_id", "text", "code", "test_list")
 
 
-class RowError(ValueError):
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
-
-
 def load_code_problems(
-    path: str | Path, *, source: str | None = None, run_id: str = ""
-) -> tuple[list[Problem], list[Rejection]]:
+    path: str | Path, *, source: str | None = None
+) -> tuple[list[Problem], list[RejectedRow]]:
     """Problems from a JSON-lines file of either shape (decided per row), and the rows refused."""
     path = Path(path)
     source = source or path.stem
     problems: list[Problem] = []
-    rejections: list[Rejection] = []
+    rejections: list[RejectedRow] = []
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
@@ -49,15 +43,15 @@ def load_code_problems(
             try:
                 problems.append(parse_row(line, source, str(path), line_no))
             except RowError as exc:
-                rejections.append(Rejection(run_id, str(path), line_no, exc.field, exc.reason))
+                rejections.append(exc.at(str(path), line_no))
     return problems, rejections
 
 
-def load_many(paths: Iterable[str | Path], run_id: str = "") -> tuple[list[Problem], list[Rejection]]:
+def load_many(paths: Iterable[str | Path]) -> tuple[list[Problem], list[RejectedRow]]:
     problems: list[Problem] = []
-    rejections: list[Rejection] = []
+    rejections: list[RejectedRow] = []
     for path in paths:
-        got, refused = load_code_problems(path, run_id=run_id)
+        got, refused = load_code_problems(path)
         problems.extend(got)
         rejections.extend(refused)
     return problems, rejections
@@ -67,14 +61,16 @@ def parse_row(line: str, source: str, file: str = "", line_no: int | None = None
     try:
         row = json.loads(line)
     except ValueError as exc:
-        raise RowError("<row>", f"not valid JSON: {exc}") from None
+        raise RowError(WHOLE_LINE, f"not valid JSON: {exc}") from None
     if not isinstance(row, dict):
-        raise RowError("<row>", "row is not a JSON object")
+        raise RowError(WHOLE_LINE, "row is not a JSON object")
     if "entry_point" in row or "prompt" in row:
         return humaneval_problem(row, source, file, line_no)
     if "test_list" in row or "text" in row:
         return mbpp_problem(row, source, file, line_no)
-    raise RowError("<row>", "neither HumanEval (prompt, entry_point, test) nor MBPP (text, test_list) shape")
+    raise RowError(
+        WHOLE_LINE, "neither HumanEval (prompt, entry_point, test) nor MBPP (text, test_list) shape"
+    )
 
 
 def _require_str(row: dict[str, Any], name: str) -> str:

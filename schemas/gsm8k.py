@@ -1,7 +1,7 @@
 """GSM8K-format problem files (jsonl: `question`, `answer` with `#### N` at the end).
 
-Bad rows never stop a run: each is returned as a `RejectedRow` naming the file, line, field and reason,
-and the run records it. A missing or unreadable file is an error of the whole run.
+Bad rows never stop a run: each is returned as a `RejectedRow` (schemas.rejected) naming the file, line,
+field and reason, and the run records it. A missing or unreadable file is an error of the whole run.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from schemas.ids import content_id
 from schemas.records import Problem
+from schemas.rejected import WHOLE_LINE, RejectedRow
 
 _FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
 _ANNOTATION = re.compile(r"<<[^<>]*>>")
@@ -20,14 +21,6 @@ _ANNOTATION = re.compile(r"<<[^<>]*>>")
 
 class ProblemSourceError(RuntimeError):
     pass
-
-
-@dataclass(frozen=True)
-class RejectedRow:
-    file: str
-    line: int
-    field: str
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -52,9 +45,9 @@ def parse_gsm8k_line(raw: str, file: str, line_no: int) -> Problem | RejectedRow
     try:
         row = json.loads(raw)
     except json.JSONDecodeError as err:
-        return RejectedRow(file, line_no, "<line>", f"malformed JSON: {err.msg} at column {err.colno}")
+        return RejectedRow(file, line_no, WHOLE_LINE, f"malformed JSON: {err.msg} at column {err.colno}")
     if not isinstance(row, dict):
-        return RejectedRow(file, line_no, "<line>", f"expected a JSON object, got {type(row).__name__}")
+        return RejectedRow(file, line_no, WHOLE_LINE, f"expected a JSON object, got {type(row).__name__}")
     for name in ("question", "answer"):
         if name not in row:
             return RejectedRow(file, line_no, name, "missing field")

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from schemas.code_problems import load_code_problems
+from schemas.rejected import RejectedRow
 from verifiers.code.spec import CodeTests
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "code_problems"
@@ -67,16 +68,16 @@ def test_bad_rows_are_rejected_with_file_line_field_and_reason(tmp_path):
     ]
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join(rows) + "\n")
-    problems, rejected = load_code_problems(path, run_id="r1")
+    problems, rejected = load_code_problems(path)
     assert len(problems) == 1
     got = {(r.line, r.field) for r in rejected}
     assert got == {
-        (2, "<row>"),
+        (2, "<line>"),
         (3, "test_list"),
         (4, "text"),
         (5, "test"),
         (6, "test"),
         (7, "canonical_solution"),
-        (8, "<row>"),
+        (8, "<line>"),
     }
-    assert all(r.file == str(path) and r.reason and r.run_id == "r1" for r in rejected)
+    assert all(isinstance(r, RejectedRow) and r.file == str(path) and r.reason for r in rejected)
