@@ -23,6 +23,7 @@ from schemas.assemble import SampledChain, build_records, external_problem, join
 from schemas.external_chains import ExternalChain, read_external_chains
 from schemas.ids import content_id
 from schemas.records import Chain, Problem, Rejection, RunInfo, Step
+from schemas.rejected import RejectedRow
 from verifiers.math import MathVerifier
 from verifiers.protocol import Verdict
 
@@ -62,7 +63,7 @@ def to_sampled(chain: ExternalChain, file: str, line: int, verifier: MathVerifie
 
 
 @task(name="read-external-chains", cache_policy=NO_CACHE)
-def read_task(path: str) -> tuple[list[ExternalChain], list]:
+def read_task(path: str) -> tuple[list[ExternalChain], list[RejectedRow]]:
     return read_external_chains(path)
 
 
@@ -76,11 +77,11 @@ def label_external(path: str, config: RunConfig) -> LabelSummary:
     run_id = uuid.uuid4().hex[:16]
     started = utc_now()
     verifier = math_verifier(config)
-    chains_in, rejected_lines = read_task(path)
+    chains_in, rejected = read_task(path)
     logger = get_run_logger()
-    rejections = [Rejection(run_id, r.file, r.line, "<row>", r.reason) for r in rejected_lines]
+    rejections = [Rejection(run_id, r.file, r.line, r.field, r.reason) for r in rejected]
     for r in rejections:
-        logger.warning("rejected %s:%d: %s", r.file, r.line, r.reason)
+        logger.warning("rejected %s:%d %s: %s", r.file, r.line, r.field, r.reason)
     sampled = [to_sampled(c, path, c.line, verifier) for c in chains_in]
     verdicts = verify_task(sampled, verifier)
     chains: list[Chain] = []

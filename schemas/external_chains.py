@@ -8,7 +8,9 @@ Two shapes are accepted, one JSON object per line (`.jsonl`) or a JSON list (`.j
   its chosen completion (the first one when none is chosen), its rating (-1, 0, 1) becomes the step label,
   and the first -1 becomes `first_error_label`.
 
-A bad row is returned as a `RejectedLine` with file, line and reason; the rest of the file is still read.
+A bad row is returned as a `RejectedRow` (schemas.rejected) with file, line, the field that was wrong (a
+dotted path such as `label.steps[2].rating`; `<line>` when the row as a whole is unusable) and reason; the
+rest of the file is still read.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from schemas.rejected import WHOLE_LINE, RejectedRow, RowError
 
 
 @dataclass(frozen=True)
@@ -34,34 +38,23 @@ class ExternalChain:
     line: int = 0  # line (jsonl) or item (json list) number in the input file, 1-based
 
 
-@dataclass(frozen=True)
-class RejectedLine:
-    file: str
-    line: int
-    reason: str
-
-
-class _Reject(Exception):
-    pass
-
-
 def _text(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise _Reject(f"{what} must be a non-empty string")
+        raise RowError(what, f"{what} must be a non-empty string")
     return value
 
 
 def _processbench(row: dict[str, Any], line: int) -> ExternalChain:
     steps = row.get("steps")
     if not isinstance(steps, list) or not steps:
-        raise _Reject("steps must be a non-empty list")
+        raise RowError("steps", "steps must be a non-empty list")
     if not all(isinstance(s, str) for s in steps):
-        raise _Reject("every step must be a string")
+        raise RowError("steps", "every step must be a string")
     label = row.get("label")
     if label is not None and (
         not isinstance(label, int) or isinstance(label, bool) or not -1 <= label < len(steps)
     ):
-        raise _Reject(f"label must be -1 or a step index below {len(steps)}, got {label!r}")
+        raise RowError("label", f"label must be -1 or a step index below {len(steps)}, got {label!r}")
     final = row.get("final_answer")
     return ExternalChain(
         id=str(row.get("id", f"line-{line}")),
@@ -76,16 +69,18 @@ def _processbench(row: dict[str, Any], line: int) -> ExternalChain:
 def _prm800k(row: dict[str, Any], line: int) -> ExternalChain:
     question = row.get("question")
     if not isinstance(question, dict):
-        raise _Reject("question must be an object")
+        raise RowError("question", "question must be an object")
     label = row.get("label")
     if not isinstance(label, dict) or not isinstance(label.get("steps"), list) or not label["steps"]:
-        raise _Reject("label.steps must be a non-empty list")
+        raise RowError("label.steps", "label.steps must be a non-empty list")
     texts: list[str] = []
     ratings: list[int | None] = []
     for k, step in enumerate(label["steps"]):
         if not isinstance(step, dict):
-            raise _Reject(f"label.steps[{k}] must be an object")
+            raise RowError(f"label.steps[{k}]", f"label.steps[{k}] must be an object")
         completions = step.get("completions") or []
+        if not isinstance(completions, list):
+            raise RowError(f"label.steps[{k}].completions", f"label.steps[{k}] completions must be a list")
         chosen = step.get("chosen_completion")
         human = step.get("human_completion")
         if isinstance(chosen, int) and 0 <= chosen < len(completions):
@@ -95,12 +90,13 @@ def _prm800k(row: dict[str, Any], line: int) -> ExternalChain:
         elif completions:
             picked = completions[0]
         else:
-            raise _Reject(f"label.steps[{k}] has no completion")
+            raise RowError(f"label.steps[{k}].completions", f"label.steps[{k}] has no completion")
         if not isinstance(picked, dict) or not isinstance(picked.get("text"), str):
-            raise _Reject(f"label.steps[{k}] completion has no text")
+            raise RowError(f"label.steps[{k}].completions", f"label.steps[{k}] completion has no text")
         rating = picked.get("rating")
         if rating is not None and rating not in (-1, 0, 1):
-            raise _Reject(f"label.steps[{k}] rating must be -1, 0, 1 or null, got {rating!r}")
+            field = f"label.steps[{k}].rating"
+            raise RowError(field, f"label.steps[{k}] rating must be -1, 0, 1 or null, got {rating!r}")
         texts.append(picked["text"])
         ratings.append(rating)
     first_error = next((k for k, r in enumerate(ratings) if r == -1), None)
@@ -120,20 +116,19 @@ def _prm800k(row: dict[str, Any], line: int) -> ExternalChain:
 
 
 def parse_external_chain(row: Any, line: int) -> ExternalChain:
-    """One row in either shape; raises ValueError with the reason when it is neither."""
+    """One row in either shape; raises `RowError` (a ValueError) naming the wrong field and the reason."""
     if not isinstance(row, dict):
-        raise ValueError("row must be a JSON object")
-    try:
-        if "question" in row and isinstance(row.get("label"), dict):
-            return _prm800k(row, line)
-        if "steps" in row:
-            return _processbench(row, line)
-    except _Reject as exc:
-        raise ValueError(str(exc)) from exc
-    raise ValueError("neither ProcessBench shape (problem, steps) nor PRM800K shape (question, label.steps)")
+        raise RowError(WHOLE_LINE, "row must be a JSON object")
+    if "question" in row and isinstance(row.get("label"), dict):
+        return _prm800k(row, line)
+    if "steps" in row:
+        return _processbench(row, line)
+    raise RowError(
+        WHOLE_LINE, "neither ProcessBench shape (problem, steps) nor PRM800K shape (question, label.steps)"
+    )
 
 
-def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[RejectedLine]]:
+def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[RejectedRow]]:
     """Chains and rejected rows of a `.jsonl` file (line numbers 1-based) or a `.json` list (item numbers).
 
     A missing or unreadable file raises (the caller must say so and stop); a bad row never does.
@@ -141,17 +136,17 @@ def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[Re
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     chains: list[ExternalChain] = []
-    rejected: list[RejectedLine] = []
+    rejected: list[RejectedRow] = []
     if path.suffix == ".json":
         try:
             rows = json.loads(text)
         except json.JSONDecodeError as exc:
-            return [], [RejectedLine(str(path), exc.lineno, f"invalid JSON: {exc.msg}")]
+            return [], [RejectedRow(str(path), exc.lineno, WHOLE_LINE, f"invalid JSON: {exc.msg}")]
         if isinstance(rows, dict):
             rows = [rows]
         numbered = list(enumerate(rows, start=1)) if isinstance(rows, list) else []
         if not isinstance(rows, list):
-            rejected.append(RejectedLine(str(path), 1, "top level must be a list of chains"))
+            rejected.append(RejectedRow(str(path), 1, WHOLE_LINE, "top level must be a list of chains"))
     else:
         numbered = []
         for number, line in enumerate(text.splitlines(), start=1):
@@ -160,11 +155,11 @@ def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[Re
             try:
                 numbered.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
-                rejected.append(RejectedLine(str(path), number, f"invalid JSON: {exc.msg}"))
+                rejected.append(RejectedRow(str(path), number, WHOLE_LINE, f"invalid JSON: {exc.msg}"))
     for number, row in numbered:
         try:
             chains.append(replace(parse_external_chain(row, number), line=number))
-        except ValueError as exc:
-            rejected.append(RejectedLine(str(path), number, str(exc)))
+        except RowError as exc:
+            rejected.append(exc.at(str(path), number))
     rejected.sort(key=lambda r: r.line)
     return chains, rejected

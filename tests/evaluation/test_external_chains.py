@@ -1,4 +1,4 @@
-"""Reading ProcessBench- and PRM800K-shaped chains; bad rows are rejected with file, line and reason."""
+"""Reading ProcessBench- and PRM800K-shaped chains; bad rows come back with file, line, field and reason."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from schemas.external_chains import read_external_chains
+from schemas.rejected import RejectedRow
 
 PROCESSBENCH = {
     "id": "gsm8k-0",
@@ -47,8 +48,14 @@ def test_reads_both_shapes_and_rejects_bad_rows(tmp_path: Path) -> None:
     assert pb.steps == ("3*4 = 12", "2 + 12 = 15") and pb.first_error_label == 1 and pb.final_answer == "15"
     assert prm.steps == ("1+1 = 2", "So 2.") and prm.step_labels == (1, 1) and prm.first_error_label == -1
     assert prm.reference_answer == "2"
-    assert [r.line for r in rejected] == [2, 3, 4, 7, 8]
-    assert all(r.file == str(path) for r in rejected)
+    assert [(r.line, r.field) for r in rejected] == [
+        (2, "<line>"),  # not JSON
+        (3, "steps"),
+        (4, "label"),
+        (7, "label.steps[0].completions"),
+        (8, "<line>"),  # not an object
+    ]
+    assert all(isinstance(r, RejectedRow) and r.file == str(path) for r in rejected)
     assert "invalid JSON" in rejected[0].reason and "label" in rejected[2].reason
 
 
@@ -59,3 +66,43 @@ def test_prm800k_first_negative_rating_is_the_first_error(tmp_path: Path) -> Non
     path.write_text(json.dumps([row]), encoding="utf-8")
     chains, rejected = read_external_chains(path)
     assert rejected == [] and chains[0].first_error_label == 0 and chains[0].step_labels == (-1, 1)
+
+
+def test_rejection_names_the_field_that_was_wrong(tmp_path: Path) -> None:
+    bad_rating = json.loads(json.dumps(PRM800K))
+    bad_rating["label"]["steps"][1]["completions"][0]["rating"] = 5
+    bad_completions = json.loads(json.dumps(PRM800K))
+    bad_completions["label"]["steps"][0]["completions"] = {"text": "not a list"}
+    rows = [
+        {**PROCESSBENCH, "problem": "  "},
+        {**PROCESSBENCH, "steps": ["ok", 3]},
+        {**PRM800K, "question": "not an object"},
+        {**PRM800K, "question": {"ground_truth_answer": "2"}},
+        bad_rating,
+        bad_completions,
+        {"id": "neither"},
+    ]
+    path = tmp_path / "chains.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    chains, rejected = read_external_chains(path)
+    assert chains == []
+    assert [(r.line, r.field) for r in rejected] == [
+        (1, "problem"),
+        (2, "steps"),
+        (3, "question"),
+        (4, "question.problem"),
+        (5, "label.steps[1].rating"),
+        (6, "label.steps[0].completions"),
+        (7, "<line>"),
+    ]
+    assert "rating" in rejected[4].reason
+
+
+def test_unreadable_json_file_is_one_whole_line_rejection(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"id": 1,\n', encoding="utf-8")
+    scalar = tmp_path / "scalar.json"
+    scalar.write_text("42", encoding="utf-8")
+    [whole] = read_external_chains(broken)[1]
+    assert whole.field == "<line>" and "invalid JSON" in whole.reason
+    assert [(r.line, r.field) for r in read_external_chains(scalar)[1]] == [(1, "<line>")]

@@ -21,10 +21,23 @@ def test_external_chains_are_labeled_and_committed(prefect_server: None, tmp_pat
         {"id": "b", "problem": "2 boxes of 6 eggs?", "steps": ["6 * 2 = 13", "13 eggs"], "label": 0},
     ]
     path = tmp_path / "chains.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows[:1]) + "\n{oops\n" + json.dumps(rows[1]) + "\n")
+    no_steps = {"id": "c", "problem": "1+1?", "steps": []}
+    path.write_text(
+        "\n".join(json.dumps(r) for r in rows[:1])
+        + "\n{oops\n"
+        + json.dumps(rows[1])
+        + "\n"
+        + json.dumps(no_steps)
+        + "\n"
+    )
     summary = label_external(str(path), load_config(None, {"dataset.root": str(tmp_path / "ds")}))
-    assert [(r.line, r.file) for r in summary.rejected] == [(2, str(path))]
+    assert [(r.line, r.file, r.field) for r in summary.rejected] == [
+        (2, str(path), "<line>"),  # not JSON: the whole line
+        (4, str(path), "steps"),  # a bad field is named
+    ]
     ds = Dataset(str(tmp_path / "ds"))
+    recorded = query(ds, "SELECT line, field FROM rejections ORDER BY line").to_pylist()
+    assert recorded == [{"line": 2, "field": "<line>"}, {"line": 4, "field": "steps"}]
     steps = query(
         ds,
         "SELECT c.model, s.step_index, s.verdict, s.char_start, s.char_end, c.text "
