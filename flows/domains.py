@@ -65,7 +65,9 @@ def _code_verifier(config: RunConfig) -> Verifier:
 
     s = config.sandbox
     limits = SandboxLimits(memory_mb=s.memory_mb, pids=s.pids, cpus=s.cpus, wall_seconds=s.wall_seconds)
-    return CodeVerifier(CodeVerifierConfig(pool_size=s.pool_size, limits=limits))
+    return CodeVerifier(
+        CodeVerifierConfig(pool_size=s.pool_size, limits=limits, engine_wait_s=s.engine_wait_seconds)
+    )
 
 
 def _code_segments(text: str, mode: str) -> list[StepSpan]:

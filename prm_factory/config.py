@@ -88,6 +88,7 @@ class CodeSandboxConfig(_Section):
     pids: int = Field(64, ge=8)
     cpus: float = Field(1.0, gt=0)
     wall_seconds: float = Field(10.0, gt=0)
+    engine_wait_seconds: float = Field(60.0, ge=0)  # a restarting Docker engine is waited for this long
 
 
 class RolloutConfig(_Section):

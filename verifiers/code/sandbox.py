@@ -7,6 +7,10 @@ process tree, kills anything the job left behind, and reports one nonce-tagged r
 whose job timed out, ran out of memory or misbehaved is destroyed and replaced, so one bad job never
 taints the next.
 
+Engine restarts: a job whose container vanished with the Docker engine is run again on a fresh container
+once the engine answers (waiting up to `engine_wait_s`), never judged on the lost one; an engine that
+stays away raises `SandboxUnavailable`, so the stage fails and retries instead of writing wrong labels.
+
 Dispatch: by default the supervisor is each container's PID 1 ("server": one framed request in on the
 attached stdin, one report out, no Docker API call per job, ~25 ms per job); `dispatch="exec"` runs the
 supervisor through one `docker exec` per job instead (~80-170 ms per job: runc sets up every exec).
@@ -42,6 +46,7 @@ from typing import Any, Literal
 import docker
 import docker.errors
 import docker.utils
+import requests
 from docker.types import LogConfig, Ulimit
 
 log = logging.getLogger(__name__)
@@ -520,14 +525,47 @@ def _report_length(out: bytearray, marker: bytes) -> int | None:
     return header_end + 1 + max(0, body)
 
 
+class SandboxUnavailable(RuntimeError):
+    """The Docker engine stopped answering and did not come back in time; the job was never judged.
+
+    Raised instead of a result so that an engine restart can never turn into a failed test (a wrong
+    label): the caller's task fails and its retry, or the run's failure record, says why.
+    """
+
+
+# What a lost engine looks like from docker-py: no answer (requests), no client (DockerException,
+# which APIError also is), or a socket error on the attach stream.
+ENGINE_ERRORS: tuple[type[BaseException], ...] = (
+    docker.errors.DockerException,
+    requests.exceptions.RequestException,
+    OSError,
+)
+# No-report outcomes that happen when the engine (not the job) goes away: the job is run once more on a
+# fresh container, after the engine answers again. A job that keeps causing them is judged on the rerun.
+LOST_CONTAINER_PROBLEMS = ("container exited", "attach stream failed", "cannot reach the supervisor")
+
+
+def lost_container(result: ExecResult) -> bool:
+    """Whether a result says the container vanished under the job rather than the job failing."""
+    return result.exit_code is None and result.reason.startswith(LOST_CONTAINER_PROBLEMS)
+
+
 class SandboxPool:
     """N warm sandbox containers; `run` borrows one per job. Safe to call from many threads.
 
     Each container slot has its own API client and connection, so concurrent jobs share nothing.
+    Survives a Docker engine restart: a job whose container vanished is run again on a fresh one once
+    the engine answers (waiting up to `engine_wait_s`), and a pool slot that cannot be rebuilt stays an
+    empty token to rebuild on next use, so the pool never hands out a dead container.
     """
 
     def __init__(
-        self, image: str, size: int = 2, limits: SandboxLimits | None = None, dispatch: Dispatch = "server"
+        self,
+        image: str,
+        size: int = 2,
+        limits: SandboxLimits | None = None,
+        dispatch: Dispatch = "server",
+        engine_wait_s: float = 60.0,
     ) -> None:
         if size < 1:
             raise ValueError("pool size must be at least 1")
@@ -535,12 +573,16 @@ class SandboxPool:
         self.size = size
         self.limits = limits or SandboxLimits()
         self.dispatch = dispatch
+        self.engine_wait_s = engine_wait_s
         self._client: docker.DockerClient | None = None
-        self._idle: queue.Queue[_Slot] = queue.Queue()
+        # Tokens: a live slot, or None for a slot to (re)build on next use.
+        self._idle: queue.Queue[_Slot | None] = queue.Queue()
         self._all: dict[str, _Slot] = {}
+        self._orphans: list[str] = []  # containers that could not be removed while the engine was away
         self._lock = threading.Lock()
         self._closed = False
         self.replaced = 0
+        self.engine_losses = 0  # jobs rerun because their container vanished with the engine
 
     def __enter__(self) -> SandboxPool:
         self.start()
@@ -550,50 +592,107 @@ class SandboxPool:
         self.close()
 
     def start(self) -> None:
-        self._client = docker_client()
+        self._client = self._wait_for_engine()
         cleanup_leftovers(self._client)
         _LivePools.add(self)
         for _ in range(self.size):
             self._idle.put(self._new_slot())
 
+    def _wait_for_engine(self) -> docker.DockerClient:
+        """A fresh client once the engine answers; `SandboxUnavailable` after `engine_wait_s`."""
+        deadline = time.monotonic() + self.engine_wait_s
+        while True:
+            try:
+                return docker_client()
+            except ENGINE_ERRORS as exc:
+                if time.monotonic() >= deadline:
+                    raise SandboxUnavailable(
+                        f"Docker engine not answering after {self.engine_wait_s:.0f} s: {exc}"
+                    ) from exc
+                log.warning("Docker engine not answering (%s); waiting for it", exc)
+                time.sleep(1.0)
+
     def _new_slot(self) -> _Slot:
         assert self._client is not None, "pool not started"
-        slot = _Slot(self._client, self.image, self.limits, self.dispatch)
+        try:
+            slot = _Slot(self._client, self.image, self.limits, self.dispatch)
+        except ENGINE_ERRORS:
+            # The engine may have restarted under us: wait for it with a fresh client, try once more.
+            self._client = self._wait_for_engine()
+            self._remove_orphans()
+            slot = _Slot(self._client, self.image, self.limits, self.dispatch)
         with self._lock:
             self._all[slot.id] = slot
         return slot
 
+    def _replacement(self) -> _Slot | None:
+        """A fresh container now, keeping the pool warm; None (built on next use) if the engine is away."""
+        try:
+            return self._new_slot()
+        except (SandboxUnavailable, *ENGINE_ERRORS) as exc:
+            log.warning("sandbox container not replaced yet: %s", exc)
+            return None
+
     def _destroy(self, slot: _Slot) -> None:
         with self._lock:
             self._all.pop(slot.id, None)
-        slot.destroy()
+        try:
+            slot.destroy()
+        except ENGINE_ERRORS as exc:
+            log.warning("sandbox container %s left for later removal: %s", slot.id[:12], exc)
+            with self._lock:
+                self._orphans.append(slot.id)
+
+    def _remove_orphans(self) -> None:
+        with self._lock:
+            orphans, self._orphans = self._orphans, []
+        for container_id in orphans:
+            try:
+                self._client.api.remove_container(container_id, force=True)  # type: ignore[union-attr]
+            except docker.errors.NotFound:
+                pass
+            except ENGINE_ERRORS as exc:
+                log.warning("could not remove sandbox container %s: %s", container_id[:12], exc)
 
     def run(self, files: dict[str, str], argv: list[str]) -> ExecResult:
-        """Run argv in a fresh work dir holding `files`; blocks while every container is busy."""
+        """Run argv in a fresh work dir holding `files`; blocks while every container is busy.
+
+        Raises `SandboxUnavailable` when the engine is gone for longer than `engine_wait_s`.
+        """
         if self._closed:
             raise RuntimeError("sandbox pool is closed")
-        slot = self._idle.get()
+        token = self._idle.get()
         try:
-            try:
-                result, replace = slot.run(files, argv, self.limits)
-            except docker.errors.APIError as exc:
-                # The container died between jobs (e.g. its PID 1 was OOM-killed): the job never
-                # started, so run it once more on a fresh container.
-                log.warning("sandbox container %s unusable (%s); replacing it", slot.id[:12], exc)
-                self._destroy(slot)
-                self.replaced += 1
-                slot = self._new_slot()
-                result, replace = slot.run(files, argv, self.limits)
-            if replace:
-                self._destroy(slot)
-                self.replaced += 1
-                slot = self._new_slot()
-            return result
+            for attempt in range(3):
+                if token is None:
+                    token = self._new_slot()
+                try:
+                    result, replace = token.run(files, argv, self.limits)
+                except ENGINE_ERRORS as exc:
+                    # The container died between jobs (its PID 1 OOM-killed, the engine restarted): the
+                    # job never started, so it runs again on a fresh container.
+                    log.warning("sandbox container %s unusable (%s); replacing it", token.id[:12], exc)
+                    self._destroy(token)
+                    token = None
+                    self.replaced += 1
+                    continue
+                if replace:
+                    self._destroy(token)
+                    token = None
+                    self.replaced += 1
+                    if not lost_container(result):
+                        token = self._replacement()
+                if lost_container(result) and attempt < 2:
+                    self.engine_losses += 1
+                    log.warning("sandbox job lost its container (%s); running it again", result.reason)
+                    continue
+                return result
+            raise SandboxUnavailable("sandbox containers keep failing before the job could run")
         finally:
-            if self._closed:
-                self._destroy(slot)
-            else:
-                self._idle.put(slot)
+            if self._closed and token is not None:
+                self._destroy(token)
+            elif not self._closed:
+                self._idle.put(token)
 
     def close(self) -> None:
         """Remove every container of this pool (idempotent)."""
@@ -603,7 +702,8 @@ class SandboxPool:
                 slot = self._idle.get_nowait()
             except queue.Empty:
                 break
-            self._destroy(slot)
+            if slot is not None:
+                self._destroy(slot)
         with self._lock:
             leftover = list(self._all.values())
         # Containers borrowed by a job still running in another thread: remove them anyway.

@@ -47,6 +47,7 @@ class CodeVerifierConfig:
     pool_size: int = 2
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     image: str | None = None  # None: `ensure_image()` (builds it offline on first use)
+    engine_wait_s: float = 60.0  # how long a job waits for a restarting Docker engine before failing
 
 
 class CodeVerifier:
@@ -80,7 +81,9 @@ class CodeVerifier:
                 from verifiers.code.image import ensure_image
 
                 image = self.config.image or ensure_image()
-                self._pool = SandboxPool(image, self.config.pool_size, self.config.limits)
+                self._pool = SandboxPool(
+                    image, self.config.pool_size, self.config.limits, engine_wait_s=self.config.engine_wait_s
+                )
                 self._pool.start()
                 self._runner = self._pool
             return self._runner
