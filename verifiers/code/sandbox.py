@@ -140,6 +140,9 @@ def container_kwargs(image: str, limits: SandboxLimits, command: list[str]) -> d
         "log_config": LogConfig(type="none"),
         "environment": {"PATH": "/usr/local/bin:/usr/bin:/bin"},
         "labels": {LABEL: "1", OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"},
+        # Nothing in a sandbox needs a graceful stop: `docker stop` and an engine shutdown kill it at once
+        # instead of waiting 10 s on a PID 1 that ignores SIGTERM.
+        "stop_signal": "SIGKILL",
         "detach": True,
     }
 
@@ -600,16 +603,25 @@ class SandboxPool:
 
     def _wait_for_engine(self) -> docker.DockerClient:
         """A fresh client once the engine answers; `SandboxUnavailable` after `engine_wait_s`."""
-        deadline = time.monotonic() + self.engine_wait_s
+        started = time.monotonic()
+        next_log = started
         while True:
             try:
-                return docker_client()
+                client = docker_client()
+                if next_log > started:  # it was logged missing: say it is back
+                    log.warning("Docker engine answering again after %.1f s", time.monotonic() - started)
+                return client
             except ENGINE_ERRORS as exc:
-                if time.monotonic() >= deadline:
+                waited = time.monotonic() - started
+                if waited >= self.engine_wait_s:
                     raise SandboxUnavailable(
                         f"Docker engine not answering after {self.engine_wait_s:.0f} s: {exc}"
                     ) from exc
-                log.warning("Docker engine not answering (%s); waiting for it", exc)
+                if time.monotonic() >= next_log:  # once, then every 10 s
+                    log.warning(
+                        "Docker engine not answering (%s); waiting up to %.0f s", exc, self.engine_wait_s
+                    )
+                    next_log = time.monotonic() + 10.0
                 time.sleep(1.0)
 
     def _new_slot(self) -> _Slot:
@@ -709,6 +721,8 @@ class SandboxPool:
         # Containers borrowed by a job still running in another thread: remove them anyway.
         for slot in leftover:
             self._destroy(slot)
+        if self._orphans and self._client is not None:
+            self._remove_orphans()  # left while the engine was away; it may be back by now
 
     def container_ids(self) -> list[str]:
         with self._lock:

@@ -206,6 +206,7 @@ def test_container_kwargs_are_hardened():
     assert not kwargs["user"].startswith("0") and kwargs["user"] != "root"
     assert "size=8m" in kwargs["tmpfs"]["/work"]
     assert "volumes" not in kwargs and "mounts" not in kwargs and not kwargs.get("privileged")
+    assert kwargs["stop_signal"] == "SIGKILL"
 
 
 def test_supervisor_report_is_parsed_strictly():

@@ -16,7 +16,7 @@ from verifiers.code.sandbox import SandboxLimits, SandboxPool, SandboxUnavailabl
 
 pytestmark = pytest.mark.docker
 
-JOBS = 90  # about 15 s of work on two containers: longer than the engine takes to stop
+JOBS = 40  # about 7 s of work on two containers: longer than the engine takes to stop
 
 
 def _job(i: int) -> dict[str, str]:

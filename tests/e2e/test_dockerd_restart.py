@@ -1,0 +1,92 @@
+"""Stop dockerd in the middle of a code run and bring it back: the run succeeds with the same verdicts.
+
+Both runs verify the same chains: the interrupted run finds the first run's samples in its stage cache
+(the keys are content hashes, independent of the dataset root), so chain outcomes and step verdicts,
+which depend only on the chains and the tests, must match exactly. MC values come from fresh rollouts
+and are not compared. The engine stops while the run's sandbox work is going on (dockerd takes about
+ten seconds to stop its containers), and the sandbox's own log proves that jobs lost their containers.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import docker
+import pytest
+
+from flows.resume import CACHE_DIR
+
+pytestmark = [pytest.mark.engine, pytest.mark.docker, pytest.mark.slow]
+
+CODE_RUN = {
+    "problems.source": "code",
+    "problems.limit": 2,
+    "sampling.max_tokens": 192,
+    "rollouts.max_tokens": 128,
+    "sandbox.pool_size": 1,
+    "sandbox.engine_wait_seconds": 120,
+    "rollouts.k": 1,
+    "rollouts.max_steps": 1,
+}
+# The interrupted run draws more rollouts (each graded in the sandbox), so its sandbox work outlasts the
+# ten seconds dockerd spends stopping; rollouts do not change outcomes or verdicts, so labels still match.
+LONG_ROLLOUTS = {"rollouts.k": 4, "rollouts.max_steps": 4}
+
+
+def _labels(summary) -> tuple[list, list]:
+    chains = sorted((c.chain_id, c.outcome, c.outcome_reason) for c in summary.chain_rows)
+    steps = sorted((s.chain_id, s.step_index, s.verdict, s.verdict_reason) for s in summary.step_rows)
+    return chains, steps
+
+
+def _restart_when_sandbox_starts(dockerd, stopped: threading.Event, errors: list[BaseException]) -> None:
+    """Wait for the run's first sandbox container, then stop dockerd and start it again."""
+    from verifiers.code.sandbox import LABEL
+
+    try:
+        client = docker.from_env()
+        deadline = time.monotonic() + 600
+        while not client.containers.list(filters={"label": LABEL}):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the run never started a sandbox container")
+            time.sleep(0.1)
+        client.close()
+        dockerd.stop()
+        stopped.set()
+        dockerd.start()
+    except BaseException as exc:  # noqa: BLE001 - reported by the test
+        errors.append(exc)
+
+
+def test_code_run_survives_a_dockerd_restart(engine, dockerd, small_config, tmp_path: Path, caplog) -> None:
+    from flows.generation_run import generation_run
+
+    first = generation_run(small_config(tmp_path / "first", None, **CODE_RUN))
+    assert first.status == "succeeded", first.error
+
+    second_root = tmp_path / "second"
+    (second_root / CACHE_DIR).mkdir(parents=True)
+    samples = list((tmp_path / "first" / CACHE_DIR).glob("sample-*"))
+    assert len(samples) == 1
+    shutil.copy(samples[0], second_root / CACHE_DIR / samples[0].name)
+
+    stopped = threading.Event()
+    errors: list[BaseException] = []
+    restarter = threading.Thread(target=_restart_when_sandbox_starts, args=(dockerd, stopped, errors))
+    restarter.start()
+    with caplog.at_level(logging.WARNING, logger="verifiers.code.sandbox"):
+        second = generation_run(small_config(second_root, None, **(CODE_RUN | LONG_ROLLOUTS)))
+    restarter.join(timeout=300)
+
+    assert not errors, errors
+    assert stopped.is_set()
+    assert second.status == "succeeded", second.error
+    assert second.cached_stages == ["sample"]
+    messages = [r.getMessage() for r in caplog.records]
+    lost = [m for m in messages if "lost its container" in m or "unusable" in m]
+    assert lost, "dockerd stopped without any sandbox job noticing: the restart missed the run"
+    assert _labels(second) == _labels(first)
