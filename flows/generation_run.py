@@ -5,11 +5,12 @@ only in their `Domain` (flows/domains.py). The engine tasks retry (a crashed eng
 restarted); a failing run still records itself, with the error, in the runs table.
 
 Resume: sample, segment+grade, verify and rollouts are cached under `<dataset root>/_cache` by content keys
-(flows/resume.py), so the same config started again after a crash skips the stages that finished and
-commits the same rows. Engine tasks carry the `prm-engine` tag and sandbox-using tasks `prm-sandbox`, so a
-Prefect server's tag concurrency limits keep two runs on one machine from overloading it (flows/serve.py).
-Every stage logs greppable `prm-run ... event=...` lines (flows/observe.py) and the run publishes a markdown
-artifact with label counts, cost and dataset version (flows/artifacts.py).
+(flows/resume.py), sample and rollouts per chunk of problems, so the same config started again after a
+crash skips the stages and chunks that finished and commits the same rows. Engine tasks carry the
+`prm-engine` tag and sandbox-using tasks `prm-sandbox`, so a Prefect server's tag concurrency limits
+keep two runs on one machine from overloading it (flows/serve.py). Every stage logs greppable
+`prm-run ... event=...` lines (flows/observe.py) and the run publishes a markdown artifact with label
+counts, cost and dataset version (flows/artifacts.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from prefect.states import Failed
 from flows import artifacts
 from flows.domains import Domain, domain_for
 from flows.observe import StageEvents, event_line
-from flows.resume import StageKeys, is_cached, problems_fingerprint, with_stage_cache
+from flows.resume import StageKeys, chunk_key, chunks, is_cached, problems_fingerprint, with_stage_cache
 from flows.selection import labeled_problem_ids, pick_fresh
 from prm_factory.config import RunConfig
 from prm_factory.provenance import git_commit, package_versions
@@ -200,7 +201,10 @@ def rollouts_task(
     config: RunConfig,
     verifier: Verifier,
     run_id: str = "",
+    progress_offset: int = 0,
+    progress_total: int | None = None,
 ) -> RolloutStage:
+    """Rollouts of `sampled` (one chunk of the run); progress counts chains across all chunks."""
     r = config.rollouts
     items = [
         RolloutItem(
@@ -223,17 +227,17 @@ def rollouts_task(
     events = StageEvents(run_id, logger)
 
     def progress(done: int, total: int) -> None:
-        events.advanced("rollouts", done, total)
+        events.advanced("rollouts", progress_offset + done, progress_total or total)
 
     def work(sampler: Sampler) -> RolloutStage:
         before = _cache_totals(sampler)
         values = estimate_values(items, strategy, sampler, verifier.grade, params, progress=progress)
         after = _cache_totals(sampler)
-        rate = None
+        counters = None
         if before is not None and after is not None and after[0] > before[0]:
-            rate = (after[1] - before[1]) / (after[0] - before[0])
-            logger.info("rollouts: prefix cache hit rate %.3f", rate)
-        return RolloutStage(values, rate)
+            counters = (after[0] - before[0], after[1] - before[1])
+            logger.info("rollouts: prefix cache hit rate %.3f", counters[1] / counters[0])
+        return RolloutStage(values, counters)
 
     return _with_engine(settings, work)
 
@@ -241,7 +245,14 @@ def rollouts_task(
 @dataclass(frozen=True)
 class RolloutStage:
     values: list[ChainValues]
-    prefix_cache_hit_rate: float | None  # over this stage's prompts; None when the backend has no counters
+    prefix_cache: tuple[int, int] | None  # (queried, hit) prompt tokens; None: backend has no counters
+
+    @staticmethod
+    def hit_rate(stages: list[RolloutStage]) -> float | None:
+        """Prefix cache hit rate over every chunk that has counters."""
+        counted = [s.prefix_cache for s in stages if s.prefix_cache is not None]
+        queried = sum(c[0] for c in counted)
+        return sum(c[1] for c in counted) / queried if queried else None
 
 
 def _cache_totals(sampler: Sampler) -> tuple[int, int] | None:
@@ -319,10 +330,14 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
     sandbox_tags = [SANDBOX_TAG] if domain.name == "code" else []
     logger.info(event_line(run_id, "run", "begin", config=config.name, domain=domain.name, dataset=root))
 
-    def timed(stage: str, fn: Callable[[], Any], key: str | None = None) -> Any:
+    def timed(stage: str, fn: Callable[[], Any], *keys_: str) -> Any:
+        """Run one stage; it counts as cached when every key (chunk) of it was on disk before."""
         nonlocal current
         current = stage
-        cached = key is not None and config.resume.enabled and is_cached(root, key)
+        found = sum(is_cached(root, k) for k in keys_) if config.resume.enabled else 0
+        cached = bool(keys_) and found == len(keys_)
+        if 0 < found < len(keys_):
+            logger.info("%s: reusing %d of %d cached chunks", stage, found, len(keys_))
         events.started(stage)
         t0 = time.perf_counter()
         result = fn()
@@ -347,8 +362,11 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
         settings = engine_settings(config)
         model_id, weights = settings.model_id, weights_hash(Path(settings.checkpoint))
         keys = _stage_keys(config, problems, settings, weights, verifier)
-        engine_work_cached = (
-            config.resume.enabled and is_cached(root, keys.sample) and is_cached(root, keys.rollouts)
+        parts = chunks(problems, config.resume.chunk_problems)
+        sample_keys = [chunk_key(keys.sample, i, part) for i, part in enumerate(parts)]
+        rollout_keys = [chunk_key(keys.rollouts, i, part) for i, part in enumerate(parts)]
+        engine_work_cached = config.resume.enabled and all(
+            is_cached(root, k) for k in sample_keys + rollout_keys
         )
         # A resumed run whose engine stages are both cached, or a run with no (fresh) problems left,
         # never starts the engine: that start is the most expensive minute of a small run.
@@ -357,8 +375,15 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
         s = config.sampling
         params = GenerationParams(n=s.n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens)
         sampling_json = json.dumps(params.to_dict(), sort_keys=True)
-        sample = resumable(sample_task, keys.sample)
-        drawn = timed("sample", lambda: sample(settings, problems, params, domain), keys.sample)
+
+        def sample_chunks() -> list[DrawnChain]:
+            drawn: list[DrawnChain] = []
+            for i, (part, key) in enumerate(zip(parts, sample_keys, strict=True)):
+                drawn += resumable(sample_task, key)(settings, part, params, domain)
+                events.advanced("sample", i + 1, len(parts))
+            return drawn
+
+        drawn = timed("sample", sample_chunks, *sample_keys)
         ids = {"model": model_id, "weights": weights, "sampling": sampling_json, "seed": settings.seed}
         segment = resumable(segment_task, keys.segment).with_options(tags=sandbox_tags)
         sampled = timed("segment_grade", lambda: segment(drawn, domain, verifier, ids), keys.segment)
@@ -367,12 +392,23 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
         else:
             verify = resumable(verify_task, keys.verify).with_options(tags=sandbox_tags)
             verdicts = timed("verify", lambda: verify(sampled, verifier), keys.verify)
-        rollouts = resumable(rollouts_task, keys.rollouts).with_options(tags=[ENGINE_TAG, *sandbox_tags])
-        rollout_stage = timed(
-            "rollouts", lambda: rollouts(settings, sampled, config, verifier, run_id), keys.rollouts
-        )
-        values = rollout_stage.values
-        cache_hit_rate = rollout_stage.prefix_cache_hit_rate
+
+        def rollout_chunks() -> list[RolloutStage]:
+            chunk_of = {p.problem_id: i for i, part in enumerate(parts) for p in part}
+            by_chunk: list[list[SampledChain]] = [[] for _ in parts]
+            for chain in sampled:
+                by_chunk[chunk_of[chain.problem.problem_id]].append(chain)
+            total = sum(1 for c in sampled if c.steps)
+            stages, done = [], 0
+            for part_chains, key in zip(by_chunk, rollout_keys, strict=True):
+                task_ = resumable(rollouts_task, key).with_options(tags=[ENGINE_TAG, *sandbox_tags])
+                stages.append(task_(settings, part_chains, config, verifier, run_id, done, total))
+                done += sum(1 for c in part_chains if c.steps)
+            return stages
+
+        rollout_stages = timed("rollouts", rollout_chunks, *rollout_keys)
+        values = [v for stage in rollout_stages for v in stage.values]
+        cache_hit_rate = RolloutStage.hit_rate(rollout_stages)
         by_chain = {v.chain_id: v for v in values}
         for chain, chain_verdicts in zip(sampled, verdicts, strict=True):
             record, step_rows = build_records(

@@ -8,8 +8,11 @@ Results persist as Prefect result files in `<dataset root>/_cache/<stage>-<hash>
 config finds them, Prefect marks the task `Cached`, and the run commits the same rows (content-hash keys)
 an uninterrupted run would have.
 
-A failed task stores nothing, so only finished stages are skipped. Delete `_cache/` to force recomputation;
-it is never read by dataset readers (the underscore keeps it out of the record kinds).
+Sampling and rollouts, the long stages, are cached per chunk of `resume.chunk_problems` problems
+(`chunk_key`), so a run killed half-way through them keeps the chunks it finished.
+
+A failed task stores nothing, so only finished stages (and chunks) are skipped. Delete `_cache/` to force
+recomputation; it is never read by dataset readers (the underscore keeps it out of the record kinds).
 
 >>> a = stage_key("sample", {"problems": ["p1"], "seed": 0}, code=())
 >>> a == stage_key("sample", {"problems": ["p1"], "seed": 0}, code=())
@@ -118,6 +121,20 @@ class StageKeys:
             "rollouts", {"from": segment, "rollouts": rollouts, "engine": engine, "verifier": verifier}
         )
         return cls(sample, segment, verify, rollout)
+
+
+def chunks(problems: Sequence[Problem], size: int) -> list[list[Problem]]:
+    """Problems in order, `size` at a time: the unit a long stage caches (and a crash loses at most)."""
+    return [list(problems[i : i + size]) for i in range(0, len(problems), size)]
+
+
+def chunk_key(stage_key: str, index: int, problems: Sequence[Problem]) -> str:
+    """Key of one chunk of a stage: the stage's key, the chunk's place and its problems.
+
+    >>> chunk_key("rollouts-ab12", 3, [])
+    'rollouts-ab12-c0003-e3b0c44298fc'
+    """
+    return f"{stage_key}-c{index:04d}-{problems_fingerprint(problems)[:12]}"
 
 
 def is_cached(dataset_root: str | Path, key: str) -> bool:

@@ -107,6 +107,9 @@ class DatasetConfig(_Section):
 class ResumeConfig(_Section):
     # Stage results cached under <dataset root>/_cache by content key; a rerun after a crash skips them.
     enabled: bool = True
+    # Sampling and rollouts are cached per chunk of this many problems: a crash loses at most one chunk.
+    # Each chunk is one engine batch, so larger chunks batch better (raise it on a GPU).
+    chunk_problems: int = Field(16, ge=1)
 
 
 class RunnerConfig(_Section):

@@ -57,6 +57,14 @@ class FakeEngine:
     sampler: FakeSampler
     starts: int = 0
     fail_in: set[str] = field(default_factory=set)  # stages whose engine call raises (a crash)
+    ok_calls: dict[str, int] = field(default_factory=dict)  # calls of a failing stage that succeed first
+    calls: dict[str, int] = field(default_factory=dict)
+
+    def call(self, stage: str, message: str) -> None:
+        """Count a call of `stage`; raise (the engine crashed) when the stage is set to fail now."""
+        self.calls[stage] = self.calls.get(stage, 0) + 1
+        if stage in self.fail_in and self.calls[stage] > self.ok_calls.get(stage, 0):
+            raise RuntimeError(message)
 
 
 @pytest.fixture()
@@ -77,13 +85,11 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
     real_draw, real_estimate = gen.draw_chains, gen.estimate_values
 
     def draw_chains(*args, **kwargs):
-        if "sample" in engine.fail_in:
-            raise RuntimeError("engine died while sampling")
+        engine.call("sample", "engine died while sampling")
         return real_draw(*args, **kwargs)
 
     def estimate_values(*args, **kwargs):
-        if "rollouts" in engine.fail_in:
-            raise RuntimeError("engine died during rollouts")
+        engine.call("rollouts", "engine died during rollouts")
         return real_estimate(*args, **kwargs)
 
     monkeypatch.setattr(gen, "engine_settings", settings)
@@ -96,6 +102,12 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
     for name in ("start_engine_task", "sample_task", "rollouts_task"):
         monkeypatch.setattr(gen, name, getattr(gen, name).with_options(retries=0))
     return engine
+
+
+@pytest.fixture()
+def questions() -> list[tuple[str, str, str]]:
+    """The problems of `gsm8k_file`, in file order: (question, answer field, final answer)."""
+    return list(QUESTIONS)
 
 
 @pytest.fixture()

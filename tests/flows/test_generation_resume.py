@@ -77,6 +77,37 @@ def test_a_run_that_crashed_in_rollouts_resumes_and_ends_like_an_uninterrupted_r
     assert keys(tmp_path / "ds") == keys(tmp_path / "clean")
 
 
+@pytest.mark.parametrize("stage", ["sample", "rollouts"])
+def test_a_crash_half_way_through_a_long_stage_keeps_its_finished_chunks(
+    prefect_server: None, fake_engine, flow_config, questions, tmp_path: Path, stage: str
+) -> None:
+    cfg = flow_config(**{"problems.limit": 4, "resume.chunk_problems": 2})  # two chunks of two problems
+    fake_engine.fail_in, fake_engine.ok_calls = {stage}, {stage: 1}  # the second chunk's engine call dies
+    crashed = run_generation(cfg)
+    assert crashed.status == "failed" and "engine died" in crashed.error
+    prefix = "sample-" if stage == "sample" else "rollouts-"
+    kept = [p.name for p in (tmp_path / "ds" / CACHE_DIR).iterdir() if p.name.startswith(prefix)]
+    assert len(kept) == 1 and "-c0000-" in kept[0]
+
+    fake_engine.fail_in = set()
+    before = len(fake_engine.sampler.prompts_seen)
+    resumed = generation_run(cfg)
+    assert resumed.status == "succeeded", resumed.error
+    assert stage not in resumed.cached_stages
+    is_chain_prompt = stage == "sample"  # chain prompts end at the assistant turn, rollout prompts after it
+    redone = [
+        p for p in fake_engine.sampler.prompts_seen[before:] if p.endswith("<assistant>") == is_chain_prompt
+    ]
+    first_chunk = [q for q, _, _ in questions[:2]]
+    assert redone and not any(q in p for p in redone for q in first_chunk), "a finished chunk was redone"
+
+    clean = generation_run(flow_config(**{"problems.limit": 4, "dataset.root": str(tmp_path / "clean")}))
+    assert keys(tmp_path / "ds") == keys(tmp_path / "clean")
+    assert sorted((s.step_id, s.mc_value) for s in resumed.step_rows) == sorted(
+        (s.step_id, s.mc_value) for s in clean.step_rows
+    )
+
+
 def test_a_config_change_upstream_invalidates_the_stages_after_it(
     prefect_server: None, fake_engine, flow_config
 ) -> None:
