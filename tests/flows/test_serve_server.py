@@ -1,14 +1,17 @@
 """Against a real `prefect server start`: the deployments `serve` registers carry the cron schedule and
-the config, and the engine/sandbox tag limits exist. (Serving itself blocks; scheduling is Prefect's.)"""
+the config, the engine/sandbox tag limits exist, a triggered run executes under `prm-factory serve`, and
+a cron schedule fires on its own (server with its scheduler service on)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -26,14 +29,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture()
-def real_server(tmp_path: Path) -> Iterator[str]:
+@contextmanager
+def prefect_server_process(
+    tmp_path: Path, *, services: bool, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """`prefect server start` on a free port with its own home; yields the API URL."""
     port = free_port()
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home")}
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"), **(env or {})}
     env.pop("PREFECT_API_URL", None)
     prefect = str(Path(sys.executable).with_name("prefect"))
+    command = [prefect, "server", "start", "--host", "127.0.0.1", "--port", str(port)]
     server = subprocess.Popen(
-        [prefect, "server", "start", "--host", "127.0.0.1", "--port", str(port), "--no-services"],
+        command + ([] if services else ["--no-services"]),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -53,8 +60,15 @@ def real_server(tmp_path: Path) -> Iterator[str]:
             time.sleep(1)
         yield url
     finally:
-        server.terminate()
+        os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
+
+
+@pytest.fixture()
+def real_server(tmp_path: Path) -> Iterator[str]:
+    """A real API server without its background services (no scheduler): registration only."""
+    with prefect_server_process(tmp_path, services=False) as url:
+        yield url
 
 
 def test_deployments_registered_on_a_real_server_keep_schedule_parameters_and_limits(
@@ -86,7 +100,6 @@ def test_a_served_config_runs_when_triggered_and_a_failed_run_is_failed_in_prefe
     """`prm-factory serve` end to end without an engine: the run fails in its model stage (a checkpoint
     with no weights), records itself in the runs table, and its Prefect flow run is Failed."""
     import json
-    import signal
 
     from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound
@@ -141,3 +154,61 @@ def test_a_served_config_runs_when_triggered_and_a_failed_run_is_failed_in_prefe
     assert "failed in stage model" in (state.message or "")
     runs = query(Dataset(str(tmp_path / "ds")), "SELECT status, error FROM runs").to_pylist()
     assert len(runs) == 1 and runs[0]["status"] == "failed" and "no weight files" in runs[0]["error"]
+
+
+def test_a_cron_schedule_fires_a_run_that_serve_executes(tmp_path: Path) -> None:
+    """`prm-factory serve --cron "* * * * *"` against a server whose scheduler runs: within about a minute
+    the scheduler creates a flow run on its own (auto_scheduled) and the served runner executes it to
+    Completed. The problem file holds only a bad row, so the run needs no engine: it loads, rejects the
+    row (recorded in the dataset) and commits a succeeded run."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from storage.dataset import Dataset
+    from storage.sql import query
+
+    problems = tmp_path / "bad.jsonl"
+    problems.write_text('{"question": "a row with no answer field"}\n')
+    config = tmp_path / "every-minute.toml"
+    config.write_text(
+        f'name = "cron"\n[problems]\npath = "{problems}"\nlimit = 1\n[dataset]\nroot = "{tmp_path / "ds"}"\n'
+    )
+    fast_scheduler = {"PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "5"}
+    with prefect_server_process(tmp_path, services=True, env=fast_scheduler) as url:
+        env = {**os.environ, "PREFECT_API_URL": url, "PREFECT_RUNNER_POLL_FREQUENCY": "2", "COLUMNS": "200"}
+        exe = str(Path(sys.executable).with_name("prm-factory"))
+        log_path = tmp_path / "serve.log"
+        with log_path.open("w") as log:
+            serving = subprocess.Popen(
+                [exe, "serve", str(config), "--cron", "* * * * *"],
+                env=env,
+                cwd=tmp_path,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                with (
+                    temporary_settings(updates={PREFECT_API_URL: url}),
+                    get_client(sync_client=True) as client,
+                ):
+                    only_ours = DeploymentFilter(name=DeploymentFilterName(any_=["cron-every-minute"]))
+                    deadline = time.monotonic() + 240  # next minute boundary + scheduler loop + run
+                    finished = []
+                    while not finished:
+                        assert serving.poll() is None, log_path.read_text()[-3000:]
+                        assert time.monotonic() < deadline, log_path.read_text()[-3000:]
+                        time.sleep(3)
+                        runs = client.read_flow_runs(deployment_filter=only_ours)
+                        finished = [r for r in runs if r.state is not None and r.state.is_final()]
+            finally:
+                os.killpg(serving.pid, signal.SIGTERM)
+                serving.wait(timeout=60)
+    (run,) = finished[:1]
+    assert run.auto_scheduled, "the run was not created by the cron schedule"
+    assert run.state is not None and run.state.is_completed(), run.state
+    ds = Dataset(str(tmp_path / "ds"))
+    runs_table = query(ds, "SELECT status, n_problems, n_rejected FROM runs").to_pylist()
+    assert runs_table[0] == {"status": "succeeded", "n_problems": 0, "n_rejected": 1}
+    assert query(ds, "SELECT field FROM rejections").to_pylist()[0]["field"] == "answer"
