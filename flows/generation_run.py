@@ -21,7 +21,6 @@ import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +32,9 @@ from flows import artifacts
 from flows.domains import Domain, domain_for
 from flows.observe import StageEvents, event_line
 from flows.resume import StageKeys, chunk_key, chunks, is_cached, problems_fingerprint, with_stage_cache
+from flows.run_record import RunOutput, run_record, utc_now
 from flows.selection import labeled_problem_ids, pick_fresh
 from prm_factory.config import RunConfig
-from prm_factory.provenance import git_commit, package_versions
 from rollouts import ChainValues, RolloutItem, estimate_values, make_strategy
 from sampling.backends import drop_sampler, get_sampler
 from sampling.chains import DrawnChain, draw_chains
@@ -112,10 +111,6 @@ def _with_engine(settings: EngineSettings, work: Callable[[Sampler], Any]) -> An
     except Exception:
         drop_sampler(settings)
         raise
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @task(name="load-problems", cache_policy=NO_CACHE)
@@ -436,37 +431,16 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
 
     if error:  # a failed run adds only its own record (and the rows it rejected), never partial labels
         problems, chains, steps, values = [], [], [], []
-    accuracy = sum(c.outcome == "correct" for c in chains) / len(chains) if chains else 0.0
-    rollout_tokens = sum(s.rollout_tokens for s in steps)
-    counts = {
-        "problems": len(problems),
-        "chains": len(chains),
-        "steps": len(steps),
-        "rejected": len(rejections),
-    }
-    run = RunInfo(
+    run = run_record(
         run_id=run_id,
         started_at=started,
-        ended_at=utc_now(),
-        status="failed" if error else "succeeded",
-        error=error,
-        config=config.to_json(),
-        config_hash=config.config_hash(),
-        git_commit=git_commit(),
-        package_versions=json.dumps(package_versions(), sort_keys=True),
+        config=config,
+        output=RunOutput(problems, chains, steps, rejections, values),
         model=model_id,
-        model_weights_hash=weights,
-        verifier_versions=json.dumps({verifier.name: verifier.version} if verifier else {}),
-        counts=json.dumps(counts),
-        stage_seconds=json.dumps(seconds),
-        n_problems=len(problems),
-        n_chains=len(chains),
-        n_steps=len(steps),
-        n_rejected=len(rejections),
-        chain_accuracy=accuracy,
-        rollout_tokens=rollout_tokens,
-        rollouts_drawn=sum(v.rollouts_drawn for v in values),
-        rollout_seconds=round(sum(v.seconds for v in values), 3),
+        weights_hash=weights,
+        verifiers={verifier.name: verifier.version} if verifier else {},
+        error=error,
+        stage_seconds=seconds,
         prefix_cache_hit_rate=cache_hit_rate,
     )
     version = timed("write", lambda: write_task(root, run, problems, chains, steps, rejections))
@@ -502,9 +476,9 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
         chains=len(chains),
         steps=len(steps),
         rejected=rejections,
-        chain_accuracy=accuracy,
+        chain_accuracy=run.chain_accuracy,
         stage_seconds=seconds,
-        rollout_tokens=rollout_tokens,
+        rollout_tokens=run.rollout_tokens,
         step_rows=steps,
         chain_rows=chains,
         cached_stages=cached_stages,

@@ -15,14 +15,14 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.domains import math_verifier
-from flows.generation_run import utc_now, write_task
+from flows.generation_run import write_task
+from flows.run_record import RunOutput, run_record, utc_now
 from prm_factory.config import RunConfig
-from prm_factory.provenance import git_commit, package_versions
 from sampling.protocol import Generation
 from schemas.assemble import SampledChain, build_records, external_problem, join_steps
 from schemas.external_chains import ExternalChain, read_external_chains
 from schemas.ids import content_id
-from schemas.records import Chain, Problem, Rejection, RunInfo, Step
+from schemas.records import Chain, Problem, Rejection, Step
 from schemas.rejected import RejectedRow
 from verifiers.math import MathVerifier
 from verifiers.protocol import Verdict
@@ -103,34 +103,14 @@ def label_external(path: str, config: RunConfig) -> LabelSummary:
         chains.append(record)
         steps.extend(rows)
     problems = list({c.problem.problem_id: c.problem for c in sampled}.values())
-    run = RunInfo(
+    run = run_record(
         run_id=run_id,
         started_at=started,
-        ended_at=utc_now(),
-        status="succeeded",
-        error="",
-        config=json.dumps({"label_input": str(Path(path).resolve()), **json.loads(config.to_json())}),
-        config_hash=config.config_hash(),
-        git_commit=git_commit(),
-        package_versions=json.dumps(package_versions(), sort_keys=True),
+        config=config,
+        output=RunOutput(problems, chains, steps, rejections),
         model=EXTERNAL_MODEL,
-        model_weights_hash="",
-        verifier_versions=json.dumps({verifier.name: verifier.version}),
-        counts=json.dumps(
-            {
-                "problems": len(problems),
-                "chains": len(chains),
-                "steps": len(steps),
-                "rejected": len(rejections),
-            }
-        ),
-        stage_seconds="{}",
-        n_problems=len(problems),
-        n_chains=len(chains),
-        n_steps=len(steps),
-        n_rejected=len(rejections),
-        chain_accuracy=sum(c.outcome == "correct" for c in chains) / len(chains) if chains else 0.0,
-        rollout_tokens=0,
+        verifiers={verifier.name: verifier.version},
+        config_json=json.dumps({"label_input": str(Path(path).resolve()), **json.loads(config.to_json())}),
     )
     root = str(config.dataset_root())
     version = write_task(root, run, problems, chains, steps, rejections)
