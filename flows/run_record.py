@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from prm_factory.config import RunConfig
@@ -30,7 +30,7 @@ class RunOutput:
     chains: Sequence[Chain] = ()
     steps: Sequence[Step] = ()
     rejections: Sequence[Rejection] = ()
-    values: Sequence[ChainValues] = field(default=())  # rollout estimates, for the cost columns
+    values: Sequence[ChainValues] = ()  # rollout estimates, for the cost columns
 
 
 def run_record(

@@ -605,10 +605,11 @@ class SandboxPool:
         """A fresh client once the engine answers; `SandboxUnavailable` after `engine_wait_s`."""
         started = time.monotonic()
         next_log = started
+        warned = False
         while True:
             try:
                 client = docker_client()
-                if next_log > started:  # it was logged missing: say it is back
+                if warned:
                     log.warning("Docker engine answering again after %.1f s", time.monotonic() - started)
                 return client
             except ENGINE_ERRORS as exc:
@@ -622,6 +623,7 @@ class SandboxPool:
                         "Docker engine not answering (%s); waiting up to %.0f s", exc, self.engine_wait_s
                     )
                     next_log = time.monotonic() + 10.0
+                    warned = True
                 time.sleep(1.0)
 
     def _new_slot(self) -> _Slot:
@@ -644,6 +646,11 @@ class SandboxPool:
         except (SandboxUnavailable, *ENGINE_ERRORS) as exc:
             log.warning("sandbox container not replaced yet: %s", exc)
             return None
+
+    def _retire(self, slot: _Slot) -> None:
+        """Destroy a container that must not take another job; its place is refilled by the caller."""
+        self._destroy(slot)
+        self.replaced += 1
 
     def _destroy(self, slot: _Slot) -> None:
         with self._lock:
@@ -684,17 +691,14 @@ class SandboxPool:
                     # The container died between jobs (its PID 1 OOM-killed, the engine restarted): the
                     # job never started, so it runs again on a fresh container.
                     log.warning("sandbox container %s unusable (%s); replacing it", token.id[:12], exc)
-                    self._destroy(token)
+                    self._retire(token)
                     token = None
-                    self.replaced += 1
                     continue
+                lost = lost_container(result)
                 if replace:
-                    self._destroy(token)
-                    token = None
-                    self.replaced += 1
-                    if not lost_container(result):
-                        token = self._replacement()
-                if lost_container(result) and attempt < 2:
+                    self._retire(token)
+                    token = None if lost else self._replacement()  # a lost one is rebuilt for the rerun
+                if lost and attempt < 2:
                     self.engine_losses += 1
                     log.warning("sandbox job lost its container (%s); running it again", result.reason)
                     continue
