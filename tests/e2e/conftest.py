@@ -34,6 +34,25 @@ def small_config():
     return _small_config
 
 
+CODE_RUN = {
+    "problems.source": "code",
+    "problems.limit": 2,
+    "sampling.max_tokens": 192,
+    "rollouts.max_tokens": 128,
+    "sandbox.pool_size": 1,
+}
+
+
+@pytest.fixture()
+def code_config():
+    """Builds a tiny code-run config (2 bundled code problems, one sandbox container) over a dataset root."""
+
+    def make(dataset: Path, **overrides: object) -> RunConfig:
+        return _small_config(dataset, None, **{**CODE_RUN, **overrides})
+
+    return make
+
+
 @pytest.fixture(scope="session")
 def engine(prefect_server: None):
     from flows.generation_run import engine_settings

@@ -9,21 +9,13 @@ import pytest
 
 pytestmark = [pytest.mark.engine, pytest.mark.docker, pytest.mark.slow]
 
-CODE_RUN = {
-    "problems.source": "code",
-    "problems.limit": 2,
-    "sampling.max_tokens": 192,
-    "rollouts.max_tokens": 128,
-    "sandbox.pool_size": 1,
-}
 
-
-def test_code_run_writes_test_labeled_chains(engine, small_config, tmp_path: Path) -> None:
+def test_code_run_writes_test_labeled_chains(engine, code_config, tmp_path: Path) -> None:
     from flows.generation_run import generation_run
     from storage.dataset import Dataset
     from storage.sql import query
 
-    cfg = small_config(tmp_path / "ds", None, **CODE_RUN)
+    cfg = code_config(tmp_path / "ds")
     summary = generation_run(cfg)
     assert summary.status == "succeeded", summary.error
     assert summary.domain == "code" and summary.problems == 2 and summary.chains == 4

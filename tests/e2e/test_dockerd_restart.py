@@ -3,8 +3,9 @@
 Both runs verify the same chains: the interrupted run finds the first run's samples in its stage cache
 (the keys are content hashes, independent of the dataset root), so chain outcomes and step verdicts,
 which depend only on the chains and the tests, must match exactly. MC values come from fresh rollouts
-and are not compared. The engine stops while the run's sandbox work is going on (dockerd takes about
-ten seconds to stop its containers), and the sandbox's own log proves that jobs lost their containers.
+and are not compared. The engine stops as soon as the run's first sandbox container exists (sandbox
+containers stop on SIGKILL, so dockerd is down within a second or two), and the sandbox's own log proves
+that jobs lost their containers.
 """
 
 from __future__ import annotations
@@ -22,18 +23,10 @@ from flows.resume import CACHE_DIR
 
 pytestmark = [pytest.mark.engine, pytest.mark.docker, pytest.mark.slow]
 
-CODE_RUN = {
-    "problems.source": "code",
-    "problems.limit": 2,
-    "sampling.max_tokens": 192,
-    "rollouts.max_tokens": 128,
-    "sandbox.pool_size": 1,
-    "sandbox.engine_wait_seconds": 120,
-    "rollouts.k": 1,
-    "rollouts.max_steps": 1,
-}
-# The interrupted run draws more rollouts (each graded in the sandbox), so its sandbox work outlasts the
-# ten seconds dockerd spends stopping; rollouts do not change outcomes or verdicts, so labels still match.
+# The first run draws few rollouts; the engine wait outlasts any dockerd restart.
+FIRST_RUN = {"sandbox.engine_wait_seconds": 120, "rollouts.k": 1, "rollouts.max_steps": 1}
+# The interrupted run draws more rollouts (each graded in the sandbox), so its sandbox work is still going
+# on when dockerd stops; rollouts do not change outcomes or verdicts, so labels still match.
 LONG_ROLLOUTS = {"rollouts.k": 4, "rollouts.max_steps": 4}
 
 
@@ -62,10 +55,10 @@ def _restart_when_sandbox_starts(dockerd, stopped: threading.Event, errors: list
         errors.append(exc)
 
 
-def test_code_run_survives_a_dockerd_restart(engine, dockerd, small_config, tmp_path: Path, caplog) -> None:
+def test_code_run_survives_a_dockerd_restart(engine, dockerd, code_config, tmp_path: Path, caplog) -> None:
     from flows.generation_run import generation_run
 
-    first = generation_run(small_config(tmp_path / "first", None, **CODE_RUN))
+    first = generation_run(code_config(tmp_path / "first", **FIRST_RUN))
     assert first.status == "succeeded", first.error
 
     second_root = tmp_path / "second"
@@ -79,7 +72,7 @@ def test_code_run_survives_a_dockerd_restart(engine, dockerd, small_config, tmp_
     restarter = threading.Thread(target=_restart_when_sandbox_starts, args=(dockerd, stopped, errors))
     restarter.start()
     with caplog.at_level(logging.WARNING, logger="verifiers.code.sandbox"):
-        second = generation_run(small_config(second_root, None, **(CODE_RUN | LONG_ROLLOUTS)))
+        second = generation_run(code_config(second_root, **(FIRST_RUN | LONG_ROLLOUTS)))
     restarter.join(timeout=300)
 
     assert not errors, errors

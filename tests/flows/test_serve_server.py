@@ -12,7 +12,9 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -71,6 +73,51 @@ def real_server(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+@dataclass
+class Serving:
+    """A running `prm-factory serve` subprocess and its log."""
+
+    process: subprocess.Popen
+    log: Path
+
+    def assert_alive(self) -> None:
+        assert self.process.poll() is None, self.tail()
+
+    def tail(self) -> str:
+        return self.log.read_text()[-3000:]
+
+
+@contextmanager
+def serving(
+    config: Path, cron: str, api_url: str, tmp_path: Path, **env: str
+) -> Iterator[tuple[Serving, Any]]:
+    """`prm-factory serve CONFIG --cron CRON` against `api_url`, with a sync Prefect client on that server;
+    the serve process group is stopped on exit."""
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    exe = str(Path(sys.executable).with_name("prm-factory"))
+    log_path = tmp_path / "serve.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [exe, "serve", str(config), "--cron", cron],
+            env={**os.environ, "PREFECT_API_URL": api_url, "COLUMNS": "200", **env},
+            cwd=tmp_path,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            with (
+                temporary_settings(updates={PREFECT_API_URL: api_url}),
+                get_client(sync_client=True) as client,
+            ):
+                yield Serving(process, log_path), client
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=60)
+
+
 def test_deployments_registered_on_a_real_server_keep_schedule_parameters_and_limits(
     real_server: str, tmp_path: Path, gsm8k_file: Path
 ) -> None:
@@ -101,9 +148,7 @@ def test_a_served_config_runs_when_triggered_and_a_failed_run_is_failed_in_prefe
     with no weights), records itself in the runs table, and its Prefect flow run is Failed."""
     import json
 
-    from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound
-    from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from storage.dataset import Dataset
     from storage.sql import query
@@ -116,40 +161,21 @@ def test_a_served_config_runs_when_triggered_and_a_failed_run_is_failed_in_prefe
         f'name = "served"\n[problems]\npath = "{gsm8k_file}"\nlimit = 1\n[model]\npath = "{model}"\n'
         f'[dataset]\nroot = "{tmp_path / "ds"}"\n'
     )
-    env = {**os.environ, "PREFECT_API_URL": real_server, "COLUMNS": "200"}
-    exe = str(Path(sys.executable).with_name("prm-factory"))
-    log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen(
-        [exe, "serve", str(config), "--cron", "0 0 1 1 *"],
-        env=env,
-        cwd=tmp_path,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        with (
-            temporary_settings(updates={PREFECT_API_URL: real_server}),
-            get_client(sync_client=True) as client,
-        ):
-            deadline = time.monotonic() + 180
-            while True:
-                assert server.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-                try:
-                    deployment = client.read_deployment_by_name("prm-generation-run/served-served")
-                    break
-                except ObjectNotFound as err:  # until serve has registered it
-                    assert time.monotonic() < deadline, f"deployment never registered: {err}"
-                    time.sleep(2)
-            flow_run = client.create_flow_run_from_deployment(deployment.id)
-            deadline = time.monotonic() + 300
-            while not (state := client.read_flow_run(flow_run.id).state) or not state.is_final():
-                assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
-                time.sleep(3)
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=60)
-        log.close()
+    with serving(config, "0 0 1 1 *", real_server, tmp_path) as (served, client):
+        deadline = time.monotonic() + 180
+        while True:
+            served.assert_alive()
+            try:
+                deployment = client.read_deployment_by_name("prm-generation-run/served-served")
+                break
+            except ObjectNotFound as err:  # until serve has registered it
+                assert time.monotonic() < deadline, f"deployment never registered: {err}"
+                time.sleep(2)
+        flow_run = client.create_flow_run_from_deployment(deployment.id)
+        deadline = time.monotonic() + 300
+        while not (state := client.read_flow_run(flow_run.id).state) or not state.is_final():
+            assert time.monotonic() < deadline, served.tail()
+            time.sleep(3)
     assert state.is_failed(), state
     assert "failed in stage model" in (state.message or "")
     runs = query(Dataset(str(tmp_path / "ds")), "SELECT status, error FROM runs").to_pylist()
@@ -161,9 +187,7 @@ def test_a_cron_schedule_fires_a_run_that_serve_executes(tmp_path: Path) -> None
     the scheduler creates a flow run on its own (auto_scheduled) and the served runner executes it to
     Completed. The problem file holds only a bad row, so the run needs no engine: it loads, rejects the
     row (recorded in the dataset) and commits a succeeded run."""
-    from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
-    from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from storage.dataset import Dataset
     from storage.sql import query
@@ -175,36 +199,19 @@ def test_a_cron_schedule_fires_a_run_that_serve_executes(tmp_path: Path) -> None
         f'name = "cron"\n[problems]\npath = "{problems}"\nlimit = 1\n[dataset]\nroot = "{tmp_path / "ds"}"\n'
     )
     fast_scheduler = {"PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "5"}
-    with prefect_server_process(tmp_path, services=True, env=fast_scheduler) as url:
-        env = {**os.environ, "PREFECT_API_URL": url, "PREFECT_RUNNER_POLL_FREQUENCY": "2", "COLUMNS": "200"}
-        exe = str(Path(sys.executable).with_name("prm-factory"))
-        log_path = tmp_path / "serve.log"
-        with log_path.open("w") as log:
-            serving = subprocess.Popen(
-                [exe, "serve", str(config), "--cron", "* * * * *"],
-                env=env,
-                cwd=tmp_path,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                with (
-                    temporary_settings(updates={PREFECT_API_URL: url}),
-                    get_client(sync_client=True) as client,
-                ):
-                    only_ours = DeploymentFilter(name=DeploymentFilterName(any_=["cron-every-minute"]))
-                    deadline = time.monotonic() + 240  # next minute boundary + scheduler loop + run
-                    finished = []
-                    while not finished:
-                        assert serving.poll() is None, log_path.read_text()[-3000:]
-                        assert time.monotonic() < deadline, log_path.read_text()[-3000:]
-                        time.sleep(3)
-                        runs = client.read_flow_runs(deployment_filter=only_ours)
-                        finished = [r for r in runs if r.state is not None and r.state.is_final()]
-            finally:
-                os.killpg(serving.pid, signal.SIGTERM)
-                serving.wait(timeout=60)
+    with (
+        prefect_server_process(tmp_path, services=True, env=fast_scheduler) as url,
+        serving(config, "* * * * *", url, tmp_path, PREFECT_RUNNER_POLL_FREQUENCY="2") as (served, client),
+    ):
+        only_ours = DeploymentFilter(name=DeploymentFilterName(any_=["cron-every-minute"]))
+        deadline = time.monotonic() + 240  # next minute boundary + scheduler loop + run
+        finished = []
+        while not finished:
+            served.assert_alive()
+            assert time.monotonic() < deadline, served.tail()
+            time.sleep(3)
+            runs = client.read_flow_runs(deployment_filter=only_ours)
+            finished = [r for r in runs if r.state is not None and r.state.is_final()]
     (run,) = finished[:1]
     assert run.auto_scheduled, "the run was not created by the cron schedule"
     assert run.state is not None and run.state.is_completed(), run.state
