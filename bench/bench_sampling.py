@@ -34,7 +34,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -156,6 +156,22 @@ def hf_generate_tokens(model, tokenizer, prompts: Sequence[str], params: Generat
     return total
 
 
+def time_workloads(
+    backend: str, workloads: list[Workload], generate: Callable[[Workload], int]
+) -> list[Timing]:
+    """Time `generate` (returns generated tokens) on each workload, with the load average around it."""
+    timings = []
+    for workload in workloads:
+        before = load_avg()
+        started = time.perf_counter()
+        tokens = generate(workload)
+        seconds = time.perf_counter() - started
+        sequences = len(workload.prompts) * workload.params.n
+        timings.append(Timing(backend, workload.name, sequences, tokens, seconds, before, load_avg()))
+        print(f"  {backend} {workload.name}: {tokens} tokens in {seconds:.1f} s", flush=True)
+    return timings
+
+
 def bench_transformers(checkpoint: str, workloads: list[Workload], args: argparse.Namespace) -> list[Timing]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -167,27 +183,11 @@ def bench_transformers(checkpoint: str, workloads: list[Workload], args: argpars
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=getattr(torch, args.hf_dtype)).eval()
     hf_generate_tokens(model, tokenizer, workloads[0].prompts[:1], GenerationParams(n=1, max_tokens=4), 1)
-    timings = []
-    for workload in workloads:
-        before = load_avg()
-        started = time.perf_counter()
-        tokens = hf_generate_tokens(model, tokenizer, workload.prompts, workload.params, args.hf_batch)
-        seconds = time.perf_counter() - started
-        timings.append(
-            Timing(
-                "transformers",
-                workload.name,
-                len(workload.prompts) * workload.params.n,
-                tokens,
-                seconds,
-                before,
-                load_avg(),
-            )
-        )
-        print(f"  transformers {workload.name}: {tokens} tokens in {seconds:.1f} s", flush=True)
-    del model
-    gc.collect()
-    return timings
+    return time_workloads(
+        "transformers",
+        workloads,
+        lambda w: hf_generate_tokens(model, tokenizer, w.prompts, w.params, args.hf_batch),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -213,25 +213,11 @@ def bench_vllm(
     start_seconds = time.perf_counter() - started
     print(f"  vLLM engine started in {start_seconds:.0f} s", flush=True)
     sampler.generate(workloads[0].prompts[:1], GenerationParams(n=1, max_tokens=4))
-    timings = []
-    for workload in workloads:
-        before = load_avg()
-        started = time.perf_counter()
-        generations = sampler.generate(workload.prompts, workload.params)
-        seconds = time.perf_counter() - started
-        tokens = sum(g.n_tokens for gens in generations for g in gens)
-        timings.append(
-            Timing(
-                "vllm",
-                workload.name,
-                len(workload.prompts) * workload.params.n,
-                tokens,
-                seconds,
-                before,
-                load_avg(),
-            )
-        )
-        print(f"  vLLM {workload.name}: {tokens} tokens in {seconds:.1f} s", flush=True)
+    timings = time_workloads(
+        "vllm",
+        workloads,
+        lambda w: sum(g.n_tokens for gens in sampler.generate(w.prompts, w.params) for g in gens),
+    )
     return timings, start_seconds
 
 
@@ -309,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for workload in workloads:
         print(f"  {workload.name}: {workload.description}", flush=True)
     hf = bench_transformers(checkpoint, workloads, args)
+    gc.collect()  # the transformers model goes before the vLLM engine starts
     vllm, start_s = bench_vllm(checkpoint, workloads, args)
     result = report(workloads, hf, vllm, start_s, args)
     print(f"load average at end: {os.getloadavg()}")
