@@ -6,7 +6,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,24 @@ import pytest
 from prm_factory.runtime import apply_runtime_defaults
 
 apply_runtime_defaults()
+
+
+@pytest.fixture
+def command_app():
+    """Builds a fresh Typer app in group mode, as the real CLI, holding one command module's commands."""
+    import typer
+
+    def make(register: Callable[[typer.Typer], None]) -> typer.Typer:
+        application = typer.Typer()
+
+        @application.callback()
+        def main() -> None:
+            """Group mode, as in the real CLI."""
+
+        register(application)
+        return application
+
+    return make
 
 
 @pytest.fixture(scope="session")

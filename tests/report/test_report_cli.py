@@ -11,15 +11,8 @@ from storage.versions import set_tag
 
 
 @pytest.fixture
-def app() -> typer.Typer:
-    application = typer.Typer()
-
-    @application.callback()
-    def main() -> None:
-        """Group mode, as in the real CLI."""
-
-    register(application)
-    return application
+def app(command_app) -> typer.Typer:
+    return command_app(register)
 
 
 def run(app: typer.Typer, *args: str):

@@ -14,15 +14,8 @@ from storage.dataset import Dataset
 
 
 @pytest.fixture
-def app() -> typer.Typer:
-    application = typer.Typer()
-
-    @application.callback()
-    def main() -> None:
-        """Group mode, as in the real CLI."""
-
-    register(application)
-    return application
+def app(command_app) -> typer.Typer:
+    return command_app(register)
 
 
 @pytest.fixture
