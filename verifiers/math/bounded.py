@@ -11,6 +11,12 @@ item k is reported as `TIMED_OUT`, and the caller decides how to resume (see `ru
 
 Workers are fresh interpreters (safe to start from threads, unlike `fork`), started lazily; they import
 SymPy and math-verify once; their address space is capped so a memory bomb fails fast instead of swapping.
+
+Why not pebble's ProcessPool (tried for issue 13; as fast on bench/bench_math_verifier.py, and its tests
+passed): its workers are `multiprocessing` children, so it cannot start inside a daemonic process (a Dask
+worker, `runner.task_runner = "dask"`: "daemonic processes are not allowed to have children"), and a
+spawned worker re-imports the caller's `__main__` (an unguarded script runs twice). It also needs one pool
+per worker, since a batch's generator state must stay in one process between its items.
 """
 
 from __future__ import annotations
@@ -232,6 +238,11 @@ class BoundedPool:
             if worker is not None:
                 worker.kill()
             self._idle.put(None)
+
+
+def imported(names: list[str]) -> Iterator[bool]:
+    """In a worker: whether each module is already imported (tests check the preload with it)."""
+    return (name in sys.modules for name in names)
 
 
 _default_pool: BoundedPool | None = None

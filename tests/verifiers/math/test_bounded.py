@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from collections.abc import Iterator
+from multiprocessing.queues import Queue
 
 import pytest
 
 from verifiers.math.answers import answers_equivalent_many, grade_answer
-from verifiers.math.bounded import TIMED_OUT, BoundedPool, PoolConfig, run_items
+from verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, PoolConfig, run_items
 from verifiers.math.claims import check_steps
 from verifiers.math.latex_claims import check_hard_runs_bounded
 
@@ -71,3 +73,49 @@ def test_verification_from_threads(pool: BoundedPool) -> None:
     for thread in threads:
         thread.join(timeout=60)
     assert results == {i: "correct" for i in range(2, 6)}
+
+
+def test_a_crashed_worker_is_worker_failed_and_the_pool_recovers(pool: BoundedPool) -> None:
+    # faulthandler._sigsegv kills the worker with SIGSEGV: a crash in C code, not a Python exception
+    assert run_items("faulthandler:_sigsegv", [False], LIMIT_S, pool) == [WORKER_FAILED]
+    after = run_items("verifiers.math.answer_symbolic:answer_equivalence", [("2", "2")], LIMIT_S, pool)
+    assert after[0][0] == "correct"
+
+
+def test_an_exception_in_the_worker_is_worker_failed(pool: BoundedPool) -> None:
+    assert run_items("json:loads", ["not json"], LIMIT_S, pool) == [WORKER_FAILED]
+
+
+def test_a_fresh_worker_has_preloaded_sympy_and_math_verify() -> None:
+    fresh = BoundedPool(PoolConfig(workers=1))
+    try:
+        names = ["sympy", "math_verify", "verifiers.math.answer_symbolic", "not_a_module"]
+        loaded = run_items("verifiers.math.bounded:imported", names, LIMIT_S, fresh)
+        assert loaded == [True, True, True, False]
+    finally:
+        fresh.close()
+
+
+def _grade_in_this_process(results: Queue) -> None:
+    fresh = BoundedPool(PoolConfig(workers=1))
+    try:
+        outcome = run_items(
+            "verifiers.math.answer_symbolic:answer_equivalence", [(r"\sqrt{4}", "2")], 60, fresh
+        )
+        results.put(outcome[0][0])
+    except BaseException as exc:  # reported to the parent, which fails the test with it
+        results.put(f"{type(exc).__name__}: {exc}")
+    finally:
+        fresh.close()
+
+
+def test_workers_start_inside_a_daemonic_process() -> None:
+    # Dask worker processes are daemonic (distributed.worker.daemon): multiprocessing refuses children there
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    process = context.Process(target=_grade_in_this_process, args=(results,), daemon=True)
+    process.start()
+    try:
+        assert results.get(timeout=180) == "correct"
+    finally:
+        process.join(timeout=30)
