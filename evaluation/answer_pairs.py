@@ -6,7 +6,9 @@ Two sets, both scored as precision / recall of the checker's `correct` against `
   (`form` names what the pair exercises: thousands, percent, latex-frac, interval, ...);
 - `data/math_outputs_dev.jsonl`: whole MATH-style model outputs, `{"id", "completion", "reference",
   "equivalent", "form", "source", ...}`, graded end to end (extraction + equivalence); where each row comes
-  from is in `data/math_outputs_dev.md`.
+  from is in `data/math_outputs_dev.md`;
+- `data/math_outputs_heldout.jsonl`: a second set of whole outputs in the same shape, kept apart from
+  development (`data/math_outputs_heldout.md`).
 
     .venv/bin/python -m evaluation.answer_pairs [FILE ...]     # both sets when no FILE is given
 """
@@ -23,6 +25,7 @@ from verifiers.protocol import Verdict
 
 ANSWER_PAIRS = Path(__file__).parent / "data" / "answer_pairs.jsonl"
 MATH_OUTPUTS = Path(__file__).parent / "data" / "math_outputs_dev.jsonl"
+MATH_OUTPUTS_HELDOUT = Path(__file__).parent / "data" / "math_outputs_heldout.jsonl"
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,41 @@ def evaluate_math_outputs(
     return scores, labels, disagreements
 
 
+_WORK = "We work through the problem step by step and check the result against its conditions.\n\n"
+# endings models write, with `{a}` the answer; the `$`-wrapped ones are used only for answers without `$`
+_ENDINGS = (
+    "# Answer\n\n{a}",
+    "The answer is: {a}",
+    "Final Answer: The final answer is ${a}$. I hope it is correct.",
+    "Final Answer: The final answer is {a}. I hope it is correct.",
+    "Putting it together, the result is $\\boxed{{{a}}}$.",
+    "**Final Answer**\n\\[\n\\boxed{{{a}}}\n\\]",
+)
+
+
+def reformulated_outputs(pairs: Sequence[AnswerPair], seed: int = 6) -> list[MathOutput]:
+    """Each answer pair as a whole output ending in one of the usual endings (chosen by seed), labelled
+    as the pair: checks that extraction carries every answer form through unchanged."""
+    import random
+
+    rng = random.Random(seed)
+    outputs = []
+    for pair in pairs:
+        endings = [e for e in _ENDINGS if "$" not in pair.predicted or "$" not in e]
+        ending = rng.choice(endings).format(a=pair.predicted)
+        outputs.append(
+            MathOutput(
+                f"re-{pair.id}",
+                _WORK + ending,
+                pair.reference,
+                pair.equivalent,
+                f"reformulated/{pair.form}",
+                "answer_pairs.jsonl reformulated",
+            )
+        )
+    return outputs
+
+
 def _print_scores(name: str, scores: PrecisionRecall, labels: Sequence[str]) -> None:
     counts = {label: labels.count(label) for label in sorted(set(labels))}
     print(
@@ -138,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("-q", "--quiet", action="store_true", help="scores only")
     args = parser.parse_args(argv)
-    for path in args.files or [ANSWER_PAIRS, MATH_OUTPUTS]:
+    for path in args.files or [ANSWER_PAIRS, MATH_OUTPUTS, MATH_OUTPUTS_HELDOUT]:
         if "completion" in _rows(path)[0]:
             outputs = load_math_outputs(path)
             scores, labels, wrong = evaluate_math_outputs(outputs)

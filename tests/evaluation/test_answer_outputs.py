@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from evaluation.answer_pairs import MATH_OUTPUTS, evaluate_math_outputs, load_math_outputs, main
+from evaluation.answer_pairs import (
+    MATH_OUTPUTS,
+    MATH_OUTPUTS_HELDOUT,
+    evaluate_math_outputs,
+    load_answer_pairs,
+    load_math_outputs,
+    main,
+    reformulated_outputs,
+)
 
 
 def test_dev_set_loads_with_both_labels_and_hard_forms() -> None:
@@ -33,3 +41,21 @@ def test_entry_point_prints_the_scores(capsys) -> None:  # type: ignore[no-untyp
     main([str(MATH_OUTPUTS), "-q"])
     out = capsys.readouterr().out
     assert "math_outputs_dev.jsonl: " in out and "precision" in out and "recall" in out
+
+
+def test_held_out_set_is_apart_from_the_dev_set_and_its_reformulated_rows_rebuild() -> None:
+    held_out = load_math_outputs(MATH_OUTPUTS_HELDOUT)
+    assert len({o.id for o in held_out}) == len(held_out) >= 400
+    dev_completions = {o.completion for o in load_math_outputs(MATH_OUTPUTS)}
+    assert not dev_completions & {o.completion for o in held_out}
+    rebuilt = {o.id: o for o in reformulated_outputs(load_answer_pairs())}
+    stored = [o for o in held_out if o.id.startswith("re-")]
+    assert len(stored) == len(rebuilt)
+    assert all(o == rebuilt[o.id] for o in stored)
+
+
+def test_answer_checker_meets_the_targets_on_the_held_out_set() -> None:
+    scores, labels, disagreements = evaluate_math_outputs(load_math_outputs(MATH_OUTPUTS_HELDOUT))
+    assert scores.precision >= 0.995, disagreements
+    assert scores.recall >= 0.97, disagreements
+    assert not {"timeout", "error"} & set(labels), labels
