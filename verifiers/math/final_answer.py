@@ -22,7 +22,11 @@ _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _HASHES = re.compile(r"####\s*")
 _PRM800K = re.compile(r"^#\s*Answer\s*$", re.MULTILINE | re.IGNORECASE)
 _FINAL_LINE = re.compile(r"final answer\s*:\s*", re.IGNORECASE)
-_MINERVA = re.compile(r"^\s*the final answer is\s*", re.IGNORECASE)
+# no `^`: `Pattern.match(text, pos)` would only let `^` match at a line start, never at `pos`
+_MINERVA = re.compile(r"\s*the final answer is\s*:?\s*", re.IGNORECASE)
+_HOPE_ANYWHERE = re.compile(r"I hope it is correct", re.IGNORECASE)
+# chat-template tokens a model may write after its answer (`<|im_start|>user`, `</s>`)
+_CHAT_TAIL = re.compile(r"<\|[a-z_]+\|>|</s>|<\|endoftext\|>", re.IGNORECASE)
 _ANSWER_PHRASE = re.compile(r"(?:final answer|the answer|answer)\s*(?:is|:|=)\s*:?\s*", re.IGNORECASE)
 _HOPE = re.compile(r"\.?\s*I hope it is correct\.?\s*$", re.IGNORECASE)
 _LAST_NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\$?\.\d+%?")
@@ -32,7 +36,19 @@ _STATES = re.compile(
     r"\s(?:is|are|was|equals|be|=)\s+(?:equal to\s+|approximately\s+|about\s+)?", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z]{3,}")
-_BOX_JOIN_GAP = re.compile(r"^[\s$.,;:]*(?:,|and|or|&)[\s$]*$")  # "}$ and $\boxed{"
+# without any marker, a last sentence that ends by stating a maths value: "... the pair is $(7, 6)$."
+_LAST_SENTENCE_VALUE = re.compile(
+    r"\s(?:is|are|equals|=)\s+(?:\$(?P<dollar>[^$]+)\$|\\\((?P<paren>.+?)\\\))\s*\.?\s*$", re.IGNORECASE
+)
+_SPACING = r"(?:\s|\$|\\[,;:! ]|\\q?quad\b|\\\[|\\\]|\\\(|\\\))*"
+_CONJUNCTION = r"(?:,|and|or|&|\\text\s*\{\s*(?:,|and|or)\s*\})"
+# what may stand between boxes that state one answer: "}$ and $\boxed{", "} \quad \text{and} \quad \boxed{",
+# and "}$ and $x = \boxed{" when the same `x =` stands before the box before it
+_BOX_JOIN_GAP = re.compile(
+    rf"^{_SPACING}(?:[.,;:]{_SPACING})*(?:{_CONJUNCTION}{_SPACING})+"
+    rf"(?P<var>[A-Za-z](?:_\{{?\w+\}}?)?\s*=)?{_SPACING}$"
+)
+_VAR_BEFORE_BOX = re.compile(r"([A-Za-z](?:_\{?\w+\}?)?\s*=)[\s$]*$")
 
 
 @dataclass(frozen=True)
@@ -79,8 +95,13 @@ def boxed_answer(text: str) -> ExtractedAnswer | None:
         return None
     group = [boxes[-1]]
     for box in reversed(boxes[:-1]):
-        if not _BOX_JOIN_GAP.match(text[box[2] + 1 : group[0][0]]):
+        gap = _BOX_JOIN_GAP.match(text[box[2] + 1 : group[0][0]])
+        if gap is None:
             break
+        if gap["var"] is not None:  # `x = \boxed{-3}$ and $x = \boxed{5}`, never `a = ...` and `b = ...`
+            before = _VAR_BEFORE_BOX.search(text[max(0, box[0] - 40) : box[0]])
+            if before is None or before.group(1).replace(" ", "") != gap["var"].replace(" ", ""):
+                break
         group.insert(0, box)
     contents = list(dict.fromkeys(text[s:e].strip() for _, s, e in group))
     start, end = group[0][1], group[-1][2]
@@ -126,7 +147,10 @@ def _is_sentence(text: str) -> bool:
 def _value_of_sentence(text: str) -> str | None:
     """The value a sentence states, or None: after its last "is / are / =", else its last math span,
     else its last number. `The largest $n$ is 34` -> `34`."""
-    states = list(_STATES.finditer(text))
+    in_math = [span.span() for span in _MATH_SPAN.finditer(text)]
+    states = [  # "the line $y = 2x - 3$" states no value at its `=`
+        m for m in _STATES.finditer(text) if not any(a <= m.start() < b for a, b in in_math)
+    ]
     if states:
         rest = text[states[-1].end() :].strip()
         if rest and not _is_sentence(rest):
@@ -176,6 +200,9 @@ def _marker_candidates(text: str) -> list[tuple[int, ExtractedAnswer | None]]:
         end = _line_end(text, m.end())
         minerva = _MINERVA.match(text, m.end())
         start = minerva.end() if minerva else m.end()
+        # the line ends where its sentence does: notes or a new turn may follow on the same line
+        hope = _HOPE_ANYWHERE.search(text, start, end)
+        end = hope.start() if hope else _sentence_end(text, start)
         found.append((m.start(), _answer_at(text, start, end, "final_answer")))
     final_line_end = _line_end(text, finals[-1].end()) if finals else -1
     phrases = [p for p in _ANSWER_PHRASE.finditer(text) if p.start() > final_line_end]
@@ -193,6 +220,9 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extracted
     >>> extract_answer("I check it: 2+5 = 7.\\n# Answer\\n\\n7").method
     'prm800k'
     """
+    tail = _CHAT_TAIL.search(text)
+    if tail is not None:  # what follows a chat-template token is a new turn, not this answer
+        text = text[: tail.start()]
     candidates = sorted(
         ((pos, answer) for pos, answer in _marker_candidates(text) if answer is not None),
         key=lambda item: item[0],
@@ -200,6 +230,13 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extracted
     if candidates:
         return candidates[-1][1]
     if last_number_fallback:
+        stated = _LAST_SENTENCE_VALUE.search(text)
+        if stated is not None:
+            group = "dollar" if stated["dollar"] is not None else "paren"
+            value = stated[group].strip()
+            if value:
+                start = stated.start(group) + len(stated[group]) - len(stated[group].lstrip())
+                return ExtractedAnswer(value, start, start + len(value), "last_sentence")
         numbers = list(_LAST_NUMBER.finditer(text))
         if numbers:
             last = numbers[-1]

@@ -37,6 +37,28 @@ from verifiers.math.final_answer import extract_answer
         ("so $x = \\boxed{1}$, $\\boxed{2}$, or $\\boxed{2}$.", "1, 2", "boxed_several"),
         ("First $\\boxed{12}$ edges... wait, we need faces. There are $\\boxed{6}$ faces.", "6", "boxed"),
         ("$\\boxed{\\boxed{5}}$", "\\boxed{5}", "boxed"),
+        # boxes joined by `\quad \text{and} \quad`, or each after the same `x =`, are one answer
+        ("\\[ \\boxed{-2} \\quad \\text{and} \\quad \\boxed{1}. \\]", "-2, 1", "boxed_several"),
+        ("The solutions are $x = \\boxed{-3}$ and $x = \\boxed{5}$.", "-3, 5", "boxed_several"),
+        # ... but `a = ...` and `b = ...` are two quantities: the last box stands alone
+        ("So $a = \\boxed{2}$ and $b = \\boxed{7}$.", "7", "boxed"),
+        ("So $a = \\boxed{2}$ and $b = \\boxed{7}$, giving $a + b = \\boxed{9}$.", "9", "boxed"),
+        # the Minerva prefix anywhere after "Final Answer:", and the value is not cut at an `=` in maths
+        (
+            "Work.\nFinal Answer: The final answer is $y = 2x - 3$. I hope it is correct.",
+            "$y = 2x - 3$",
+            "final_answer",
+        ),
+        ("Final Answer: The equation of the line is $y = 2x - 3$.", "$y = 2x - 3$", "final_answer"),
+        # notes after the Minerva line, on the same line, are not the answer
+        (
+            "Final Answer: The final answer is $28 \\%$. I hope it is correct. Note: The approach is:",
+            "$28 \\%$",
+            "final_answer",
+        ),
+        ("Final Answer: The largest $n$ is 34. Note that $n = 35$ fails.", "34", "final_answer"),
+        # a new chat turn after the answer is not part of it
+        ("The answer is $\\boxed{7}$.<|im_end|>\n<|im_start|>user\nThe answer is 9.", "7", "boxed"),
     ],
 )
 def test_extract_answer_from_math_outputs(text: str, expected: str, method: str) -> None:
@@ -54,4 +76,26 @@ def test_the_span_points_at_the_answer() -> None:
 
 def test_a_sentence_without_a_value_states_no_answer() -> None:
     text = "Final Answer: the product of the ways to arrange the blocks and the senators"
+    assert extract_answer(text, last_number_fallback=False) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "method"),
+    [
+        # without any marker: a last sentence that states a maths value, else the last number
+        (
+            "So, the ordered pair $(x, y)$ that solves the system is $(7, 6)$. <|im_start|>user",
+            "(7, 6)",
+            "last_sentence",
+        ),
+        ("Hence the roots are \\(1 \\pm \\sqrt{2}\\).", "1 \\pm \\sqrt{2}", "last_sentence"),
+        ("Therefore, the probability that Alice wins is 2/3. <|im_start|>user", "2/3", "last_number"),
+        ("The pair $(7, 6)$ works, and we check 3 more cases.", "3", "last_number"),
+    ],
+)
+def test_fallback_without_a_marker(text: str, expected: str, method: str) -> None:
+    answer = extract_answer(text)
+    assert answer is not None
+    assert (answer.text, answer.method) == (expected, method)
+    assert text[answer.start : answer.end] == expected
     assert extract_answer(text, last_number_fallback=False) is None
