@@ -24,7 +24,8 @@ logging.getLogger("math_verify").setLevel(logging.ERROR)
 
 # plain-text maths as PRM800K writes it (`12*pi`, `2 * 5! * 5!`): the LaTeX grammar reads `pi` as the
 # product p*i and math-verify's expression reader stops at `*`, so both become LaTeX first
-_PLAIN_WORDS = re.compile(r"\*|\bpi\b")
+_PLAIN_WORDS = re.compile(r"\*|\bpi\b|\bsqrt\(")
+_PLAIN_SQRT = re.compile(r"\bsqrt\(([^()]*)\)")
 _CHECK_LATEX = r"\frac{1}{2}"
 
 
@@ -54,9 +55,11 @@ def _library() -> tuple[Callable[..., list[Any]], Callable[..., bool], list[Any]
 
 
 def _latex_of_plain(text: str) -> str:
-    """PRM800K-style plain maths as LaTeX: `12*pi` -> `12\\cdot \\pi`; LaTeX is left alone."""
+    """PRM800K-style plain maths as LaTeX: `12*pi` -> `12\\cdot \\pi`, `5 sqrt(2)` -> `5 \\sqrt{2}`;
+    LaTeX is left alone."""
     if "\\" in text or not _PLAIN_WORDS.search(text):
         return text
+    text = _PLAIN_SQRT.sub(lambda m: f"\\sqrt{{{m.group(1)}}}", text)
     return re.sub(r"\bpi\b", r"\\pi ", text).replace("*", r" \cdot ")
 
 
@@ -69,6 +72,38 @@ def _parse_answer(text: str) -> list[Any]:
         if parsed:
             return parsed
     return []
+
+
+def _real_set(value: Any) -> Any | None:
+    """Inequalities in one variable joined by "or" (`x<-2 \\text{ or } x>3`, which math-verify reads as
+    a set of relations) as the union of intervals they describe; an interval or union as itself; else
+    None. math-verify compares one inequality or an `and` chain with an interval, not an `or`."""
+    import sympy
+
+    if isinstance(value, sympy.Interval | sympy.Union):
+        return value
+    if not isinstance(value, sympy.FiniteSet) or len(value) < 2:
+        return None
+    relations = list(value)
+    if not all(
+        isinstance(r, sympy.core.relational.Relational) and not isinstance(r, sympy.Eq | sympy.Ne)
+        for r in relations
+    ):
+        return None
+    symbols = set().union(*(r.free_symbols for r in relations))
+    if len(symbols) != 1:
+        return None
+    return sympy.Union(*(r.as_set() for r in relations))
+
+
+def _same_real_set(target: Any, gold: Any) -> bool:
+    """Both sides the same set of reals, at least one of them written as inequalities joined by "or"."""
+    import sympy
+
+    if not any(isinstance(v, sympy.FiniteSet) for v in (target, gold)):
+        return False
+    left, right = _real_set(target), _real_set(gold)
+    return left is not None and right is not None and bool(left == right)
 
 
 def answer_equivalence(pairs: Sequence[tuple[str, str]]) -> Iterator[tuple[str, str]]:
@@ -90,6 +125,9 @@ def answer_equivalence(pairs: Sequence[tuple[str, str]]) -> Iterator[tuple[str, 
                 yield "unparsed", "answer could not be parsed"
                 continue
             same = verify(gold, target, timeout_seconds=None, allow_set_relation_comp=True)
+            if not same and _same_real_set(target[0], gold[0]):
+                yield "correct", f"the same set of reals: {target[-1]!s} vs {gold[-1]!s}"
+                continue
             yield ("correct" if same else "incorrect"), f"math-verify: {target[-1]!s} vs {gold[-1]!s}"
         except Exception as exc:  # fail closed: never a false `correct`
             yield "unparsed", f"{type(exc).__name__} while comparing"

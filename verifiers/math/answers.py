@@ -15,7 +15,10 @@ Equivalence, precision first (a wrong `correct` poisons a PRM dataset; an `unpar
    separator (`1,250` stays 1250).
 4. Otherwise math-verify's `parse` + `verify` (LaTeX, radicals, expressions, equations in any equivalent
    form, inequalities against intervals, tuples, sets, matrices) in the bounded worker
-   (`answer_symbolic`).
+   (`answer_symbolic`), which also reads inequalities joined by "or" as a union of intervals.
+Before these: an angle with its degree sign against one in radians (`45^\\circ`, `\\frac{\\pi}{4}`) is
+compared in radians (a bare `45` is not an angle), and two numbers with base subscripts are compared as
+values in their bases (the LaTeX reader drops a subscript, making `10101_2` equal `10101_3`).
 
 Outcomes: `correct | incorrect`, or, never as a judgement, `unparsed` (no answer, or one that cannot be
 read), `timeout` (the worker ran past its limit) and `error` (the worker died, could not start, or its
@@ -47,6 +50,10 @@ _WORD_ANSWER = re.compile(r"^[a-z][a-z .'-]*$")
 _NOT_WORDS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp"}
 _TEXT_COMMAND = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}(?:\^\{?[23]\}?)?")
 _THIN_THOUSANDS = re.compile(r"(\d)\\[,;!: ](\d{3})(?!\d)")
+_FRAC_DIGITS = re.compile(r"\\frac\s*(\d)\s*(\d)")
+_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\text\s*\{\s*degrees?\s*\}|\s+degrees?\b")
+_PI = re.compile(r"\\pi\b|\bpi\b|π")
+_BASE = re.compile(r"^([0-9A-Za-z]+)_\{?(\d+)\}?$")
 _MATH_WORDS = {"pi", "sqrt", "inf", "infinity", "log", "ln", "sin", "cos", "tan", "e", "i", "or", "and"}
 
 
@@ -73,6 +80,7 @@ def normalize_answer(text: str) -> str:
     s = _THIN_THOUSANDS.sub(r"\1\2", s)
     s = s.replace("^\\circ", "").replace("^{\\circ}", "").replace("°", "").replace("\\!", "")
     s = s.replace("\\%", "%").replace("\\$", "$").replace("dfrac", "frac").replace("tfrac", "frac")
+    s = _FRAC_DIGITS.sub(r"\\frac{\1}{\2}", s)  # `\frac52` is `\frac{5}{2}` in LaTeX
     if s.count("=") == 1:
         # "x = 3" answers 3, but "y = -2x + 1" is an equation; "x=2 or x=3" stays whole
         prefix = _VAR_PREFIX.match(s)
@@ -211,6 +219,38 @@ def _group_kind(text: str) -> str | None:
     return next((kind for opener, kind in _GROUPS if s.startswith(opener)), None)
 
 
+def _degrees_as_radians(predicted: str, reference: str) -> tuple[str, str]:
+    """An angle in degrees against one in radians: the degree side as radians, only when its degree sign
+    (or the word) is written and the other side holds `\\pi` without one; `45^\\circ` vs `\\frac{\\pi}{4}`
+    compares `\\frac{\\pi}{4}`, while a bare `45` stays 45."""
+    sides = [predicted, reference]
+    marked = [_DEGREES.search(side) is not None for side in sides]
+    for i in (0, 1):
+        if marked[i] and not marked[1 - i] and _PI.search(sides[1 - i]):
+            degrees = plain_value(_DEGREES.sub("", _strip_delimiters(sides[i])))
+            if degrees is not None and len(degrees) == 1:
+                turn = degrees[0] / 180
+                sides[i] = f"\\frac{{{turn.numerator}\\pi}}{{{turn.denominator}}}"
+    return sides[0], sides[1]
+
+
+def _base_verdict(predicted: str, reference: str) -> Verdict | None:
+    """Both sides numbers with a base subscript (`10101_2`): equal only as values in their bases; the
+    LaTeX reader drops the subscript, which would make `10101_2` equal `10101_3`."""
+    pred = _BASE.match(normalize_answer(predicted).replace(" ", ""))
+    ref = _BASE.match(normalize_answer(reference).replace(" ", ""))
+    if pred is None or ref is None:
+        return None
+    evidence = {"predicted": predicted, "reference": reference, "path": "base"}
+    try:
+        values = [int(m.group(1), int(m.group(2))) for m in (pred, ref)]
+    except ValueError:  # a digit the base does not have, or a base outside 2..36
+        return Verdict("unparsed", "not a number in the base its subscript names", evidence)
+    if values[0] == values[1]:
+        return Verdict("correct", f"both are {values[0]} in base 10", evidence)
+    return Verdict("incorrect", f"{values[0]} differs from {values[1]} (in base 10)", evidence)
+
+
 def answers_equivalent(
     predicted: str, reference: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, pool: BoundedPool | None = None
 ) -> Verdict:
@@ -225,13 +265,15 @@ def answers_equivalent_many(
     one batch (one round trip, each pair with its own time limit)."""
     verdicts: list[Verdict | None] = []
     hard: list[int] = []
+    original = list(pairs)
+    pairs = [_degrees_as_radians(predicted, reference) for predicted, reference in original]
     for index, (predicted, reference) in enumerate(pairs):
         if not predicted.strip():
             verdicts.append(
                 Verdict("unparsed", "empty answer", {"predicted": predicted, "reference": reference})
             )
             continue
-        verdict = _text_verdict(predicted, reference)
+        verdict = _text_verdict(predicted, reference) or _base_verdict(predicted, reference)
         if verdict is not None:
             verdicts.append(verdict)
             continue
@@ -268,7 +310,19 @@ def answers_equivalent_many(
             else:
                 label, detail = outcome
                 verdicts[index] = Verdict(label, detail, evidence)
-    return [v for v in verdicts if v is not None]
+    return [
+        _with_originals(verdict, pair, compared)
+        for verdict, pair, compared in zip(verdicts, original, pairs, strict=True)
+        if verdict is not None
+    ]
+
+
+def _with_originals(verdict: Verdict, pair: tuple[str, str], compared: tuple[str, str]) -> Verdict:
+    """Evidence names the answers as given, and what was compared where a rule rewrote them."""
+    if pair == compared:
+        return verdict
+    evidence = {**verdict.evidence, "predicted": pair[0], "reference": pair[1], "compared": list(compared)}
+    return Verdict(verdict.label, verdict.reason, evidence)
 
 
 def _text_verdict(predicted: str, reference: str) -> Verdict | None:

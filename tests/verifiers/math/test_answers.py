@@ -188,6 +188,76 @@ def test_answers_equivalent_math_verify_forms(predicted: str, reference: str, la
 
 
 @pytest.mark.parametrize(
+    ("predicted", "reference", "label"),
+    [
+        # lines and curves: equal when one side is a nonzero multiple of the other, everything on one side
+        ("2x - y - 3 = 0", "y = 2x - 3", "correct"),
+        ("-4x-8y+6=0", "2x+4y-3=0", "correct"),
+        ("2x+4y+3=0", "2x+4y-3=0", "incorrect"),
+        ("2x - y + 3 = 0", "y = 2x - 3", "incorrect"),
+        ("x^2 + y^2 - 4x + 6y - 12 = 0", "(x-2)^2+(y+3)^2=25", "correct"),
+        ("x^2 + y^2 - 4x + 6y - 12 = 0", "(x-2)^2+(y+3)^2=5", "incorrect"),
+        # intervals against inequalities, either way round
+        (r"x \in [2,5)", r"2 \le x < 5", "correct"),
+        (r"2 \le x < 5", "[2,5)", "correct"),
+        ("[2,5)", "[2,5]", "incorrect"),
+        (r"2 \le x \le 5", "[2,5)", "incorrect"),
+        # inequalities joined by "or" against a union of intervals (math-verify alone reads them as a set)
+        (r"x<-2 \text{ or } x>3", r"(-\infty, -2) \cup (3, \infty)", "correct"),
+        (r"(-\infty, -2) \cup (3, \infty)", r"x<-2 \text{ or } x>3", "correct"),
+        (r"x \le -2 \text{ or } x > 3", r"(-\infty, -2) \cup (3, \infty)", "incorrect"),
+        (r"x < -2 \text{ or } x > 4", r"(-\infty, -2) \cup (3, \infty)", "incorrect"),
+        (r"x<-2 \text{ or } y>3", r"(-\infty, -2) \cup (3, \infty)", "incorrect"),  # two variables
+        # sets and lists of solutions in any order; tuples in theirs
+        (r"\{3, 1\}", r"\{1, 3\}", "correct"),
+        ("5, -3", "-3, 5", "correct"),
+        ("(3, 1)", "(1,3)", "incorrect"),
+        # radicals in another form, and PRM800K's plain `sqrt(...)`
+        (r"6\sqrt{2}", r"\sqrt{72}", "correct"),
+        (r"6\sqrt{3}", r"\sqrt{72}", "incorrect"),
+        (r"\dfrac{3\sqrt{5}}{5}", r"\frac{3}{\sqrt{5}}", "correct"),
+        ("5 sqrt(2)", r"5\sqrt{2}", "correct"),
+        ("5 sqrt(3)", r"5\sqrt{2}", "incorrect"),
+        # multiple-choice letters with or without `\text{( )}`
+        ("(C)", r"\text{(C)}", "correct"),
+        ("E", r"\text{(E)}", "correct"),
+        (r"\text{(B)}", r"\text{(C)}", "incorrect"),
+        # degrees equal radians only where the degree sign (or word) is written
+        (r"45^\circ", r"\frac{\pi}{4}", "correct"),
+        (r"45 \text{ degrees}", r"\frac{\pi}{4}", "correct"),
+        (r"\frac{\pi}{3}", r"60^\circ", "correct"),
+        ("45", r"\frac{\pi}{4}", "incorrect"),
+        (r"\frac{\pi}{3}", "60", "incorrect"),
+        (r"45^\circ", r"\frac{\pi}{2}", "incorrect"),
+    ],
+)
+def test_answers_equivalent_other_forms(predicted: str, reference: str, label: str) -> None:
+    verdict = answers_equivalent(predicted, reference)
+    assert verdict.label == label, verdict.reason
+    assert (verdict.evidence["predicted"], verdict.evidence["reference"]) == (predicted, reference)
+
+
+@pytest.mark.parametrize(
+    ("predicted", "reference", "label"),
+    [
+        # `\frac52` is read as 5/2, so a decimal comma compares with it
+        ("2,5", r"\frac52", "correct"),
+        ("0,5", r"\frac52", "incorrect"),
+        ("0,5", "5", "incorrect"),  # 0,5 is one half, never five
+        ("1,024", "1.024", "incorrect"),  # three digits after the comma: a thousands separator
+        # numbers with a base subscript compare as values in their bases; the LaTeX reader drops it
+        ("10101_2", "10101_3", "incorrect"),
+        ("10101_2", "111_4", "correct"),
+        ("1012_2", "10101_2", "unparsed"),  # `2` is no binary digit: never a judgement
+    ],
+)
+def test_answers_equivalent_numbers_in_process(predicted: str, reference: str, label: str) -> None:
+    verdict = answers_equivalent(predicted, reference)
+    assert verdict.label == label, verdict.reason
+    assert verdict.evidence["path"] in ("exact", "base", "text")
+
+
+@pytest.mark.parametrize(
     ("outcome", "label"),
     [
         (TIMED_OUT, "timeout"),
