@@ -53,6 +53,8 @@ _THIN_THOUSANDS = re.compile(r"(\d)\\[,;!: ](\d{3})(?!\d)")
 _FRAC_DIGITS = re.compile(r"\\frac\s*(\d)\s*(\d)")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\text\s*\{\s*degrees?\s*\}|\s+degrees?\b")
 _PI = re.compile(r"\\pi\b|\bpi\b|π")
+_CHOICE_ONLY = re.compile(r"^(?:\(([A-E])\)|([A-E]))$")
+_CHOICE_OPENING = re.compile(r"^\(([A-E])\)(?=$|\s|\\[ ,;:!]|~)")
 _BASE = re.compile(r"^([0-9A-Za-z]+)_\{?(\d+)\}?$")
 _MATH_WORDS = {"pi", "sqrt", "inf", "infinity", "log", "ln", "sin", "cos", "tan", "e", "i", "or", "and"}
 
@@ -234,6 +236,25 @@ def _degrees_as_radians(predicted: str, reference: str) -> tuple[str, str]:
     return sides[0], sides[1]
 
 
+def _choice_verdict(predicted: str, reference: str) -> Verdict | None:
+    """A multiple-choice reference (`\\text{(C)}`, `(C)`, `C`) against an answer that opens with a
+    choice in parentheses (`(C) 12`, `\\textbf{(C) }12`): the letters decide. None otherwise."""
+    ref = _CHOICE_ONLY.match(_unwrapped(reference))
+    pred = _CHOICE_OPENING.match(_unwrapped(predicted))
+    if ref is None or pred is None:
+        return None
+    evidence = {"predicted": predicted, "reference": reference, "path": "choice"}
+    letters = (pred.group(1), ref.group(1) or ref.group(2))
+    if letters[0] == letters[1]:
+        return Verdict("correct", f"the same choice ({letters[1]})", evidence)
+    return Verdict("incorrect", f"choice ({letters[0]}) is not ({letters[1]})", evidence)
+
+
+def _unwrapped(text: str) -> str:
+    s = _strip_delimiters(text).strip().strip("*").strip()
+    return re.sub(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", r"\1", s).strip()
+
+
 def _base_verdict(predicted: str, reference: str) -> Verdict | None:
     """Both sides numbers with a base subscript (`10101_2`): equal only as values in their bases; the
     LaTeX reader drops the subscript, which would make `10101_2` equal `10101_3`."""
@@ -273,7 +294,11 @@ def answers_equivalent_many(
                 Verdict("unparsed", "empty answer", {"predicted": predicted, "reference": reference})
             )
             continue
-        verdict = _text_verdict(predicted, reference) or _base_verdict(predicted, reference)
+        verdict = (
+            _text_verdict(predicted, reference)
+            or _choice_verdict(predicted, reference)
+            or _base_verdict(predicted, reference)
+        )
         if verdict is not None:
             verdicts.append(verdict)
             continue

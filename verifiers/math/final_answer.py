@@ -132,7 +132,13 @@ def _sentence_end(text: str, start: int) -> int:
 
 
 def _clean(text: str) -> str:
-    return _HOPE.sub("", text).strip().rstrip(".").strip()
+    """The answer without "I hope it is correct", a final full stop, or Markdown bold (`**34**`)."""
+    text = _HOPE.sub("", text).strip().rstrip(".").strip()
+    if text.startswith("**") and text.count("**") == 1:  # the rest of "**Answer:** 12"
+        text = text[2:].strip()
+    while len(text) > 4 and text.startswith("**") and text.endswith("**"):
+        text = text[2:-2].strip()
+    return text
 
 
 def _is_sentence(text: str) -> bool:

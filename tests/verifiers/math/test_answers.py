@@ -222,6 +222,11 @@ def test_answers_equivalent_math_verify_forms(predicted: str, reference: str, la
         ("(C)", r"\text{(C)}", "correct"),
         ("E", r"\text{(E)}", "correct"),
         (r"\text{(B)}", r"\text{(C)}", "incorrect"),
+        # a choice in parentheses followed by its value: the letters decide
+        ("(B) 12", r"\text{(B)}", "correct"),
+        (r"\textbf{(C) }12", r"\text{(C)}", "correct"),
+        ("(C) 12", r"\text{(B)}", "incorrect"),
+        ("(2,3)", r"\text{(C)}", "incorrect"),
         # degrees equal radians only where the degree sign (or word) is written
         (r"45^\circ", r"\frac{\pi}{4}", "correct"),
         (r"45 \text{ degrees}", r"\frac{\pi}{4}", "correct"),

@@ -57,6 +57,9 @@ from verifiers.math.final_answer import extract_answer
             "final_answer",
         ),
         ("Final Answer: The largest $n$ is 34. Note that $n = 35$ fails.", "34", "final_answer"),
+        # Markdown bold around the marker or the value
+        ("Work.\n**Answer:** 12", "12", "the_answer_is"),
+        ("Work.\n**Final Answer:** The largest $n$ is **34**.", "34", "final_answer"),
         # a new chat turn after the answer is not part of it
         ("The answer is $\\boxed{7}$.<|im_end|>\n<|im_start|>user\nThe answer is 9.", "7", "boxed"),
     ],
