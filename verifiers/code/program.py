@@ -20,17 +20,21 @@ import sys
 from dataclasses import dataclass
 from typing import Literal
 
+from markdown_it import MarkdownIt
+
 SegmentMode = Literal["block", "statement", "line"]
 
 PYTHON_LANGUAGES = {"", "python", "py", "python3", "py3"}
-_FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$", re.MULTILINE)
+# CommonMark block structure only (fences inside lists and quotes included); inline markup is never needed
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).disable(["inline", "text_join"])
+_NEWLINE = re.compile(r"\r\n?|\n")  # the line breaks markdown-it counts lines by
 
 
 @dataclass(frozen=True)
 class CodeBlock:
     language: str
-    code: str
-    start: int  # offset of the opening fence
+    code: str  # the block's code as Markdown reads it: a fence's indentation, list or quote prefix removed
+    start: int  # offset of the opening fence's first character
     end: int  # offset just past the closing fence, or len(text) when the block is unclosed
     code_start: int
     code_end: int
@@ -49,14 +53,13 @@ class Segment:
     kind: Literal["prose", "code"]
 
 
-def _leading_code_block(text: str) -> CodeBlock | None:
+def _leading_code_block(text: str, first: CodeBlock | None) -> CodeBlock | None:
     """Code written before a bare closing fence, with no opening fence: chat models often start their
     reply inside a code block ("def f(x):\n    ...\n```\nThis function ..."). The leading text counts as
     a python block only if it parses and defines something, so prose before an opening fence never does."""
-    first = _FENCE.search(text)
-    if first is None or first.group("info").strip() or not text[: first.start()].strip():
+    if first is None or first.language or not text[: first.start].strip():
         return None
-    code = text[: first.start()].rstrip("\n")
+    code = text[: first.start].rstrip("\n")
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
@@ -64,52 +67,49 @@ def _leading_code_block(text: str) -> CodeBlock | None:
     defines = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign)
     if not any(isinstance(node, defines) for node in tree.body):
         return None
-    return CodeBlock("python", code, 0, first.end(), 0, len(code), closed=True)
+    fence_line_end = _NEWLINE.search(text, first.start)
+    return CodeBlock(
+        "python", code, 0, fence_line_end.start() if fence_line_end else len(text), 0, len(code), True
+    )
+
+
+def _fenced_blocks(text: str, offset: int = 0) -> list[CodeBlock]:
+    """The fenced blocks of `text[offset:]` as CommonMark (markdown-it-py) reads them, with offsets into
+    `text`: ``` or ~~~, any info string, up to three spaces of indentation, inside lists and block quotes;
+    a fence closes only on a fence of its own character at least as long; an unclosed block runs to the end
+    of its container (the text, or the list item or quote that holds it)."""
+    body = text[offset:]
+    breaks = list(_NEWLINE.finditer(body))
+    starts = [0] + [b.end() for b in breaks] + [len(body)]  # line i is body[starts[i]:ends[i]]
+    ends = [b.start() for b in breaks] + [len(body)]
+    blocks = []
+    for token in _MARKDOWN.parse(body):
+        if token.type != "fence" or token.map is None:
+            continue
+        first, last = token.map
+        fence = token.markup
+        closing = body[starts[last - 1] : ends[last - 1]] if last - 1 > first else ""
+        closed = re.fullmatch(rf"[ \t>]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", closing) is not None
+        code_start = starts[first + 1]
+        code_end = (ends[last - 2] if last - 2 > first else code_start) if closed else starts[last]
+        end = ends[last - 1] if closed else code_end
+        code = token.content[:-1] if closed and token.content.endswith("\n") else token.content
+        language = token.info.split()[0] if token.info.strip() else ""
+        start = body.index(fence, starts[first])
+        blocks.append(
+            CodeBlock(
+                language, code, offset + start, offset + end, offset + code_start, offset + code_end, closed
+            )
+        )
+    return blocks
 
 
 def extract_code_blocks(text: str) -> list[CodeBlock]:
-    """Fenced blocks in order (``` or ~~~, any info string); an unclosed last block runs to the end;
-    code before a bare first fence is a block too (see `_leading_code_block`)."""
-    leading = _leading_code_block(text)
-    blocks: list[CodeBlock] = [leading] if leading else []
-    position = leading.end if leading else 0
-    while True:
-        opening = _FENCE.search(text, position)
-        if opening is None:
-            return blocks
-        fence = opening.group("fence")
-        language = opening.group("info").strip().split(" ")[0] if opening.group("info").strip() else ""
-        code_start = min(opening.end() + 1, len(text))
-        closing_pattern = re.compile(
-            rf"^[ \t]{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE
-        )
-        closing = closing_pattern.search(text, code_start)
-        if closing is None:
-            blocks.append(
-                CodeBlock(
-                    language,
-                    text[code_start:],
-                    opening.start(),
-                    len(text),
-                    code_start,
-                    len(text),
-                    closed=False,
-                )
-            )
-            return blocks
-        code_end = max(code_start, closing.start() - 1) if closing.start() > code_start else code_start
-        blocks.append(
-            CodeBlock(
-                language,
-                text[code_start:code_end],
-                opening.start(),
-                closing.end(),
-                code_start,
-                code_end,
-                closed=True,
-            )
-        )
-        position = closing.end()
+    """Fenced blocks in order (see `_fenced_blocks`); code before a bare first fence is a block too (see
+    `_leading_code_block`)."""
+    blocks = _fenced_blocks(text)
+    leading = _leading_code_block(text, blocks[0] if blocks else None)
+    return [leading, *_fenced_blocks(text, leading.end)] if leading else blocks
 
 
 def assemble_program(text: str, upto: int | None = None) -> str:
@@ -219,9 +219,10 @@ def _statement_segments(text: str, block: CodeBlock) -> list[Segment]:
         whole: list[Segment] = []
         _add(whole, text, block.start, block.end, "code")
         return whole
+    # lines of the text, not of `block.code`, which lacks an indented fence's indentation
     line_offsets = [block.code_start]
-    for match in re.finditer(r"\n", block.code):
-        line_offsets.append(block.code_start + match.end())
+    for match in _NEWLINE.finditer(text, block.code_start, block.code_end):
+        line_offsets.append(match.end())
     segments: list[Segment] = []
     start = block.start  # the first statement carries the opening fence and any leading comments
     for index, node in enumerate(module.body):

@@ -122,3 +122,48 @@ def test_reply_that_starts_inside_a_code_block_keeps_its_code():
     prose = "Here is the code\n```\ndef g():\n    pass\n```"
     assert [b.code for b in extract_code_blocks(prose)] == ["def g():\n    pass"]
     assert extract_code_blocks("x\n```\ny = 2\n```")[0].code == "y = 2"
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "code", "closed"),
+    [
+        # the info string's first word is the language; the rest (title, line marks) is ignored
+        ('Code:\n```python title="a.py" {1,2}\nx = 1\n```\n', "python", "x = 1", True),
+        # a tilde fence is closed only by tildes; a backtick fence inside it is code
+        ("a\n~~~python\nx = 1\n```\ny = 2\n~~~\nb", "python", "x = 1\n```\ny = 2", True),
+        # a longer fence holds a shorter one (a markdown example inside a block)
+        ("````markdown\n```\ninner\n```\n````\nafter", "markdown", "```\ninner\n```", True),
+        # a fence with an info string never closes a block
+        ("```python\nx = 1\n```python\ny = 2\n```\n", "python", "x = 1\n```python\ny = 2", True),
+        # an indented fence, or one in a list item or a quote: its indentation or prefix is not code
+        ("  ```python\n  def f():\n      return 1\n  ```\n", "python", "def f():\n    return 1", True),
+        (
+            "1. Define it:\n   ```python\n   def f():\n       return 1\n   ```\n2. Done.",
+            "python",
+            "def f():\n    return 1",
+            True,
+        ),
+        ("> ```python\n> x = 1\n> ```\n", "python", "x = 1", True),
+        # Windows line ends close a block too
+        ("a\r\n```python\r\nx = 1\r\n```\r\nb", "python", "x = 1", True),
+        # an unterminated fence runs to the end of the text
+        ("Plan.\n```python\ndef f():\n    return 1\n\n", "python", "def f():\n    return 1\n\n", False),
+        ("```py", "py", "", False),
+    ],
+)
+def test_fences_are_read_as_commonmark_reads_them(text: str, language: str, code: str, closed: bool) -> None:
+    (block,) = extract_code_blocks(text)
+    assert (block.language, block.code, block.closed) == (language, code, closed)
+    assert text[block.start : block.start + 3] in {"```", "~~~"}
+    assert ends_inside_block(text) is not closed
+
+
+def test_four_spaces_make_an_indented_code_block_not_a_fence() -> None:
+    assert extract_code_blocks("text\n\n    ```python\n    x = 1\n    ```\n") == []
+
+
+def test_statements_of_an_indented_block_keep_their_offsets_in_the_text() -> None:
+    text = "1. Code:\n   ```python\n   import math\n\n   def f(x):\n       return math.sqrt(x)\n   ```\n"
+    code_steps = [s for s in segment_chain(text, "statement") if s.kind == "code"]
+    assert [s.text.splitlines()[-1].strip() for s in code_steps] == ["import math", "```"]
+    assert all(text[s.start : s.end] == s.text for s in code_steps)
