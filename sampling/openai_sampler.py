@@ -147,6 +147,8 @@ def parse_completions(body: dict[str, Any], n_prompts: int, n: int) -> list[list
             text=c.get("text") or "",
             n_tokens=len(c["token_ids"]) if c.get("token_ids") is not None else next(shares),
             finish_reason=c.get("finish_reason") or "",
+            # vLLM's server names the stop string that ended a choice; others leave it out
+            stop_reason=c["stop_reason"] if isinstance(c.get("stop_reason"), str) else None,
         )
         for c in choices
     ]

@@ -24,6 +24,9 @@ class Generation:
     text: str
     n_tokens: int
     finish_reason: str  # "stop" | "length" | ...
+    # the stop string that ended it; None for end-of-sequence, length, or a backend that does not say
+    # (a step-wise search needs it: an empty step cut at "\n" is a blank line, not the end of the chain)
+    stop_reason: str | None = None
 
 
 class Sampler(Protocol):

@@ -90,7 +90,15 @@ class VLLMSampler:
             outputs = self._llm.generate(list(prompts), sampling, use_tqdm=False)
             self.engine_seconds += time.perf_counter() - started
         return [
-            [Generation(o.text, len(o.token_ids), o.finish_reason or "") for o in request.outputs]
+            [
+                Generation(
+                    o.text,
+                    len(o.token_ids),
+                    o.finish_reason or "",
+                    o.stop_reason if isinstance(o.stop_reason, str) else None,
+                )
+                for o in request.outputs
+            ]
             for request in outputs
         ]
 
