@@ -357,6 +357,63 @@ def plot_cost(rows: list[dict[str, Any]]) -> str:
     return _svg_data_uri(figure, "cost")
 
 
+def plot_search(rows: list[dict[str, Any]]) -> str:
+    """Accuracy against the number of samples N per search method, with 95 % intervals (the rows of
+    `prm-factory search-eval`'s JSON; the oracle pass@N drawn dashed as the ceiling)."""
+    figure = _figure(height=3.6)
+    ax = figure.subplots()
+    ax.set_title("held-out accuracy at N samples per problem (95 % CI)", fontsize=10)
+    if not rows:
+        _no_data(ax, "no search results")
+        return _svg_data_uri(figure, "search")
+    methods = list(dict.fromkeys(row["method"] for row in rows))
+    for k, method in enumerate(methods):
+        points = sorted((r for r in rows if r["method"] == method), key=lambda r: r["n"])
+        xs = [r["n"] * (1 + 0.012 * (k - len(methods) / 2)) for r in points]  # dodge overlapping bars
+        ys = [100 * r["accuracy"] for r in points]
+        errors = [
+            [100 * (r["accuracy"] - r["ci_low"]) for r in points],
+            [100 * (r["ci_high"] - r["accuracy"]) for r in points],
+        ]
+        style = "--" if method.startswith("pass@") else "-"
+        ax.errorbar(xs, ys, yerr=errors, label=method, linestyle=style, marker="o", markersize=3, capsize=2)
+    ax.set_xscale("log", base=2)
+    ns = sorted({row["n"] for row in rows})
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.set_xlabel("N (chains sampled per problem)")
+    ax.set_ylabel("accuracy %")
+    ax.legend(fontsize=7, ncols=2, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _svg_data_uri(figure, "search")
+
+
+def search_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The page's table: one row per method, accuracy % [CI] per N, Δ and compute at the largest N."""
+    ns = sorted({row["n"] for row in rows})
+    table: list[dict[str, Any]] = []
+    for method in dict.fromkeys(row["method"] for row in rows):
+        cells = {r["n"]: r for r in rows if r["method"] == method}
+        line: dict[str, Any] = {"method": method}
+        for n in ns:
+            r = cells.get(n)
+            line[f"N = {n}"] = (
+                ""
+                if r is None
+                else f"{100 * r['accuracy']:.1f} [{100 * r['ci_low']:.1f}, {100 * r['ci_high']:.1f}]"
+            )
+        top = cells.get(ns[-1])
+        delta = None if top is None else top.get("vs_majority")
+        line[f"Δ vs majority, N = {ns[-1]}"] = (
+            ""
+            if delta is None
+            else f"{100 * delta:+.1f} "
+            f"[{100 * top['vs_majority_low']:+.1f}, {100 * top['vs_majority_high']:+.1f}]"
+        )
+        line["policy tokens / problem"] = None if top is None else round(top["policy_tokens"])
+        line["RM tokens / problem"] = None if top is None else round(top["scorer_tokens"])
+        table.append(line)
+    return table
+
+
 # ---------------------------------------------------------------------------------------------- page
 
 PAGE = jinja2.Environment(
@@ -402,8 +459,11 @@ def cost_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def render_html(data: ReportData, generated_at: datetime | None = None) -> str:
-    """The whole page as one string; every dataset text in it is escaped."""
+def render_html(
+    data: ReportData, generated_at: datetime | None = None, search: dict[str, Any] | None = None
+) -> str:
+    """The whole page as one string; every dataset text in it is escaped. `search` is the JSON of
+    `prm-factory search-eval` (or bench/bench_search.py): its table and plot get their own section."""
     plots = {
         "label_mix": plot_label_mix(data.by_step_index),
         "mc_histogram": plot_mc_histogram(data.mc_histogram),
@@ -411,6 +471,8 @@ def render_html(data: ReportData, generated_at: datetime | None = None) -> str:
         "first_errors": plot_first_errors(data.first_error_positions),
         "cost": plot_cost(data.by_step_index),
     }
+    if search is not None:
+        plots["search"] = plot_search(search.get("rows", []))
     return PAGE.get_template("report.html.j2").render(
         data=data,
         generated=(generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC"),
@@ -421,14 +483,20 @@ def render_html(data: ReportData, generated_at: datetime | None = None) -> str:
         verdicts=VERDICTS,
         consensus_labels=CONSENSUS,
         max_step_chars=MAX_STEP_CHARS,
+        search=search,
+        search_rows=search_table(search.get("rows", [])) if search else [],
     )
 
 
 def write_report(
-    dataset: Dataset, output: Path, version: int | None = None, n_samples: int = 6
+    dataset: Dataset,
+    output: Path,
+    version: int | None = None,
+    n_samples: int = 6,
+    search: dict[str, Any] | None = None,
 ) -> ReportData:
     """Collect a version's numbers, render the page and write it to `output`; returns what it showed."""
     data = collect(dataset, version, n_samples)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render_html(data), encoding="utf-8")
+    output.write_text(render_html(data, search=search), encoding="utf-8")
     return data

@@ -38,6 +38,10 @@ def register(app: typer.Typer) -> None:
         samples: Annotated[
             int, typer.Option("--samples", min=0, help="Sample chains shown with their step labels.")
         ] = 6,
+        search: Annotated[
+            Path | None,
+            typer.Option("--search", help="JSON of `prm-factory search-eval`: adds its table and plot."),
+        ] = None,
     ) -> None:
         """Write an HTML report of a version: counts, label mix, MC values, agreement, first errors, cost."""
         from storage.report import write_report  # matplotlib loads only when a report is asked for
@@ -45,7 +49,12 @@ def register(app: typer.Typer) -> None:
         data = _dataset(dataset)
         resolved = _version(data, version, as_of)
         target = output or Path(f"report-v{resolved}.html")
-        shown = write_report(data, target, resolved, n_samples=samples)
+        results = None
+        if search is not None:
+            import json
+
+            results = json.loads(search.read_text(encoding="utf-8"))
+        shown = write_report(data, target, resolved, n_samples=samples, search=results)
         Console().print(
             f"wrote report of version {shown.version} ({shown.headline['chains']} chains, "
             f"{shown.headline['steps']} steps, {len(shown.samples)} samples) to {target}",
