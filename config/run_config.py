@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_settings import EnvSettingsSource, SettingsError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_GSM8K = REPO_ROOT.parent / "shared" / "data" / "gsm8k" / "train.jsonl"
@@ -198,8 +199,44 @@ class ConfigError(ValueError):
     """A config that cannot be used, with one line saying where and why."""
 
 
+ENV_PREFIX = "PRM_FACTORY_"
+
+
+def env_overrides() -> dict[str, Any]:
+    """Config values from `PRM_FACTORY_<SECTION>__<FIELD>` variables (`PRM_FACTORY_SAMPLING__N=8`), as dotted
+    keys. pydantic-settings finds, splits and JSON-decodes them (lists, tables); plain values are strings the
+    config's own types validate. Names without `__` (PRM_FACTORY_DATASET, PRM_FACTORY_CACHE) are not fields.
+    """
+    source = EnvSettingsSource(
+        RunConfig,  # type: ignore[arg-type]  # only its fields are read, so a plain model does
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        case_sensitive=False,
+    )
+    prefix = ENV_PREFIX.lower()  # names are matched case-insensitively, as lower case
+    source.env_vars = {
+        k: v for k, v in source.env_vars.items() if k.startswith(prefix) and "__" in k.removeprefix(prefix)
+    }
+    try:
+        nested = source()
+    except SettingsError as err:
+        names = ", ".join(sorted(k.upper() for k in source.env_vars))
+        raise ConfigError(f"environment ({names}): {err}") from err
+
+    def dotted(table: dict[str, Any], parent: str = "") -> dict[str, Any]:
+        flat: dict[str, Any] = {}
+        for key, value in table.items():
+            flat.update(
+                dotted(value, f"{parent}{key}.") if isinstance(value, dict) else {parent + key: value}
+            )
+        return flat
+
+    return dotted(nested)
+
+
 def load_config(path: str | Path | None, overrides: dict | None = None) -> RunConfig:
-    """Read a TOML config (or the defaults when path is None) and apply dotted overrides."""
+    """Read a TOML config (or the defaults when path is None) and apply dotted overrides, later winning: the
+    file, then `PRM_FACTORY_<SECTION>__<FIELD>` variables (`env_overrides`), then `overrides` (`--set`)."""
     data: dict = {}
     if path is not None:
         file = Path(path)
@@ -209,7 +246,8 @@ def load_config(path: str | Path | None, overrides: dict | None = None) -> RunCo
             data = tomllib.loads(file.read_text())
         except tomllib.TOMLDecodeError as err:
             raise ConfigError(f"{file}: not valid TOML: {err}") from err
-    for dotted, value in (overrides or {}).items():
+    from_env = env_overrides()
+    for dotted, value in {**from_env, **(overrides or {})}.items():
         node = data
         *parents, leaf = dotted.split(".")
         for part in parents:
@@ -220,4 +258,8 @@ def load_config(path: str | Path | None, overrides: dict | None = None) -> RunCo
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{path or 'config'}: field {where}: {first['msg']}") from err
+        named = next(
+            (k for k in from_env if k not in (overrides or {}) and f"{where}.".startswith(f"{k}.")), None
+        )
+        origin = f" (from {ENV_PREFIX}{named.upper().replace('.', '__')})" if named else ""
+        raise ConfigError(f"{path or 'config'}: field {where}{origin}: {first['msg']}") from err

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,57 @@ def test_missing_config_file(tmp_path: Path) -> None:
 def test_shipped_default_config_matches_the_built_in_defaults() -> None:
     shipped = Path(__file__).resolve().parents[1] / "configs" / "default.toml"
     assert load_config(shipped).model_dump() == RunConfig().model_dump()
+
+
+def test_environment_overrides_sit_between_the_file_and_set(tmp_path: Path, monkeypatch) -> None:
+    file = tmp_path / "run.toml"
+    file.write_text("[sampling]\nn = 2\ntemperature = 0.5\n")
+    monkeypatch.setenv("PRM_FACTORY_SAMPLING__N", "8")
+    monkeypatch.setenv("prm_factory_rollouts__k", "3")  # names match in any case
+    monkeypatch.setenv("PRM_FACTORY_JUDGE__BASE_URLS", '["http://a:8000", "http://b:8000"]')  # JSON for lists
+    monkeypatch.setenv("PRM_FACTORY_DATASET", "/tmp/elsewhere")  # the dataset root default, not a field
+    cfg = load_config(file)
+    assert (cfg.sampling.n, cfg.sampling.temperature, cfg.rollouts.k) == (8, 0.5, 3)
+    assert cfg.judge.base_urls == ["http://a:8000", "http://b:8000"]
+    assert str(cfg.dataset_root()) == "/tmp/elsewhere"
+    assert load_config(file, {"sampling.n": 16}).sampling.n == 16  # --set wins
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("PRM_FACTORY_SAMPLING__N", "0", "field sampling.n (from PRM_FACTORY_SAMPLING__N): Input should be"),
+        (
+            "PRM_FACTORY_SAMPLING__BOGUS",
+            "1",
+            "field sampling.bogus (from PRM_FACTORY_SAMPLING__BOGUS): Extra",
+        ),
+        (
+            "PRM_FACTORY_JUDGE__BASE_URLS",
+            "http://a",
+            "environment (PRM_FACTORY_JUDGE__BASE_URLS): error parsing",
+        ),
+    ],
+)
+def test_a_bad_environment_override_names_its_variable(
+    monkeypatch, name: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=re.escape(message)) as info:
+        load_config(None)
+    assert "\n" not in str(info.value)
+
+
+def test_cli_overrides_fail_with_the_field_named(monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from prm_factory.cli import app
+
+    runner = CliRunner()
+    bad_set = runner.invoke(app, ["run", "--set", "sampling.n=0"])
+    assert bad_set.exit_code == 2 and "config: field sampling.n: Input should be" in bad_set.output
+    typo = runner.invoke(app, ["run", "--set", "sampling.bogus=1"])
+    assert typo.exit_code == 2 and "field sampling.bogus: Extra inputs" in typo.output
+    monkeypatch.setenv("PRM_FACTORY_ROLLOUTS__K", "0")
+    from_env = runner.invoke(app, ["run"])
+    assert from_env.exit_code == 2 and "field rollouts.k (from PRM_FACTORY_ROLLOUTS__K)" in from_env.output
