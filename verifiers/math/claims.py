@@ -287,9 +287,48 @@ def _check_run(
             result = ClaimResult(claim, None, reason=str(exc))
         if continuation[k] and result.holds is True:
             result = ClaimResult(result.claim, True, result.expected, result.reason, rule="running total")
+        if k == 0 and result.holds is False:
+            result = _prose_operator_reading(run, sides[0], right, claim, state, approximate, result)
         results.append(result)
     final = _number(asts[-1], state.bindings) if asts and isinstance(asts[-1], tuple) else None
     return results, final
+
+
+def _prose_operator_reading(
+    run: Run,
+    first_side: list[Token],
+    right: tuple,
+    claim: str,
+    state: StepState,
+    approximate: bool,
+    result: ClaimResult,
+) -> ClaimResult:
+    """A false claim whose spelled operator may join prose, not operands: unjudged if the rest holds.
+
+    "her own 10 plus 5 + 12 + 9 = 26" reads `10 + 5 + 12 + 9 = 26` (false) or "10, plus the sisters'
+    `5 + 12 + 9 = 26`" (true). When the symbolic part after the word holds on its own, the claim is
+    ambiguous and not judged. (A claim that holds as a whole keeps its verdict: that is the arithmetic
+    reading, and the tail alone rarely fits by chance.)
+    """
+    spelled = [
+        i
+        for i, tok in enumerate(first_side)
+        if tok.kind == "op" and run.text[tok.start - run.start : tok.start - run.start + 1].isalpha()
+    ]
+    if not spelled:
+        return result
+    tail = first_side[spelled[-1] + 1 :]
+    if not any(tok.kind == "op" and not run.text[tok.start - run.start].isalpha() for tok in tail):
+        return result
+    try:
+        other = _judge(parse_side(tail), right, claim, state, approximate)
+    except (NotEvaluable, TooLarge):
+        return result
+    if other.holds is not True:
+        return result
+    return ClaimResult(
+        claim, None, reason="ambiguous: a spelled operator may join prose to the symbolic math after it"
+    )
 
 
 def _has_words(run: Run, left: list[Token], right: list[Token]) -> bool:

@@ -255,3 +255,20 @@ def test_a_number_said_equal_to_an_expression_in_words_is_a_claim():
     # a conversion into another unit, or a share, is not such a claim
     assert check_steps(["18 inches is equal to 18/12 = 1.5 feet."])[0].label == "correct"
     assert check_steps(["Since $133 is 7%, then 1% is equal to $133/7 = $19."])[0].label == "correct"
+
+
+@pytest.mark.parametrize(
+    ("step", "label"),
+    [
+        # "10 plus" joins prose to a symbolic sum that holds on its own: ambiguous, not a false claim
+        ("She has her own 10 plus 5 + 12 + 9 = 26 from her sisters, so 10 + 26 = 36 pieces.", "unverifiable"),
+        # false under both readings: still false
+        ("He has 10 plus 5 + 12 = 18 apples.", "incorrect"),
+        # holds as a whole: the arithmetic reading stands
+        ("3 times 4 + 1 = 13", "correct"),
+        ("3 times 4 + 1 = 14", "incorrect"),
+        ("10 plus 5 = 16", "incorrect"),
+    ],
+)
+def test_spelled_operator_before_symbolic_math(step: str, label: str) -> None:
+    assert check_steps([step])[0].label == label
