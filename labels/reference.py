@@ -54,7 +54,7 @@ from verifiers.math.numbers import Literal, round_half_up, truncate
 from verifiers.protocol import Verdict
 
 REFERENCE_LABELER: str = "reference-align"
-REFERENCE_VERSION: str = "1.0.0"
+REFERENCE_VERSION: str = "1.1.0"
 
 _NEUTRAL = frozenset({Fraction(0), Fraction(1)})  # counts and units ("1 hour", "0 left") carry no decision
 
@@ -173,6 +173,8 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
         new = [number for number in numbers if not _is_known(number, known)]
         units = frozenset(unit_factors(steps[index]))
         off = [number for number in new if _reference_rule(number, ref, numbers, units) is None]
+        rejoined = [number for number in off if _rejoins(number, index, step_numbers, ref, known)]
+        off = [number for number in off if number not in rejoined]
         used_off = [
             number
             for number in off
@@ -186,6 +188,13 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
         verdict = _step_verdict(
             numbers, new, off, used_off, builds_on_off, units, ref, outcome, wrong_chain, first_error
         )
+        if rejoined and verdict.label == "correct":
+            verdict = Verdict(
+                "unverifiable",
+                f"another route: {rejoined[0].text} is not in the reference, but the chain reaches a "
+                "reference quantity from it",
+                {"rule": "rejoins-reference", "quantities": [n.text for n in rejoined]},
+            )
         if verdict.evidence.get("rule") == "off-reference":
             first_error = index
         verdicts.append(verdict)
@@ -194,6 +203,62 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
         if not any(v.label == "incorrect" for v in verdicts) and final is not None:
             _flag_other_quantity(verdicts, step_numbers, final, ref)
     return verdicts
+
+
+def _rejoins(
+    number: _StepNumber,
+    index: int,
+    step_numbers: Sequence[Sequence[_StepNumber]],
+    ref: ReferenceQuantities,
+    known: Sequence[_StepNumber],
+) -> bool:
+    """Is `number` an intermediate of another route, which the chain follows back onto the reference?
+
+    A correct chain may take a route the reference does not (total points first, then baskets:
+    `9 + 6 = 15`, `15 / 3 = 5`); its intermediates are off-reference, but each is stated as a result
+    (`= 15`) of one operation on quantities the chain already has, and a later result computed next to
+    it is a derived reference quantity the chain had not stated before. Invented or miscomputed numbers
+    fail the first test, and wrong quantities rarely lead back by chance, so a number followed this way
+    is not taken as a first error.
+    """
+    seen = {r for other in known for r in other.readings}
+    own = list(step_numbers[index])
+    before = own[: own.index(number)] if number in own else []
+    settled = [  # earlier numbers of the step that are known or on the reference, not other new ones
+        other for other in before if any(r in seen or r in ref.values for r in other.readings)
+    ]
+    operands = seen | set(ref.givens) | {r for other in settled for r in other.readings}
+    if not number.stated_result or not _one_operation_from(number, operands):
+        return False  # a number merely asserted, invented or miscomputed is not a route
+    derived = {value for value in ref.values if value not in ref.givens and value not in (0, 1)}
+    for j in range(index, len(step_numbers)):
+        numbers = list(step_numbers[j])
+        if j == index:
+            if number not in numbers:
+                continue
+            after = numbers[numbers.index(number) + 1 :]
+        else:
+            at = next((k for k, other in enumerate(numbers) if _same(other, number.literal.value)), None)
+            if at is None:
+                continue
+            after = numbers[at + 1 :]
+        for later in after:
+            if later.stated_result and any(
+                r in derived and r not in seen and r != number.literal.value for r in later.readings
+            ):
+                return True
+    return False
+
+
+def _one_operation_from(number: _StepNumber, values: set[Fraction]) -> bool:
+    """Is the number one sum, difference, product or quotient of two quantities the chain already has?"""
+    pool = sorted(v for v in values if v > 0)
+    for a in pool:
+        for b in pool:
+            for combined in (a + b, a - b, a * b, a / b):
+                if _same(number, combined):
+                    return True
+    return False
 
 
 def _step_verdict(

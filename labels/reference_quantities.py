@@ -170,12 +170,28 @@ def text_numbers(text: str) -> list[tuple[Fraction, ...]]:
     ]
 
 
+_ORDINAL_DENOMINATORS = {
+    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4,
+    "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7,
+    "eighth": 8, "eighths": 8, "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10,
+}  # fmt: skip
+_FRACTION_WORD = re.compile(
+    r"\b(one|two|three|four|five|six|seven|eight|nine|a)[- ](" + "|".join(_ORDINAL_DENOMINATORS) + r")\b",
+    re.IGNORECASE,
+)
+
+
 def word_numbers(text: str) -> list[tuple[str, Fraction]]:
-    """Number words of a question as (word, value) pairs: "twice" -> 2, "half" -> 1/2 and 2."""
+    """Number words of a question as (word, value) pairs: "twice" -> 2, "half" -> 1/2 and 2,
+    "two-thirds" -> 2/3 (besides 2, 1/3 and 3 from its parts)."""
     found: list[tuple[str, Fraction]] = []
     for word in re.findall(r"[A-Za-z]+", text):
         for value in _WORD_VALUES.get(word.lower(), ()):
             found.append((word.lower(), value))
+    for match in _FRACTION_WORD.finditer(text):
+        count, ordinal = match.group(1).lower(), match.group(2).lower()
+        numerator = 1 if count == "a" else int(_WORD_VALUES[count][0])
+        found.append((match.group().lower(), Fraction(numerator, _ORDINAL_DENOMINATORS[ordinal])))
     return found
 
 
@@ -341,12 +357,18 @@ def reference_quantities(
         for value in readings:
             givens.add(value)
             add(value, "given")
-            if readings[0] != value:  # a percentage: its complement is no new modelling decision
+            if readings[0] != value:  # a percentage: its complement and growth factor are no new decision
                 add(1 - value, "complement of a given percentage")
                 add(100 - readings[0], "complement of a given percentage")
+                add(1 + value, "a given percentage as a growth factor")
+                add(100 + readings[0], "a given percentage as a growth factor")
+            elif 0 < value < 1:
+                add(1 - value, "complement of a given fraction")
     for word, value in word_numbers(question):
         givens.add(value)
         add(value, f"given ({word})")
+        if 0 < value < 1:
+            add(1 - value, f"complement of a given fraction ({word})")
     solution_numbers = 0
     remainders: dict[Fraction, set[Fraction]] = {}
     for expression in _ANNOTATION.findall(solution):

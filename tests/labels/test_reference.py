@@ -184,3 +184,45 @@ def test_bare_unit_factor_is_neutral_only_next_to_its_unit() -> None:
     # "per day" in the question makes 24 a conversion factor, not a quantity of this problem
     assert first_incorrect(DUCKS, ["She has 24 eggs to sell.", "24 * 2 = 48 dollars."], "incorrect") == 0
     assert labels(DUCKS, ["A day has 24 hours.", "She sells 16 - 3 - 4 = 9 eggs."], "correct")[0] == "correct"
+
+
+BASKETS = Problem(
+    "baskets",
+    "gsm8k",
+    "math",
+    "Each basket was worth 3 points. Matthew scored 9 points. Shawn scored 6 points. Each basket costs "
+    "the team $2 in balls. How much did the team pay for the baskets made?",
+    reference_answer="10",
+    reference_solution="Matthew made 9 / 3 = <<9/3=3>>3 baskets.\nShawn made 6 / 3 = <<6/3=2>>2 baskets.\n"
+    "They made 3 + 2 = <<3+2=5>>5 baskets.\nThey paid 5 * 2 = $<<5*2=10>>10.\n#### 10",
+)
+
+
+def test_another_route_back_onto_the_reference_is_not_the_first_error() -> None:
+    # 15 (total points) is not in the reference, but 15 / 3 = 5 leads back to it; the error is the last step
+    steps = ["Together they scored 9 + 6 = 15 points.", "That is 15 / 3 = 5 baskets.", "5 * 3 = $15."]
+    verdicts = reference_step_labels(BASKETS, steps, "incorrect")
+    assert verdicts[0].label == "unverifiable"
+    assert verdicts[0].evidence["rule"] == "rejoins-reference"
+    assert [v.label for v in verdicts[1:]] == ["correct", "incorrect"]
+
+
+def test_an_invented_number_does_not_count_as_a_route_back() -> None:
+    # 12 is no operation on what the chain has; reaching 5 after it by chance does not excuse it
+    steps = ["They scored 12 points in all.", "12 - 7 = 5 baskets.", "5 * 3 = $15."]
+    assert first_incorrect(BASKETS, steps, "incorrect") == 0
+
+
+def test_fraction_words_and_growth_factors_are_givens() -> None:
+    mangoes = Problem(
+        "mangoes",
+        "gsm8k",
+        "math",
+        "Jordan picked 54 mangoes. One-third were ripe while the other two-thirds were not yet ripe. "
+        "He sold them 25% above cost.",
+        reference_answer="36",
+        reference_solution="54/3 = <<54/3=18>>18 ripe.\n54 - 18 = <<54-18=36>>36 unripe.\n#### 36",
+    )
+    steps = ["Two-thirds of 54 is 2/3 * 54 = 36 unripe mangoes.", "Prices were 1.25 times the cost."]
+    assert labels(mangoes, steps, "incorrect")[0] == "correct"
+    assert reference_step_labels(mangoes, steps, "incorrect")[1].label != "incorrect"
