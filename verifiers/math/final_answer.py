@@ -15,6 +15,7 @@ value it states. The span is kept so a reader can see what was graded.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -36,6 +37,8 @@ _STATES = re.compile(
     r"\s(?:is|are|was|equals|be|=)\s+(?:equal to\s+|approximately\s+|about\s+)?", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z]{3,}")
+_HEADING_WORDS = re.compile(r"^[A-Za-z][A-Za-z ]*:?\s*$")
+_NEW_PROBLEM = re.compile(r"^[ \t]*(?:Problem|Question)(?:[ \t]+\d+)?[ \t]*:", re.MULTILINE)
 # without any marker, a last sentence that ends by stating a maths value: "... the pair is $(7, 6)$."
 _LAST_SENTENCE_VALUE = re.compile(
     r"\s(?:is|are|equals|=)\s+(?:\$(?P<dollar>[^$]+)\$|\\\((?P<paren>.+?)\\\))\s*\.?\s*$", re.IGNORECASE
@@ -184,13 +187,19 @@ def _answer_at(text: str, start: int, end: int, method: str) -> ExtractedAnswer 
     return ExtractedAnswer(answer, offset, offset + len(answer), method)
 
 
+def _is_heading(text: str, start: int) -> bool:
+    """A Markdown heading (`#### Verification` with more text below), not a GSM8K `#### 42` answer line."""
+    end = _line_end(text, start)
+    return bool(_HEADING_WORDS.match(text[start:end])) and bool(text[end:].strip())
+
+
 def _marker_candidates(text: str) -> list[tuple[int, ExtractedAnswer | None]]:
     """(marker position, answer) for the last occurrence of every marker kind."""
     found: list[tuple[int, ExtractedAnswer | None]] = []
     boxed = boxed_answer(text)
     if boxed is not None:
         found.append((max(b[0] for b in _boxes(text)), boxed))
-    hashes = list(_HASHES.finditer(text))
+    hashes = [m for m in _HASHES.finditer(text) if not _is_heading(text, m.end())]
     if hashes:
         m = hashes[-1]
         found.append((m.start(), _answer_at(text, m.end(), _line_end(text, m.end()), "hashes")))
@@ -218,6 +227,20 @@ def _marker_candidates(text: str) -> list[tuple[int, ExtractedAnswer | None]]:
     return found
 
 
+def _this_turn(text: str) -> str:
+    """The output up to where a new turn begins: a chat-template token after some text
+    (`<|im_start|>user`), or a few-shot `Problem:` / `Question:` line after an answer marker, as base
+    models write when they go on with the prompt's pattern."""
+    for token in _CHAT_TAIL.finditer(text):
+        if text[: token.start()].strip() and not _CHAT_TAIL.fullmatch(text[: token.start()].strip()):
+            text = text[: token.start()]
+            break
+    for line in itertools.islice(_NEW_PROBLEM.finditer(text), 8):
+        if any(answer is not None for _, answer in _marker_candidates(text[: line.start()])):
+            return text[: line.start()]
+    return text
+
+
 def extract_answer(text: str, *, last_number_fallback: bool = True) -> ExtractedAnswer | None:
     """The final answer of a model's text, or None when it states none.
 
@@ -226,9 +249,7 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extracted
     >>> extract_answer("I check it: 2+5 = 7.\\n# Answer\\n\\n7").method
     'prm800k'
     """
-    tail = _CHAT_TAIL.search(text)
-    if tail is not None:  # what follows a chat-template token is a new turn, not this answer
-        text = text[: tail.start()]
+    text = _this_turn(text)
     candidates = sorted(
         ((pos, answer) for pos, answer in _marker_candidates(text) if answer is not None),
         key=lambda item: item[0],

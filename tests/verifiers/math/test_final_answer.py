@@ -57,6 +57,18 @@ from verifiers.math.final_answer import extract_answer
             "final_answer",
         ),
         ("Final Answer: The largest $n$ is 34. Note that $n = 35$ fails.", "34", "final_answer"),
+        # a chat-template token that opens the output is no new turn
+        ("<|im_start|>assistant\nWork. The answer is $\\boxed{5}$.", "5", "boxed"),
+        # a few-shot continuation with a new problem after the answer is not part of it
+        (
+            "Final Answer: The final answer is $5$. I hope it is correct.\n\nProblem: Find $x$.\n"
+            "Solution: $x = 7$.\nFinal Answer: The final answer is $7$. I hope it is correct.",
+            "$5$",
+            "final_answer",
+        ),
+        # a Markdown heading `#### Verification` with text below is no GSM8K answer line; `#### Navin` is
+        ("The answer is $\\boxed{5}$.\n\n#### Verification\nWe check that it works.", "5", "boxed"),
+        ("Work.\n#### Navin", "Navin", "hashes"),
         # Markdown bold around the marker or the value
         ("Work.\n**Answer:** 12", "12", "the_answer_is"),
         ("Work.\n**Final Answer:** The largest $n$ is **34**.", "34", "final_answer"),
