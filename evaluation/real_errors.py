@@ -5,7 +5,7 @@ Run: `python -m evaluation.real_errors PATH`.
 Input: ProcessBench-shape jsonl with reference fields, one chain a line:
 `{"id", "problem", "steps", "final_answer", "label", "reference_answer", "solution", "source"}` (`label` =
 hand-marked first error, -1 when every step holds). Rows without `solution` / `reference_answer` (the
-altered-GSM8K set) take them from the GSM8K source by their `gsm8k-train-N` id when it is there.
+altered-GSM8K set) take them from the GSM8K source by their `gsm8k-train-N` id, else by question text.
 
 Three label sources are scored on the same chains:
 - `verifier`: `MathVerifier.check_steps` (the claim checker: false arithmetic);
@@ -41,6 +41,7 @@ from evaluation.metrics import (
 )
 from labels.reference import reference_step_labels
 from schemas.records import Problem
+from schemas.reference_solutions import question_key
 from verifiers.protocol import Verifier
 
 REAL_ERRORS_SET = Path(__file__).parent / "data" / "real_errors_gsm8k.jsonl"
@@ -88,10 +89,12 @@ def combine_step_labels(*sources: Sequence[str]) -> list[str]:
 
 
 def _gsm8k_rows(source: Path | None) -> dict[str, dict]:
+    """GSM8K rows by `gsm8k-train-N` id and by question key (schemas.reference_solutions)."""
     if source is None or not source.exists():
         return {}
     rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {f"gsm8k-train-{index}": row for index, row in enumerate(rows)}
+    by_id = {f"gsm8k-train-{index}": row for index, row in enumerate(rows)}
+    return {**{question_key(row["question"]): row for row in rows}, **by_id}
 
 
 def load_samples(path: Path, gsm8k_source: Path | None = SHARED_GSM8K_TRAIN) -> list[ReferenceSample]:
@@ -105,8 +108,8 @@ def load_samples(path: Path, gsm8k_source: Path | None = SHARED_GSM8K_TRAIN) -> 
         solution, answer = row.get("solution"), row.get("reference_answer")
         if solution is None or answer is None:
             gsm8k = _gsm8k_rows(gsm8k_source) if gsm8k is None else gsm8k
-            gold = gsm8k.get(row["id"])
-            if gold is not None and gold["question"] == row["problem"]:
+            gold = gsm8k.get(row["id"]) or gsm8k.get(question_key(row["problem"]))
+            if gold is not None and question_key(gold["question"]) == question_key(row["problem"]):
                 solution = solution if solution is not None else gold["answer"]
                 answer = answer if answer is not None else gold["answer"].rsplit("####", 1)[-1].strip()
         samples.append(

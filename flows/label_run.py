@@ -42,6 +42,7 @@ from sampling.protocol import Generation
 from schemas.external_chains import ExternalChain, read_external_chains
 from schemas.ids import content_id
 from schemas.records import Chain, Problem, Rejection, Step
+from schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
 from schemas.rejected import RejectedRow
 from verifiers.identity import identity_tag, labeler_identity
 from verifiers.math import MathVerifier
@@ -130,11 +131,19 @@ def _rollout_values(
 
 
 @flow(name="prm-label-external", log_prints=True)
-def label_external(path: str, config: RunConfig, rollouts: bool = False) -> LabelSummary:
+def label_external(
+    path: str, config: RunConfig, rollouts: bool = False, solutions: str | None = None
+) -> LabelSummary:
+    """Label the chains of `path`; `solutions` (a GSM8K / MATH-style jsonl) fills in worked solutions by
+    question text for chains that carry none, so the reference source can align them."""
     run_id = uuid.uuid4().hex[:16]
     started = utc_now()
     verifier = math_verifier(config)
     chains_in, rejected = read_task(path)
+    if solutions is not None:
+        table, bad_rows = read_reference_solutions(solutions)
+        chains_in = attach_reference_solutions(chains_in, table)
+        rejected = [*rejected, *bad_rows]
     logger = get_run_logger()
     rejections = [Rejection(run_id, r.file, r.line, r.field, r.reason) for r in rejected]
     for r in rejections:
@@ -191,7 +200,12 @@ def label_external(path: str, config: RunConfig, rollouts: bool = False) -> Labe
         weights_hash=weights,
         verifiers={i["name"]: f"{i['version']}+{i['code']}" for k, i in labelers.items() if k != "policy"},
         config_json=json.dumps(
-            {"label_input": str(Path(path).resolve()), "rollouts": rollouts, **json.loads(config.to_json())}
+            {
+                "label_input": str(Path(path).resolve()),
+                "rollouts": rollouts,
+                "reference_solutions": str(Path(solutions).resolve()) if solutions else None,
+                **json.loads(config.to_json()),
+            }
         ),
     )
     root = str(config.dataset_root())

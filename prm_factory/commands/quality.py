@@ -78,16 +78,29 @@ def register(app: typer.Typer) -> None:
                 "--rollouts", help="continue every step prefix with the configured policy (MC labels)"
             ),
         ] = False,
+        solutions: Annotated[
+            Path | None,
+            typer.Option(
+                "--solutions",
+                help="GSM8K / MATH-style jsonl of worked solutions, matched by question text, for chains "
+                "that carry none (the reference label source needs them)",
+            ),
+        ] = None,
     ) -> None:
         """Label chains produced outside the factory and commit them as a dataset version: verifier
-        verdicts, reference alignment where a worked solution is given, outcome graded against the
-        reference answer, and with --rollouts Monte Carlo values from the configured policy."""
+        verdicts, reference alignment where a worked solution is given (or found by --solutions),
+        outcome graded against the reference answer, and with --rollouts Monte Carlo values from the
+        configured policy."""
         if not input_path.is_file():
             _fail(f"input file not found: {input_path}")
+        if solutions is not None and not solutions.is_file():
+            _fail(f"solutions file not found: {solutions}")
         cfg = _labelling_config(config, dataset)
         from flows.label_run import label_external
 
-        summary = label_external(str(input_path), cfg, rollouts=rollouts)
+        summary = label_external(
+            str(input_path), cfg, rollouts=rollouts, solutions=str(solutions) if solutions else None
+        )
         verdicts: dict[str, int] = {}
         references: dict[str, int] = {}
         outcomes: dict[str, int] = {}

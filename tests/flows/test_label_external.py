@@ -120,3 +120,33 @@ def test_a_verifier_change_relabels_into_a_new_version(
     assert sorted(r["verdict"] for r in labels) == sorted(s.verdict for s in rerun.steps)
     again = relabel_dataset(config)  # nothing changed since: no new version
     assert again.version is None and again.unchanged == 2
+
+
+def test_solutions_file_supplies_worked_solutions_by_question_text(
+    prefect_server: None, tmp_path: Path
+) -> None:
+    """Chains that carry only the problem get the worked solution of a GSM8K-format file whose question
+    matches (whitespace and case aside); its bad rows are rejected with file, line and field."""
+    chain = {
+        "id": "bare",
+        "problem": GSM8K_ROW["problem"].upper().replace(" ", "  "),
+        "steps": ["16 - 3 = 13 eggs.", "13 * 2 = 26. The answer is 26."],
+    }
+    other = {"id": "other", "problem": "2 boxes of 6 eggs?", "steps": ["6 * 2 = 12", "12 eggs"]}
+    path = tmp_path / "chains.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (chain, other)) + "\n")
+    solutions = tmp_path / "gsm8k.jsonl"
+    solutions.write_text(
+        json.dumps({"question": GSM8K_ROW["problem"], "answer": GSM8K_ROW["answer"]})
+        + "\n"
+        + json.dumps({"question": "no answer here"})
+        + "\n"
+    )
+    summary = label_external(
+        str(path), load_config(None, {"dataset.root": str(tmp_path / "ds")}), solutions=str(solutions)
+    )
+    assert [(r.file, r.line, r.field) for r in summary.rejected] == [(str(solutions), 2, "answer")]
+    graded = {c.text.split("\n")[0]: c for c in summary.chains}
+    assert graded["16 - 3 = 13 eggs."].outcome == "incorrect"  # graded against the file's #### 18
+    assert graded["16 - 3 = 13 eggs."].first_error_reference == 0
+    assert graded["6 * 2 = 12"].outcome == "unparsed"  # no match: no reference, never a guess
