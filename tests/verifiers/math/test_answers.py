@@ -218,6 +218,10 @@ def test_answers_equivalent_math_verify_forms(predicted: str, reference: str, la
         (r"\dfrac{3\sqrt{5}}{5}", r"\frac{3}{\sqrt{5}}", "correct"),
         ("5 sqrt(2)", r"5\sqrt{2}", "correct"),
         ("5 sqrt(3)", r"5\sqrt{2}", "incorrect"),
+        # the same object in another notation
+        (r"\langle 1, 2 \rangle", "(1,2)", "correct"),
+        (r"\langle 2, 1 \rangle", "(1,2)", "incorrect"),
+        (r"\varnothing", r"\emptyset", "correct"),
         # multiple-choice letters with or without `\text{( )}`
         ("(C)", r"\text{(C)}", "correct"),
         ("E", r"\text{(E)}", "correct"),
@@ -250,6 +254,11 @@ def test_answers_equivalent_other_forms(predicted: str, reference: str, label: s
         ("0,5", r"\frac52", "incorrect"),
         ("0,5", "5", "incorrect"),  # 0,5 is one half, never five
         ("1,024", "1.024", "incorrect"),  # three digits after the comma: a thousands separator
+        # `{,}` before three digits is a thousands separator, also with a currency sign and cents
+        (r"\$1{,}250.00", "1250", "correct"),
+        ("2{,}016", "2.016", "incorrect"),
+        ("0{,}750", "0.75", "correct"),  # a leading 0: a decimal comma
+        (r"\$\,42", "42", "correct"),  # LaTeX spacing is no part of a value
         # numbers with a base subscript compare as values in their bases; the LaTeX reader drops it
         ("10101_2", "10101_3", "incorrect"),
         ("10101_2", "111_4", "correct"),
