@@ -190,6 +190,25 @@ def _readings(text: str) -> tuple[Fraction, ...] | None:
     return value
 
 
+def _decimal_places(value: Fraction) -> int | None:
+    """How many decimals write the value exactly (0.125 -> 3), or None when none do (1/3)."""
+    denominator, places = value.denominator, 0
+    while denominator % 2 == 0 or denominator % 5 == 0:
+        value *= 10
+        denominator, places = value.denominator, places + 1
+    return places if denominator == 1 else None
+
+
+def _within_written_precision(p: Fraction, r: Fraction) -> bool:
+    """Two decimals may differ only by less than half a unit in the last place of the coarser one:
+    `1.0000001` is `1`, but `16386.17` is not `16386.16`, however close; a value no decimal writes
+    exactly (1/3) leaves the relative tolerance alone."""
+    places = [_decimal_places(p), _decimal_places(r)]
+    if places[0] is None or places[1] is None:
+        return True
+    return abs(p - r) * 2 < Fraction(1, 10 ** min(places[0], places[1]))
+
+
 def _fast_verdict(predicted: str, reference: str) -> Verdict | None:
     ref = _readings(reference)
     if ref is None:
@@ -203,7 +222,8 @@ def _fast_verdict(predicted: str, reference: str) -> Verdict | None:
     tolerant = _has_decimal(predicted) or _has_decimal(reference)
     for p in pred:
         for r in ref:
-            if p == r or (tolerant and abs(p - r) <= RELATIVE_TOLERANCE * max(abs(p), abs(r))):
+            close = abs(p - r) <= RELATIVE_TOLERANCE * max(abs(p), abs(r))
+            if p == r or (tolerant and close and _within_written_precision(p, r)):
                 return Verdict(
                     "correct",
                     f"{format_value(p)} equals {format_value(r)}",

@@ -71,6 +71,12 @@ def test_extract_answer_without_fallback_finds_nothing_in_bare_text() -> None:
         (r"1.5 \times 10^{3}", "1500", "correct"),
         (r"1.5 \times 10^{4}", "1500", "incorrect"),
         ("-5", "5", "incorrect"),
+        # the relative tolerance, between two decimals, only below half a unit of the coarser one's
+        # last place: cents differ, a float's last digit does not
+        ("16386.17", "16386.16", "incorrect"),
+        ("1.0000001", "1", "correct"),
+        (r"\$16386.17", "16386.17", "correct"),
+        ("0.3333333", "1/3", "correct"),
     ],
 )
 def test_answers_equivalent_fast_path(predicted: str, reference: str, label: str) -> None:
