@@ -17,9 +17,10 @@ that version). Chain formats take the longest usable prefix of each chain (a lab
 silently shift labels onto the wrong steps), and with `stop_at_first_error` end at the first negative step,
 as TRL's and PRM800K's phase-2 conventions do. Chains with no usable step are left out.
 
-`check_trl_tokenization` (CLI: `export trl --check-tokenizer MODEL_DIR`) runs TRL's own PRMTrainer
-tokenization over the rows and fails, naming each bad row, unless every labelled step lands on exactly one
-label position (storage/tokenizer_check.py).
+`check_trl_tokenization` (CLI: `export FORMAT --check-tokenizer MODEL_DIR`) runs the trainer's tokenization
+over the rows (TRL's own PRMTrainer for `trl`; the placeholder-id lookup of OpenRLHF / Math-Shepherd for the
+other chain formats, with `--placeholder TAG` when "ки" is not one token for the model) and fails, naming
+each bad row, unless every labelled step lands on exactly one label position (storage/tokenizer_check.py).
 """
 
 from __future__ import annotations
@@ -35,7 +36,14 @@ import pyarrow.parquet as pq
 from storage.dataset import Dataset
 from storage.errors import StorageError
 from storage.sql import connect
-from storage.tokenizer_check import TrainerSettings, TrlUnavailable, check_rows, load_tokenizer
+from storage.tokenizer_check import (
+    TrainerSettings,
+    TrlUnavailable,
+    check_placeholder_rows,
+    check_rows,
+    load_tokenizer,
+    placeholder_problem,
+)
 
 LabelKind = Literal["hard", "soft", "verifier", "reference", "consensus"]
 ExportFormat = Literal["trl", "openrlhf", "math-shepherd", "steps"]
@@ -70,6 +78,7 @@ class ExportOptions:
     agreement_only: bool = False
     since_version: int | None = None
     stop_at_first_error: bool = False
+    placeholder: str = PLACEHOLDER  # openrlhf / math-shepherd step tag; must be one token for the model
     extra_columns: tuple[str, ...] = field(default=("chain_id", "problem_id", "source", "domain"))
 
 
@@ -137,8 +146,9 @@ def select_steps(dataset: Dataset, version: int | None, options: ExportOptions, 
         connection.close()
 
 
-def _chains(steps: pa.Table) -> list[dict]:
-    """Group ordered step rows into chains: shared columns once, per-step columns as lists."""
+def _chains(steps: pa.Table, placeholder: str = PLACEHOLDER) -> list[dict]:
+    """Group ordered step rows into chains: shared columns once, per-step columns as lists (a step's own
+    copy of the placeholder is dropped: it would be read as one more step tag)."""
     chains: list[dict] = []
     current: dict | None = None
     for row in steps.to_pylist():
@@ -154,7 +164,7 @@ def _chains(steps: pa.Table) -> list[dict]:
                 "positives": [],
             }
             chains.append(current)
-        current["texts"].append(row["text"].strip().replace(PLACEHOLDER, ""))
+        current["texts"].append(row["text"].strip().replace(placeholder, ""))
         current["labels"].append(row["label"])
         current["positives"].append(row["positive"])
     return chains
@@ -180,7 +190,7 @@ def export_table(
         return steps.drop_columns(["problem_text"])
     if fmt in ("trl", "math-shepherd"):
         _require_booleans(options, fmt)
-    chains = _chains(select_steps(dataset, version, options, prefix=True))
+    chains = _chains(select_steps(dataset, version, options, prefix=True), options.placeholder)
     meta = {name: [c[name] for c in chains] for name in options.extra_columns}
     if fmt == "trl":
         return pa.table(
@@ -191,7 +201,8 @@ def export_table(
                 **meta,
             }
         )
-    inputs = [c["prompt"] + "\n" + "\n".join(f"{text} {PLACEHOLDER}" for text in c["texts"]) for c in chains]
+    tag = options.placeholder
+    inputs = [c["prompt"] + "\n" + "\n".join(f"{text} {tag}" for text in c["texts"]) for c in chains]
     if fmt == "openrlhf":
         if options.label == "soft" and options.threshold is None:
             values = pa.array([c["labels"] for c in chains], pa.list_(pa.float64()))
@@ -214,15 +225,33 @@ def export_table(
     return pa.table({"input": inputs, "label": labelled, "task": [c["source"] for c in chains], **meta})
 
 
-def check_trl_tokenization(table: pa.Table, fmt: str, model_dir: Path, settings: TrainerSettings) -> int:
-    """Fail unless every labelled step of every row lands on exactly one label position after TRL's
-    PRMTrainer tokenizes it with the tokenizer in `model_dir` (see storage.tokenizer_check); the error names
-    every bad row. Returns the number of rows checked."""
-    if fmt != "trl":
-        raise ExportError(f"--check-tokenizer checks the trl export (PRMTrainer's tokenization), not {fmt}")
+def check_trl_tokenization(
+    table: pa.Table,
+    fmt: str,
+    model_dir: Path,
+    settings: TrainerSettings,
+    placeholder: str = PLACEHOLDER,
+) -> int:
+    """Fail unless every labelled step of every row lands on exactly one label position after the
+    trainer's tokenization with the tokenizer in `model_dir` (see storage.tokenizer_check): TRL's
+    PRMTrainer for `trl`, the placeholder-token layout of OpenRLHF / Math-Shepherd for `openrlhf` and
+    `math-shepherd` (there `settings.max_length` is the trainer's `--max_len`, None for no truncation).
+    The error names every bad row. Returns the number of rows checked."""
+    if fmt not in ("trl", "openrlhf", "math-shepherd"):
+        raise ExportError(
+            f"--check-tokenizer checks the chain exports (trl, openrlhf, math-shepherd), not {fmt}"
+        )
     try:
         tokenizer = load_tokenizer(model_dir)
-        problems = check_rows(table.to_pylist(), tokenizer, settings)
+        if fmt == "trl":
+            problems = check_rows(table.to_pylist(), tokenizer, settings)
+        else:
+            whole = placeholder_problem(placeholder, tokenizer) if fmt == "openrlhf" else None
+            if whole is not None:
+                raise ExportError(f"tokenizer check ({model_dir}), nothing written: {whole}")
+            problems = check_placeholder_rows(
+                table.to_pylist(), fmt, placeholder, tokenizer, settings.max_length
+            )
     except (TrlUnavailable, FileNotFoundError, OSError) as error:
         raise ExportError(f"tokenizer check: {error}") from error
     if problems:

@@ -165,3 +165,132 @@ def check_rows(
         if reason is not None:
             problems.append(RowProblem(str(row.get(id_column, f"row {number}")), reason))
     return problems
+
+
+# OpenRLHF / Math-Shepherd: the label sits on the placeholder token itself, found by its id.
+PLACEHOLDER_CANDIDATES: tuple[str, ...] = ("ки", "¶", "§", "ſ", "⊕", "<step>", "|")
+"""Step tags tried when the configured one is not a single token, to name one that is."""
+
+
+def single_token_id(text: str, tokenizer: Any) -> int | None:
+    """The id of `text` when it encodes to exactly one token (OpenRLHF's `convert_token_to_id` asserts
+    this for the placeholder and each reward token), else None."""
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    return ids[0] if len(ids) == 1 else None
+
+
+def placeholder_problem(placeholder: str, tokenizer: Any) -> str | None:
+    """Why `placeholder` cannot tag steps for this tokenizer (None when it can), naming tags that could.
+
+    It must be one token on its own, and stay that token after a space and a step's last word (the
+    exports write `step text ки`): otherwise the placeholder id never occurs in the input, and every
+    label is silently dropped.
+    """
+    token = single_token_id(placeholder, tokenizer)
+    if token is not None:
+        in_text = tokenizer.encode(f"so 5 {placeholder}\nnext", add_special_tokens=False)
+        if in_text.count(token) == 1:
+            return None
+        reason = f"placeholder {placeholder!r} is one token alone but merges with the text around it"
+    else:
+        n = len(tokenizer.encode(placeholder, add_special_tokens=False))
+        reason = f"placeholder {placeholder!r} encodes to {n} tokens (OpenRLHF needs exactly one)"
+    added = [  # tokens the tokenizer keeps whole wherever they stand, and that no chat turn uses
+        t.content
+        for t in getattr(tokenizer, "added_tokens_decoder", {}).values()
+        if t.content not in tokenizer.all_special_tokens
+    ]
+    candidates = [*PLACEHOLDER_CANDIDATES, *added]
+    usable = [c for c in candidates if c != placeholder and _usable_tag(c, tokenizer)][:5]
+    hint = f"; single-token tags for this tokenizer: {', '.join(map(repr, usable))}" if usable else ""
+    return f"{reason}: pass --placeholder TAG{hint}"
+
+
+def _usable_tag(tag: str, tokenizer: Any) -> bool:
+    token = single_token_id(tag, tokenizer)
+    return (
+        token is not None
+        and tokenizer.encode(f"so 5 {tag}\nnext", add_special_tokens=False).count(token) == 1
+    )
+
+
+def tag_id_after_space(tag: str, tokenizer: Any) -> int | None:
+    """The one token `tag` adds after a word and a space (how the exports write it), else None.
+
+    Math-Shepherd reads its step tag and the `+` / `-` of the label text at the same positions, so each
+    must be exactly one token there, whatever the tokenizer does to a leading space.
+    """
+    base = tokenizer.encode("so 5", add_special_tokens=False)
+    ids = tokenizer.encode(f"so 5 {tag}", add_special_tokens=False)
+    return ids[-1] if len(ids) == len(base) + 1 and ids[: len(base)] == base else None
+
+
+def check_placeholder_row(
+    row: dict, fmt: str, placeholder: str, tokenizer: Any, max_length: int | None = None
+) -> str | None:
+    """Why an `openrlhf` / `math-shepherd` row trains misaligned (None when every step has its label).
+
+    OpenRLHF tokenizes `input` (no special tokens, truncated at `max_length`), finds the placeholder's id
+    (the placeholder encoded alone must be one token) and puts the labels there in order, cutting the
+    labels to the placeholders found; Math-Shepherd reads the `label` text's token at each position of the
+    tag in `input`. Reported: a placeholder lost to truncation or merged with its neighbours, extra
+    placeholders in a step's own text, a reward token that is not one token, and (Math-Shepherd) label
+    text that tokenizes out of step with the input.
+    """
+    if fmt == "openrlhf":
+        token = single_token_id(placeholder, tokenizer)
+        if token is None:
+            return placeholder_problem(placeholder, tokenizer)
+    else:
+        token = tag_id_after_space(placeholder, tokenizer)
+        if token is None:
+            usable = [c for c in PLACEHOLDER_CANDIDATES if tag_id_after_space(c, tokenizer) is not None]
+            hint = f" (one token here: {', '.join(map(repr, usable))})" if usable else ""
+            return f"step tag {placeholder!r} is not one token after a space: pass --placeholder TAG{hint}"
+    ids = tokenizer.encode(row["input"], add_special_tokens=False)
+    kept = ids if max_length is None else ids[:max_length]
+    found = [i for i, t in enumerate(kept) if t == token]
+    labels = row["value"] if fmt == "openrlhf" else None
+    expected = len(labels) if labels is not None else row["input"].count(placeholder)
+    if len(found) > expected:
+        return f"{len(found)} placeholder tokens for {expected} labelled steps: a step's text holds the tag"
+    if len(found) < expected:
+        if sum(1 for t in ids if t == token) > len(found):
+            return (
+                f"truncation keeps {len(found)} of {expected} labelled steps "
+                f"({len(kept)} of {len(ids)} tokens; max_length={max_length})"
+            )
+        return f"only {len(found)} of {expected} placeholders tokenize as {placeholder!r}: labels are dropped"
+    if fmt == "openrlhf":
+        for value in labels or ():
+            if isinstance(value, str) and single_token_id(value, tokenizer) is None:
+                return f"reward token {value!r} is not a single token"
+        return None
+    label_ids = tokenizer.encode(row["label"], add_special_tokens=False)
+    if len(label_ids) != len(ids):
+        return (
+            f"the label text tokenizes to {len(label_ids)} tokens, the input to {len(ids)}: "
+            "labels read at the placeholder positions are shifted"
+        )
+    rewards = {tag_id_after_space("+", tokenizer), tag_id_after_space("-", tokenizer)} - {None}
+    for index, position in enumerate(found):
+        if label_ids[position] not in rewards:
+            return f"step {index}: the label text has no '+' / '-' token at the placeholder's position"
+    return None
+
+
+def check_placeholder_rows(
+    rows: Iterable[dict],
+    fmt: str,
+    placeholder: str,
+    tokenizer: Any,
+    max_length: int | None = None,
+    id_column: str = "chain_id",
+) -> list[RowProblem]:
+    """Every misaligned row of an `openrlhf` / `math-shepherd` export, with its id."""
+    problems = []
+    for number, row in enumerate(rows):
+        reason = check_placeholder_row(row, fmt, placeholder, tokenizer, max_length)
+        if reason is not None:
+            problems.append(RowProblem(str(row.get(id_column, f"row {number}")), reason))
+    return problems

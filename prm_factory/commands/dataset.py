@@ -277,16 +277,28 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--check-tokenizer",
-                help="trl: tokenize every row as TRL's PRMTrainer does with this checkpoint's tokenizer and "
-                "fail, naming each bad row, unless every labelled step lands on exactly one label position.",
+                help="Tokenize every row as the trainer does with this checkpoint's tokenizer (trl: TRL's "
+                "PRMTrainer; openrlhf / math-shepherd: the placeholder-token lookup) and fail, naming each "
+                "bad row, unless every labelled step lands on exactly one label position.",
             ),
         ] = None,
+        placeholder: Annotated[
+            str,
+            typer.Option(
+                help="openrlhf / math-shepherd: the step tag written after each step; it must be one token "
+                "for the trainer's tokenizer (--check-tokenizer says so and names tags that are)."
+            ),
+        ] = "ки",
         step_separator: Annotated[
             str | None,
             typer.Option(help="With --check-tokenizer: PRMConfig.step_separator (default: TRL's)."),
         ] = None,
         max_length: Annotated[
-            int | None, typer.Option(help="With --check-tokenizer: PRMConfig.max_length (default: TRL's).")
+            int | None,
+            typer.Option(
+                help="With --check-tokenizer: PRMConfig.max_length (trl, default TRL's) or the trainer's "
+                "--max_len (openrlhf / math-shepherd, default no truncation)."
+            ),
         ] = None,
         max_completion_length: Annotated[
             int | None, typer.Option(help="With --check-tokenizer: PRMConfig.max_completion_length.")
@@ -305,13 +317,14 @@ def register(app: typer.Typer) -> None:
             agreement_only=agreement_only,
             since_version=None if since_version is None else _version(data, since_version),
             stop_at_first_error=stop_at_first_error,
+            placeholder=placeholder,
         )
         table = export_table(data, fmt, resolved, options)  # type: ignore[arg-type]
         if check_tokenizer is not None:
             from storage.tokenizer_check import TrainerSettings
 
             settings = TrainerSettings(step_separator, max_length, max_completion_length)
-            checked = check_trl_tokenization(table, fmt, check_tokenizer, settings)
+            checked = check_trl_tokenization(table, fmt, check_tokenizer, settings, placeholder)
             Console().print(
                 f"tokenizer check: all {checked} rows align with {check_tokenizer}", soft_wrap=True
             )

@@ -96,8 +96,6 @@ def test_export_check_names_every_bad_row_and_only_those(dataset_with_a_bad_step
     with pytest.raises(ExportError) as truncated:
         check_trl_tokenization(good, "trl", model_dir, TrainerSettings(max_length=16))
     assert str(truncated.value).startswith("3 of 3 rows")
-    with pytest.raises(ExportError, match="checks the trl export"):
-        check_trl_tokenization(table, "openrlhf", model_dir, DEFAULTS)
 
 
 def test_cli_export_fails_without_writing_and_passes_when_clean(
@@ -122,3 +120,64 @@ def test_cli_export_fails_without_writing_and_passes_when_clean(
     assert truncated.exit_code == 1 and "truncation keeps" in truncated.output and not out.exists()
     missing = export(clean_data, "--check-tokenizer", str(tmp_path / "nowhere"))
     assert missing.exit_code == 1 and "tokenizer folder not found" in missing.output
+
+
+def _tagged(tag: str, steps: list[str]) -> str:
+    return "What is 2 + 3?\n" + "\n".join(f"{step} {tag}" for step in steps)
+
+
+def test_openrlhf_placeholder_must_be_one_token_in_place(tokenizer) -> None:
+    from storage.tokenizer_check import check_placeholder_row, placeholder_problem
+
+    steps = ["2 + 3 = 5", "The answer is 5."]
+    two_tokens = placeholder_problem("ки", tokenizer)  # Math-Shepherd's tag is two SmolLM2 tokens
+    assert two_tokens is not None and "encodes to 2 tokens" in two_tokens and "<file_sep>" in two_tokens
+    merged = placeholder_problem("§", tokenizer)  # one token alone, but " §" after a space is another
+    assert merged is not None and "merges with the text around it" in merged
+    assert placeholder_problem("<file_sep>", tokenizer) is None
+    row = {"input": _tagged("<file_sep>", steps), "value": ["+", "-"]}
+    assert check_placeholder_row(row, "openrlhf", "<file_sep>", tokenizer) is None
+    cut = check_placeholder_row(row, "openrlhf", "<file_sep>", tokenizer, max_length=12)
+    assert cut is not None and cut.startswith("truncation keeps")
+    extra = {"input": _tagged("<file_sep>", ["2 + 3 <file_sep> = 5", "done"]), "value": ["+", "+"]}
+    assert "3 placeholder tokens for 2" in (
+        check_placeholder_row(extra, "openrlhf", "<file_sep>", tokenizer) or ""
+    )
+
+
+def test_math_shepherd_tag_and_label_text_line_up(tokenizer) -> None:
+    from storage.tokenizer_check import check_placeholder_row
+
+    steps = ["2 + 3 = 5", "The answer is 5."]
+    labelled = "What is 2 + 3?\n2 + 3 = 5 +\nThe answer is 5. -"
+    assert (
+        check_placeholder_row(
+            {"input": _tagged("§", steps), "label": labelled}, "math-shepherd", "§", tokenizer
+        )
+        is None
+    )
+    # an added token keeps its own space token, " +" does not: every label would be read one token off
+    shifted = check_placeholder_row(
+        {"input": _tagged("<file_sep>", steps), "label": labelled}, "math-shepherd", "<file_sep>", tokenizer
+    )
+    assert shifted is not None and "not one token after a space" in shifted
+
+
+def test_openrlhf_export_check_fails_on_the_default_tag_and_passes_with_a_single_token_one(
+    tmp_path, run_factory, model_dir
+) -> None:
+    data = Dataset(str(tmp_path / "ds"))
+    data.commit_run(*run_factory("a", n_problems=2).args())
+    table = export_table(data, "openrlhf", None, ExportOptions(label="verifier"))
+    with pytest.raises(ExportError, match="encodes to 2 tokens"):
+        check_trl_tokenization(table, "openrlhf", model_dir, DEFAULTS)
+    tagged = export_table(data, "openrlhf", None, ExportOptions(label="verifier", placeholder="<file_sep>"))
+    assert all(
+        text.count("<file_sep>") == len(v)
+        for text, v in zip(tagged["input"].to_pylist(), tagged["value"].to_pylist(), strict=True)
+    )
+    assert check_trl_tokenization(tagged, "openrlhf", model_dir, DEFAULTS, "<file_sep>") == tagged.num_rows
+    shepherd = export_table(data, "math-shepherd", None, ExportOptions(label="verifier", placeholder="§"))
+    assert check_trl_tokenization(shepherd, "math-shepherd", model_dir, DEFAULTS, "§") == shepherd.num_rows
+    with pytest.raises(ExportError, match="checks the chain exports"):
+        check_trl_tokenization(table, "steps", model_dir, DEFAULTS)
