@@ -1,4 +1,5 @@
-"""Session-wide fixtures: runtime defaults, one Prefect test server, control of the Docker engine."""
+"""Session-wide fixtures: runtime defaults, one Prefect test server, one `vllm serve` of the embedded model,
+control of the Docker engine."""
 
 from __future__ import annotations
 
@@ -7,11 +8,16 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from config.runtime import apply_runtime_defaults
+
+if TYPE_CHECKING:
+    from sampling.vllm_server import VLLMServer
 
 apply_runtime_defaults()
 
@@ -41,6 +47,69 @@ def prefect_server() -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=None):
         yield
+
+
+SERVED_MODEL_NAME = "smollm2-test"
+_LAST_SERVER_USER = pytest.StashKey[str | None]()
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """The session's `vllm serve` of the embedded checkpoint, and the `model` name clients send."""
+
+    server: VLLMServer
+    checkpoint: str
+    name: str = SERVED_MODEL_NAME
+
+
+@pytest.hookimpl(trylast=True)  # after `-k` / `-m` deselection
+def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
+    users = [item.nodeid for item in items if "served_model" in getattr(item, "fixturenames", ())]
+    session.stash[_LAST_SERVER_USER] = users[-1] if users else None
+
+
+@dataclass
+class _ServerSlot:
+    server: VLLMServer | None = None
+    start_error: str | None = None  # a failed start is not retried by every later test
+
+
+@pytest.fixture(scope="session")
+def _vllm_server_slot() -> Iterator[_ServerSlot]:
+    """Holds the session's one server (`vllm serve` takes a minute to start on CPU); stopped at the end."""
+    slot = _ServerSlot()
+    try:
+        yield slot
+    finally:
+        if slot.server is not None:
+            slot.server.stop()
+
+
+@pytest.fixture
+def served_model(request: pytest.FixtureRequest, _vllm_server_slot: _ServerSlot) -> Iterator[ServedModel]:
+    """One `vllm serve` (eager, seeded) shared by every test that asks for it: started on first use, started
+    again if a test killed it, and stopped after the last test that uses it, so it does not idle beside
+    later engines."""
+    from sampling.model_prep import prepare_default_model
+    from sampling.vllm_server import VLLMServer
+
+    slot = _vllm_server_slot
+    if slot.start_error:
+        pytest.fail(f"the session's vllm server did not start: {slot.start_error}")
+    checkpoint = str(prepare_default_model())
+    if slot.server is None or not slot.server.is_running():
+        if slot.server is not None:
+            slot.server.stop()
+        slot.server = VLLMServer(checkpoint, served_model_name=SERVED_MODEL_NAME, enforce_eager=True)
+        try:
+            slot.server.start()
+        except Exception as error:
+            slot.server, slot.start_error = None, f"{type(error).__name__}: {error}"
+            raise
+    yield ServedModel(slot.server, checkpoint)
+    if request.node.nodeid == request.session.stash.get(_LAST_SERVER_USER, None):
+        slot.server.stop()
+        slot.server = None
 
 
 class DockerdControl:

@@ -1,14 +1,14 @@
 """The judge against a real `vllm serve` of the embedded model, through the OpenAI-compatible sampler.
 
-The server is started as tests/sampling/test_openai_sampler.py starts its own (`VLLMServer` on the
-prepared default checkpoint, eager, seeded). SmolLM2-135M is a poor judge: this checks the mechanism (the
-prompts reach the server in one request, each judgement is read or kept unread with its text, the labels
-line up with the steps and name their labeller), not the judge's wisdom.
+The server is the session's one `vllm serve` of the prepared default checkpoint (eager, seeded): the
+`served_model` fixture of tests/conftest.py, shared with tests/sampling/test_openai_sampler.py.
+SmolLM2-135M is a poor judge: this checks the mechanism (the prompts reach the server in one request, each
+judgement is read or kept unread with its text, the labels line up with the steps and name their
+labeller), not the judge's wisdom.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 
 import httpx
@@ -24,11 +24,9 @@ from labels.judge import (
     render_judge_prompt,
 )
 from sampling.openai_sampler import OpenAICompatibleSampler
-from sampling.vllm_server import VLLMServer
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-MODEL_NAME = "smollm2-judge-test"
 MAX_TOKENS = 48
 
 CHAINS = [
@@ -38,19 +36,6 @@ CHAINS = [
     ),
     ("What is 6 * 7?", ["6 * 7 = 42.", "The answer is 42."]),
 ]
-
-
-@pytest.fixture(scope="module")
-def served_model() -> Iterator[tuple[VLLMServer, str]]:
-    from sampling.model_prep import prepare_default_model
-
-    checkpoint = str(prepare_default_model())
-    server = VLLMServer(checkpoint, served_model_name=MODEL_NAME, enforce_eager=True)
-    server.start()
-    try:
-        yield server, checkpoint
-    finally:
-        server.stop()
 
 
 def _counters(base_url: str) -> dict[str, float]:
@@ -68,8 +53,8 @@ def _counters(base_url: str) -> dict[str, float]:
 def test_judge_on_a_real_server_reads_or_keeps_every_judgement(served_model):
     from transformers import AutoTokenizer
 
-    server, checkpoint = served_model
-    sampler = OpenAICompatibleSampler([server.base_url], MODEL_NAME, checkpoint, prompts_per_request=4)
+    server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
+    sampler = OpenAICompatibleSampler([server.base_url], model_name, checkpoint, prompts_per_request=4)
     judge = Judge(sampler, params=replace(DEFAULT_JUDGE_PARAMS, max_tokens=MAX_TOKENS))
 
     before = _counters(server.base_url)
@@ -85,7 +70,7 @@ def test_judge_on_a_real_server_reads_or_keeps_every_judgement(served_model):
     assert after["vllm:prompt_tokens_total"] - before.get("vllm:prompt_tokens_total", 0.0) == sent_tokens
     assert after["vllm:request_success_total"] - before.get("vllm:request_success_total", 0.0) == 2
 
-    labeler = f"{MODEL_NAME}@{prompt_hash()}"
+    labeler = f"{model_name}@{prompt_hash()}"
     assert len(results) == len(CHAINS)
     for result, (_, steps) in zip(results, CHAINS, strict=True):
         # read, or no label with the text kept: the verdicts are exactly what the kept text says
@@ -93,11 +78,11 @@ def test_judge_on_a_real_server_reads_or_keeps_every_judgement(served_model):
         assert read_judgement(result.raw_output, len(steps)) == (result.first_error, result.reason)
         assert result.first_error is None or -1 <= result.first_error < len(steps)
         assert list(result.verdicts) == judge_step_labels(
-            result.first_error, len(steps), MODEL_NAME, why=result.reason
+            result.first_error, len(steps), model_name, why=result.reason
         )
         assert len(result.verdicts) == len(steps)
         assert result.labeler == labeler
-        assert all(MODEL_NAME in verdict.reason for verdict in result.verdicts)
+        assert all(model_name in verdict.reason for verdict in result.verdicts)
     print(
         "judgements:",
         [(r.first_error, r.reason, r.finish_reason, r.n_tokens, r.raw_output[:80]) for r in results],

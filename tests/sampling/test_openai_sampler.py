@@ -27,7 +27,7 @@ from sampling.openai_sampler import (
     prefix_cache_stats,
 )
 from sampling.protocol import GenerationParams
-from sampling.vllm_server import VLLMServer, free_port
+from sampling.vllm_server import free_port
 
 FAST_RETRY = RetryPolicy(max_attempts=3, backoff_s=0.01, max_backoff_s=0.02, cooldown_s=30.0)
 
@@ -252,28 +252,14 @@ def test_prefix_cache_stats_read_from_metrics(stand_ins):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# A real `vllm serve` process on the embedded model (one per module; the last test kills it).
-
-MODEL_NAME = "smollm2-test"
-
-
-@pytest.fixture(scope="module")
-def served_model() -> Iterator[tuple[VLLMServer, str]]:
-    from sampling.model_prep import prepare_default_model
-
-    checkpoint = str(prepare_default_model())
-    server = VLLMServer(checkpoint, served_model_name=MODEL_NAME, enforce_eager=True)
-    server.start()
-    try:
-        yield server, checkpoint
-    finally:
-        server.stop()
+# A real `vllm serve` process on the embedded model: the session's `served_model` (tests/conftest.py), shared
+# with tests/labels/test_judge_server.py; the last test here kills it (a later user would start it again).
 
 
 @pytest.mark.engine
 def test_real_server_returns_n_completions_with_tokens_and_finish_reasons(served_model):
-    server, checkpoint = served_model
-    sampler = OpenAICompatibleSampler([server.base_url], MODEL_NAME, checkpoint)
+    server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
+    sampler = OpenAICompatibleSampler([server.base_url], model_name, checkpoint)
     prompts = [sampler.render_chat(None, "What is 2 + 3?"), sampler.render_chat(None, "Name a colour.")]
     queries_before, _ = prefix_cache_stats(server.base_url)
     out = sampler.generate(prompts, GenerationParams(n=2, temperature=0.7, max_tokens=16))
@@ -291,8 +277,8 @@ def test_real_server_returns_n_completions_with_tokens_and_finish_reasons(served
 def test_real_server_chat_rendering_matches_the_tokenizer(served_model):
     from transformers import AutoTokenizer
 
-    server, checkpoint = served_model
-    sampler = OpenAICompatibleSampler([server.base_url], MODEL_NAME, checkpoint)
+    server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
+    sampler = OpenAICompatibleSampler([server.base_url], model_name, checkpoint)
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
     expected = AutoTokenizer.from_pretrained(checkpoint).apply_chat_template(
         messages, tokenize=False, add_generation_prompt=True
@@ -303,10 +289,10 @@ def test_real_server_chat_rendering_matches_the_tokenizer(served_model):
 
 @pytest.mark.engine
 def test_real_fleet_with_one_dead_url_still_serves(served_model):
-    server, checkpoint = served_model
+    server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
     dead = f"http://127.0.0.1:{free_port()}"
     sampler = OpenAICompatibleSampler(
-        [dead, server.base_url], MODEL_NAME, checkpoint, prompts_per_request=1, retry=FAST_RETRY
+        [dead, server.base_url], model_name, checkpoint, prompts_per_request=1, retry=FAST_RETRY
     )
     prompts = [sampler.render_chat(None, f"Count to {i}.") for i in range(4)]
     out = sampler.generate(prompts, GenerationParams(n=1, max_tokens=8))
@@ -315,7 +301,7 @@ def test_real_fleet_with_one_dead_url_still_serves(served_model):
     assert 1 <= sampler.retries <= 2  # the dead URL is tried, then cools down
 
 
-def _server_run_config(tmp_path, checkpoint: str, base_urls: list[str]):
+def _server_run_config(tmp_path, checkpoint: str, base_urls: list[str], model_name: str):
     from config.run_config import load_config
 
     return load_config(
@@ -325,7 +311,7 @@ def _server_run_config(tmp_path, checkpoint: str, base_urls: list[str]):
             "model.path": checkpoint,
             "model.backend": "openai",
             "model.base_urls": base_urls,
-            "model.served_model_name": MODEL_NAME,
+            "model.served_model_name": model_name,
             "problems.limit": 1,
             "sampling.n": 2,
             "sampling.max_tokens": 96,
@@ -343,8 +329,8 @@ def test_generation_run_on_the_server_backend_records_cache_hits(served_model, p
     from storage.dataset import Dataset
     from storage.sql import query
 
-    server, checkpoint = served_model
-    summary = run_generation(_server_run_config(tmp_path, checkpoint, [server.base_url]))
+    server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
+    summary = run_generation(_server_run_config(tmp_path, checkpoint, [server.base_url], model_name))
     assert summary.status == "succeeded", summary.error
     assert summary.chains == 2 and summary.steps > 0
     run = query(Dataset(str(tmp_path / "ds")), "SELECT * FROM runs").to_pylist()[0]
@@ -360,7 +346,7 @@ def test_generation_run_against_a_dead_fleet_fails_and_records_why(prefect_serve
     from storage.sql import query
 
     dead = f"http://127.0.0.1:{free_port()}"
-    summary = run_generation(_server_run_config(tmp_path, str(prepare_default_model()), [dead]))
+    summary = run_generation(_server_run_config(tmp_path, str(prepare_default_model()), [dead], "smollm2"))
     assert summary.status == "failed" and "SamplerUnavailable" in summary.error and dead in summary.error
     run = query(Dataset(str(tmp_path / "ds")), "SELECT status, error FROM runs").to_pylist()[0]
     assert run["status"] == "failed" and dead in run["error"]
@@ -369,10 +355,10 @@ def test_generation_run_against_a_dead_fleet_fails_and_records_why(prefect_serve
 @pytest.mark.engine
 def test_real_server_dying_mid_run_retries_then_fails_clearly(served_model):
     """Runs last: it kills the module's server."""
-    server, checkpoint = served_model
+    server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
     sampler = OpenAICompatibleSampler(
         [server.base_url],
-        MODEL_NAME,
+        model_name,
         checkpoint,
         prompts_per_request=1,
         max_concurrency=1,
