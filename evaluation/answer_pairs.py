@@ -157,6 +157,37 @@ def reformulated_outputs(pairs: Sequence[AnswerPair], seed: int = 6) -> list[Mat
     return outputs
 
 
+def cross_paired_negatives(outputs: Sequence[MathOutput], seed: int = 12) -> list[MathOutput]:
+    """Each equivalent output against the reference of another output whose answer is of the same kind
+    (the part of `form` after `/`) and reads differently: negatives with realistic answers on both sides.
+    Which pairs happen to be equal in value anyway must be checked by hand (the caller's labels say)."""
+    import random
+
+    rng = random.Random(seed)
+    by_kind: dict[str, list[MathOutput]] = {}
+    for output in outputs:
+        by_kind.setdefault(output.form.rsplit("/", 1)[-1], []).append(output)
+    pairs = []
+    for output in outputs:
+        if not output.equivalent:
+            continue
+        own = "".join(output.reference.split())
+        others = [o for o in by_kind[output.form.rsplit("/", 1)[-1]] if "".join(o.reference.split()) != own]
+        if others:
+            other = rng.choice(others)
+            pairs.append(
+                MathOutput(
+                    f"{output.id}-x",
+                    output.completion,
+                    other.reference,
+                    False,
+                    f"cross-paired/{output.form.rsplit('/', 1)[-1]}",
+                    "cross-paired negatives",
+                )
+            )
+    return pairs
+
+
 def _print_scores(name: str, scores: PrecisionRecall, labels: Sequence[str]) -> None:
     counts = {label: labels.count(label) for label in sorted(set(labels))}
     print(

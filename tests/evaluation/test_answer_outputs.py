@@ -1,10 +1,11 @@
-"""The MATH-style dev set: whole model outputs graded end to end against hand labels."""
+"""The MATH-style dev and held-out sets: whole model outputs graded end to end against hand labels."""
 
 from __future__ import annotations
 
 from evaluation.answer_pairs import (
     MATH_OUTPUTS,
     MATH_OUTPUTS_HELDOUT,
+    cross_paired_negatives,
     evaluate_math_outputs,
     load_answer_pairs,
     load_math_outputs,
@@ -52,6 +53,11 @@ def test_held_out_set_is_apart_from_the_dev_set_and_its_reformulated_rows_rebuil
     stored = [o for o in held_out if o.id.startswith("re-")]
     assert len(stored) == len(rebuilt)
     assert all(o == rebuilt[o.id] for o in stored)
+    written = [o for o in held_out if not o.id.startswith("re-") and not o.id.endswith("-x")]
+    crossed = {o.id: o for o in cross_paired_negatives(written)}
+    stored = [o for o in held_out if o.id.endswith("-x")]
+    assert len(stored) == len(crossed) >= 100
+    assert all(o == crossed[o.id] for o in stored)
 
 
 def test_answer_checker_meets_the_targets_on_the_held_out_set() -> None:
