@@ -40,6 +40,7 @@ _WORD = re.compile(r"[A-Za-z]{3,}")
 _HEADING_WORDS = re.compile(r"^[A-Za-z][A-Za-z ]*:?\s*$")
 _NEW_PROBLEM = re.compile(r"^[ \t]*(?:Problem|Question)(?:[ \t]+\d+)?[ \t]*:", re.MULTILINE)
 # without any marker, a last sentence that ends by stating a maths value: "... the pair is $(7, 6)$."
+_LAST_SENTENCE_CHARS = 400
 _LAST_SENTENCE_VALUE = re.compile(
     r"\s(?:is|are|equals|=)\s+(?:\$(?P<dollar>[^$]+)\$|\\\((?P<paren>.+?)\\\))\s*\.?\s*$", re.IGNORECASE
 )
@@ -87,8 +88,14 @@ def _boxes(text: str) -> list[tuple[int, int, int]]:
         end = closing.get(match.end() - 1)
         if end is not None and text[match.end() : end].strip():
             boxes.append((match.start(), match.end(), end))
-    # a box inside a box (`\boxed{\boxed{5}}`) is the same answer: keep the outer one
-    return [b for b in boxes if not any(o[1] <= b[0] and b[2] <= o[2] for o in boxes if o is not b)]
+    # a box inside a box (`\boxed{\boxed{5}}`) is the same answer: keep the outer one; braces nest, so
+    # one pass in text order finds them (a box starting before the last outer box closes is inside it)
+    outer: list[tuple[int, int, int]] = []
+    for box in boxes:
+        if outer and box[0] < outer[-1][2]:
+            continue
+        outer.append(box)
+    return outer
 
 
 def boxed_answer(text: str) -> ExtractedAnswer | None:
@@ -257,7 +264,9 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extracted
     if candidates:
         return candidates[-1][1]
     if last_number_fallback:
-        stated = _LAST_SENTENCE_VALUE.search(text)
+        # only the end of the text can hold its last sentence; a bounded window keeps the search linear
+        window = max(0, len(text) - _LAST_SENTENCE_CHARS)
+        stated = _LAST_SENTENCE_VALUE.search(text, window)
         if stated is not None:
             group = "dollar" if stated["dollar"] is not None else "paren"
             value = stated[group].strip()
