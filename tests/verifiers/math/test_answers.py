@@ -138,7 +138,14 @@ def test_grade_answer_without_answer_is_unparsed() -> None:
 
 @pytest.mark.parametrize(
     "completion",
-    ["\\boxed{" * 2000, "The answer is " + "1" * 20000, "x" * 50000],
+    [
+        "\\boxed{" * 2000,
+        "The answer is " + "1" * 20000,
+        "x" * 50000,
+        "\\boxed{1} and " * 3000,  # thousands of boxes, each nested-box check once
+        "is \\(" * 12000,  # the marker-less last-sentence search looks at the end only
+        "Problem: a\n" * 5000,
+    ],
 )
 def test_pathological_completions_are_unparsed_quickly(completion: str) -> None:
     assert grade_answer(completion, "3", last_number_fallback=False, timeout_s=2.0).label in (
