@@ -21,6 +21,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 IGNORED = -100
 DEFAULT_SEPARATOR = "\n"  # PRMConfig's default, which `prm-factory export trl --check-tokenizer` assumes
@@ -32,6 +33,12 @@ class StepScores:
 
     scores: tuple[float, ...]
     tokens: int
+
+
+class ChainScorer(Protocol):
+    """What search needs of a reward model: step scores for (problem text, steps) pairs."""
+
+    def score(self, chains: Sequence[tuple[str, Sequence[str]]]) -> list[StepScores]: ...
 
 
 class StepScorer:

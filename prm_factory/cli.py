@@ -124,6 +124,7 @@ COMMAND_MODULES = (
     "prm_factory.commands.quality",  # label, eval
     "prm_factory.commands.serve",
     "prm_factory.commands.sandbox",
+    "prm_factory.commands.search",
 )
 
 

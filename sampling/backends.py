@@ -36,6 +36,14 @@ def get_sampler(settings: EngineSettings):  # -> VLLMSampler | OpenAICompatibleS
         return _SERVER_SAMPLERS[settings]
 
 
+def is_running(settings: EngineSettings) -> bool:
+    """Whether this process already holds a sampler for these settings (then its owner drops it)."""
+    if settings.backend == "vllm":
+        return vllm_sampler.is_running(settings)
+    with _LOCK:
+        return settings in _SERVER_SAMPLERS
+
+
 def drop_sampler(settings: EngineSettings) -> None:
     if settings.backend == "vllm":
         vllm_sampler.drop_sampler(settings)

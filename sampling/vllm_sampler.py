@@ -140,6 +140,13 @@ def get_sampler(settings: EngineSettings) -> VLLMSampler:
         return _ENGINES[settings]
 
 
+def is_running(settings: EngineSettings) -> bool:
+    """Whether this process already holds the engine for these settings: a caller that finds one running
+    (a test session's shared engine) did not start it and must not drop it."""
+    with _ENGINES_LOCK:
+        return settings in _ENGINES
+
+
 def drop_sampler(settings: EngineSettings) -> None:
     """Forget a (possibly dead) engine so the next `get_sampler` starts a fresh one."""
     with _ENGINES_LOCK:
