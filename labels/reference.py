@@ -7,7 +7,9 @@ the reference takes `16 - 3 - 4 = 9`. The reference solution says which quantiti
 
 Rules, in order (each verdict's evidence names its rule):
 - no readable reference solution: every step `unverifiable` (`no-reference`), never a guess;
-- a step whose new numbers all belong to the reference is `correct` (`on-reference`);
+- a step whose new numbers all belong to the reference is `correct` (`on-reference`); a number the step
+  computes (`0.2 * 15 = 3`) belongs only if the solution works it out too, not merely because the
+  question gives the same number;
 - in a chain whose outcome is `incorrect` (and whose last step does not state the reference answer, which
   would contradict the grade), the first step that brings in a number the reference lacks, and either
   claims it as a result (`... = 21`, "which is 21") or goes on to use it (a later step repeats it, or it
@@ -54,7 +56,7 @@ from verifiers.math.numbers import Literal, round_half_up, truncate
 from verifiers.protocol import Verdict
 
 REFERENCE_LABELER: str = "reference-align"
-REFERENCE_VERSION: str = "1.1.0"
+REFERENCE_VERSION: str = "1.2.0"
 
 _NEUTRAL = frozenset({Fraction(0), Fraction(1)})  # counts and units ("1 hour", "0 left") carry no decision
 
@@ -64,6 +66,7 @@ class _StepNumber:
     literal: Literal
     readings: tuple[Fraction, ...]
     stated_result: bool = False  # written right after `=` or "is / equals / gives ...": the step claims it
+    computed: bool = False  # the result of an operation written before it (`0.2 * 15 = 3`)
 
     @property
     def text(self) -> str:
@@ -76,6 +79,8 @@ _RESULT_WORDS = frozenset({"is", "are", "was", "were", "equals", "gives", "get",
 def _step_numbers(step: str) -> list[_StepNumber]:
     numbers: list[_StepNumber] = []
     previous = None
+    operated = False  # an operator since the last word: `0.2 * 15 = 3` computes its 3
+    operands: set[Fraction] = set()  # `150 / 1 = 150` restates an operand: not a computed quantity
     for tok in lex(strip_step_marker(step)):
         if tok.kind == "skip":
             continue
@@ -83,7 +88,20 @@ def _step_numbers(step: str) -> list[_StepNumber]:
             result = previous is not None and (
                 previous.kind == "eq" or (previous.kind == "word" and previous.text.lower() in _RESULT_WORDS)
             )
-            numbers.append(_StepNumber(tok.literal, literal_readings(tok.literal), result))
+            readings = literal_readings(tok.literal)
+            computed = (
+                previous is not None
+                and previous.kind == "eq"
+                and operated
+                and not operands.intersection(readings)
+            )
+            numbers.append(_StepNumber(tok.literal, readings, result, computed))
+            operands.update(readings)
+        if tok.kind == "op":
+            operated = True
+        elif tok.kind == "word" and len(tok.text) > 1:  # a word ends the computation ("so", "which")
+            operated = False
+            operands.clear()
         previous = tok
     return numbers
 
@@ -113,7 +131,12 @@ def _reference_rule(
     merely implied by a unit word would let too many wrong products through (`2 * 24`). A bare factor
     (`60`) is neutral only in a step that names its unit ("60 minutes").
     """
-    if any(reading in ref.values or -reading in ref.values for reading in number.readings):
+    if number.computed and ref.worked:
+        # a worked-out result must be one the solution works out: `0.2 * 15 = 3` is no reference
+        # quantity because the question happens to give a 3 (hours)
+        if any(reading in ref.worked for reading in number.readings):
+            return "reference"
+    elif any(reading in ref.values or -reading in ref.values for reading in number.readings):
         return "reference"
     if any(r in _NEUTRAL or r in (ref.unit_factors & step_units) for r in number.readings):
         return "neutral"
@@ -170,7 +193,13 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
     first_error: int | None = None
     off_seen: list[_StepNumber] = []
     for index, numbers in enumerate(step_numbers):
-        new = [number for number in numbers if not _is_known(number, known)]
+        # a result the step computes is new unless the chain itself had it: that the question gives the
+        # same number does not make `0.2 * 15 = 3` a known quantity
+        new = [
+            number
+            for number in numbers
+            if not _is_known(number, [k for k in known if k.stated_result] if number.computed else known)
+        ]
         units = frozenset(unit_factors(steps[index]))
         off = [number for number in new if _reference_rule(number, ref, numbers, units) is None]
         rejoined = [number for number in off if _rejoins(number, index, step_numbers, ref, known)]

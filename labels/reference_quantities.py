@@ -129,6 +129,9 @@ class ReferenceQuantities:
     unit_factors: frozenset[Fraction] = frozenset()
     # partial remainders (`16 - 3` of `16 - 3 - 4`) -> the full values a chain must go on to reach
     incomplete: dict[Fraction, frozenset[Fraction]] = field(default_factory=dict)
+    # what the solution itself works out (its computations, the numbers it writes, the answer), signed:
+    # a chain's computed result should be one of these, not merely equal to a given
+    worked: frozenset[Fraction] = frozenset()
 
     def nearest(self, value: Fraction, k: int = 3) -> list[str]:
         """The k reference quantities closest to `value` (relative distance), as `number (origin)` strings."""
@@ -349,8 +352,12 @@ def reference_quantities(
         return None
     values: dict[Fraction, str] = {}
 
+    worked: set[Fraction] = set()
+
     def add(value: Fraction, origin: str) -> None:
         values.setdefault(value, origin)
+        if not origin.startswith(("given", "complement", "a given")):
+            worked.add(value)
 
     givens: set[Fraction] = set()
     for readings in text_numbers(question):
@@ -398,13 +405,31 @@ def reference_quantities(
         for value, targets in remainders.items()
         if value not in firm and value not in _stated_results(solution)
     }
+    # a given is worked out only where the solution computes it (`<<9/3=3>>`), not where it restates it
+    worked = {value for value in worked if value not in givens} | _equation_results(solution)
+    if final is not None:
+        worked.add(final)
+    worked |= {-value for value in worked}
     return ReferenceQuantities(
+        worked=frozenset(worked),
         values=values,
         givens=frozenset(givens),
         answer=final,
         unit_factors=frozenset(units),
         incomplete=incomplete,
     )
+
+
+_AFTER_EQUALS = re.compile(r"=\s*\$?\s*(-?\d[\d,]*(?:\.\d+)?(?:/\d+)?)")
+
+
+def _equation_results(solution: str) -> set[Fraction]:
+    """Values the solution writes right of an `=` (annotation results included): what it computes."""
+    found: set[Fraction] = set()
+    for match in _AFTER_EQUALS.finditer(solution):
+        for readings in text_numbers(match.group(1)):
+            found.update(readings[:1])
+    return found
 
 
 def _stated_results(solution: str) -> set[Fraction]:

@@ -226,3 +226,23 @@ def test_fraction_words_and_growth_factors_are_givens() -> None:
     steps = ["Two-thirds of 54 is 2/3 * 54 = 36 unripe mangoes.", "Prices were 1.25 times the cost."]
     assert labels(mangoes, steps, "incorrect")[0] == "correct"
     assert reference_step_labels(mangoes, steps, "incorrect")[1].label != "incorrect"
+
+
+def test_a_computed_result_equal_only_to_a_given_is_off_reference() -> None:
+    singer = Problem(
+        "singer",
+        "gsm8k",
+        "math",
+        "Mark hires a singer for 3 hours at $15 an hour. He then tips the singer 20%. How much did he pay?",
+        reference_answer="54",
+        reference_solution="The cost was 15*3=$<<15*3=45>>45\nSo the tip was 45*.2=$<<45*.2=9>>9\n"
+        "So in total, he paid 45+9=$<<45+9=54>>54\n#### 54",
+    )
+    # the tip taken on the hourly rate: 3 is a given (3 hours), not a quantity the solution works out
+    steps = ["The singer costs 3 * 15 = $45.", "The tip is 0.2 * 15 = $3.", "He paid 45 + 3 = $48."]
+    assert first_incorrect(singer, steps, "incorrect") == 1
+    # a given restated, not computed, stays on the reference
+    assert labels(singer, ["He hires the singer for 3 hours.", "3 * 15 = 45"], "correct") == [
+        "correct",
+        "correct",
+    ]
