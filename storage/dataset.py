@@ -5,7 +5,8 @@ Design of dataset versions
 `commit_run` writes the data tables first (problems, chains, steps, rejections: insert-if-absent merges on
 their content-hash keys) and the `runs` row last. The dataset version is the `runs` table's Delta version
 after that last write, so "version N exists" means "a run finished committing at N", and a writer killed at
-any point before it leaves no new version.
+any point before it leaves no new version. A streaming run stages its rows chunk by chunk
+(storage/staging.py) and `commit_staged` commits them the same way, one transaction per table.
 
 The runs row carries a storage-owned column `table_versions`: JSON {kind: Delta version of that table}, read
 just before the runs row is written, so it covers this run's own writes. Reading dataset version N:
@@ -40,6 +41,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -65,6 +67,7 @@ from storage.layout import (
     table_uri,
 )
 from storage.snapshot import arrow_dataset, snapshot
+from storage.staging import drop_staged, read_staged
 
 
 @dataclass(frozen=True)
@@ -114,13 +117,38 @@ class Dataset:
         rejections: Sequence[Rejection],
     ) -> int:
         """Write one run's records idempotently, the runs row last, and return the new dataset version."""
+        by_kind = self.chunk_tables(problems, chains, steps)
+        by_kind["rejections"] = _records_table(Rejection, rejections)
+        return self._commit_tables(run, by_kind)
+
+    def chunk_tables(
+        self, problems: Sequence[Problem], chains: Sequence[Chain], steps: Sequence[Step]
+    ) -> dict[str, pa.Table]:
+        """Arrow tables of one chunk's records as they are stored (steps with their problem's columns)."""
         by_kind = {
             "problems": _records_table(Problem, problems),
             "chains": _records_table(Chain, chains),
             "steps": _records_table(Step, steps),
-            "rejections": _records_table(Rejection, rejections),
         }
         by_kind["steps"] = self._with_problem_columns(by_kind["steps"], by_kind["problems"])
+        return by_kind
+
+    def commit_staged(self, run: RunInfo, chunks: Sequence[Path], rejections: Sequence[Rejection]) -> int:
+        """Commit the chunks a streaming run staged (storage/staging.py) as one run, like `commit_run`.
+
+        Each table gets one transaction over all chunks, the runs row last; staged rows take the run's id.
+        The chunks are removed once the runs row is written (a failed commit keeps them for the rerun).
+        """
+        by_kind: dict[str, pa.Table] = {"rejections": _records_table(Rejection, rejections)}
+        for kind, record_type in (("problems", Problem), ("chains", Chain), ("steps", Step)):
+            staged = read_staged(chunks, kind, run.run_id)
+            by_kind[kind] = staged if staged is not None else _records_table(record_type, [])
+        version = self._commit_tables(run, by_kind)
+        drop_staged(chunks)
+        return version
+
+    def _commit_tables(self, run: RunInfo, by_kind: dict[str, pa.Table]) -> int:
+        """Merge each data table's rows (insert-if-absent on content keys), then the runs row."""
         metadata = {RUN_ID_METADATA_KEY: run.run_id}
         for kind in ALL_KINDS:
             open_or_create(self.uri(kind), table_schema(kind), self.storage_options)

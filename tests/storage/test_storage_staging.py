@@ -1,0 +1,62 @@
+"""Staged chunks (storage/staging.py) and their commit: one version, the same rows as an in-memory commit."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from storage.dataset import Dataset
+from storage.sql import query
+from storage.staging import chunk_dir, is_staged, read_note, stage_chunk
+
+
+def _rows(dataset: Dataset, sql: str) -> list[dict]:
+    return sorted(query(dataset, sql).to_pylist(), key=str)
+
+
+def test_staged_chunks_commit_as_one_version_equal_to_an_in_memory_commit(
+    tmp_path: Path, run_factory
+) -> None:
+    records = run_factory("cfg", n_problems=4)
+    staged_root, memory_root = tmp_path / "staged", tmp_path / "memory"
+    dataset = Dataset(str(staged_root))
+    chunks = []
+    for index, problems in enumerate([records.problems[:2], records.problems[2:]]):
+        ids = {p.problem_id for p in problems}
+        chains = [c for c in records.chains if c.problem_id in ids]
+        steps = [s for s in records.steps if s.problem_id in ids]
+        directory = chunk_dir(staged_root, f"rows-test-c{index}")
+        stage_chunk(directory, dataset.chunk_tables(problems, chains, steps), {"note.txt": f"chunk {index}"})
+        chunks.append(directory)
+    assert all(is_staged(d) for d in chunks) and read_note(chunks[1], "note.txt") == "chunk 1"
+    assert not dataset.exists()  # staged rows are not a dataset version
+
+    version = dataset.commit_staged(records.run, chunks, records.rejections)
+    Dataset(str(memory_root)).commit_run(*records.args())
+    assert version == dataset.latest_version() and len(dataset.versions()) == 2  # empty + this run
+    assert not any(d.exists() for d in chunks)  # removed once committed
+    for sql in ("SELECT * EXCLUDE (run_id) FROM steps", "SELECT * FROM chains", "SELECT * FROM problems"):
+        assert _rows(dataset, sql) == _rows(Dataset(str(memory_root)), sql)
+
+
+def test_staged_rows_take_the_committing_runs_id(tmp_path: Path, run_factory) -> None:
+    records = run_factory("cfg", n_problems=1)
+    dataset = Dataset(str(tmp_path / "ds"))
+    directory = chunk_dir(tmp_path / "ds", "rows-reused")
+    stage_chunk(directory, dataset.chunk_tables(records.problems, records.chains, records.steps))
+    rerun = dataclasses.replace(records.run, run_id="a-later-run")
+    dataset.commit_staged(rerun, [directory], [])
+    assert query(dataset, "SELECT DISTINCT run_id FROM chains")["run_id"].to_pylist() == ["a-later-run"]
+    assert query(dataset, "SELECT DISTINCT run_id FROM steps")["run_id"].to_pylist() == ["a-later-run"]
+
+
+def test_a_chunk_staged_twice_keeps_the_first_and_leaves_no_partial_directory(
+    tmp_path: Path, run_factory
+) -> None:
+    records = run_factory("cfg", n_problems=1)
+    dataset = Dataset(str(tmp_path / "ds"))
+    directory = chunk_dir(tmp_path / "ds", "rows-same")
+    stage_chunk(directory, dataset.chunk_tables(records.problems, records.chains, records.steps), {"n": "1"})
+    stage_chunk(directory, dataset.chunk_tables(records.problems, [], []), {"n": "2"})
+    assert read_note(directory, "n") == "1"
+    assert [p.name for p in directory.parent.iterdir()] == ["rows-same"]
