@@ -141,4 +141,7 @@ def with_stage_cache(task: T, dataset_root: str | Path, key: str | None) -> T:
         # A Path (not an unsaved block) is accepted without a server-side block document.
         result_storage=directory,
         refresh_cache=False,
+        # Prefect otherwise keeps up to 1000 results in an in-process LRU: every chunk's chains would stay in
+        # memory for a streaming run's whole length. They are on disk; a rerun reads them from there.
+        cache_result_in_memory=False,
     )
