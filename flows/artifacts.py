@@ -7,11 +7,10 @@ so an operator sees label counts, cost and dataset version of every hourly run s
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from schemas.records import Chain, Step
+from labels.tally import RunTally
 
 VERDICTS = ("correct", "incorrect", "unverifiable")
 CONSENSUS = ("positive", "negative", "disputed", "unlabeled")
@@ -19,7 +18,7 @@ CONSENSUS = ("positive", "negative", "disputed", "unlabeled")
 
 @dataclass(frozen=True)
 class RunReport:
-    """What the artifact shows; built from a run's records, so it is tested without Prefect."""
+    """What the artifact shows; built from a run's totals (labels/tally.py), so tested without Prefect."""
 
     run_id: str
     config_name: str
@@ -29,8 +28,7 @@ class RunReport:
     version: int | None
     problems: int
     rejected: int
-    chains: Sequence[Chain]
-    steps: Sequence[Step]
+    tally: RunTally
     stage_seconds: dict[str, float]
     cached_stages: Sequence[str] = field(default_factory=tuple)
 
@@ -43,25 +41,22 @@ def artifact_key(config_name: str) -> str:
 
 def render_markdown(report: RunReport) -> str:
     """Markdown: headline, label counts (consensus x verdict), cost, dataset version."""
-    steps, chains = report.steps, report.chains
-    sampled_tokens = sum(c.n_tokens for c in chains)
-    rollout_tokens = sum(s.rollout_tokens for s in steps)
-    labeled = sum(1 for s in steps if s.consensus != "unlabeled")
-    correct = sum(1 for c in chains if c.outcome == "correct")
+    tally = report.tally
+    sampled_tokens, rollout_tokens, labeled = tally.sampled_tokens, tally.rollout_tokens, tally.labeled_steps
     seconds = sum(report.stage_seconds.values())
     lines = [
         f"# PRM run `{report.run_id}`: {report.status}",
         "",
         f"- config: `{report.config_name}`",
         f"- dataset: `{report.dataset_root}`, version **{report.version}**",
-        f"- problems {report.problems}, chains {len(chains)} ({correct} correct), steps {len(steps)}, "
-        f"rejected input rows {report.rejected}",
+        f"- problems {report.problems}, chains {tally.chains} ({tally.correct_chains} correct), "
+        f"steps {tally.steps}, rejected input rows {report.rejected}",
     ]
     if report.error:
         lines.append(f"- error: `{report.error}`")
     if report.cached_stages:
         lines.append(f"- resumed from cache: {', '.join(report.cached_stages)}")
-    by = Counter((s.consensus, s.verdict) for s in steps)
+    by = tally.labels
     lines += ["", "## Step labels (consensus x verifier verdict)", ""]
     lines.append("| consensus | " + " | ".join(VERDICTS) + " | total |")
     lines.append("|---" * (len(VERDICTS) + 2) + "|")

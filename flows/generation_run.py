@@ -1,22 +1,24 @@
 """A generation run as a Prefect flow: one task per stage, domain logic in the stage packages.
 
-load → start engine → sample → segment+grade → verify steps → rollouts → write. Math and code runs differ
-only in their `Domain` (flows/domains.py). The engine tasks retry (a crashed engine is dropped and
-restarted); a failing run still records itself, with the error, in the runs table.
+load → start engine → per chunk of `resume.chunk_problems` problems: sample → segment+grade → verify steps
+→ rollouts → (judge) → records staged as Parquet (storage/staging.py) → commit all staged chunks as one
+dataset version. Memory is bounded by a chunk: the flow keeps running totals (labels/tally.py) and the
+staged chunks' paths, never the run's chains or steps, and readers see the run only once it commits.
+Math and code runs differ only in their `Domain` (flows/domains.py). The engine tasks retry (a crashed
+engine is dropped and restarted); a failing run still records itself, with the error, in the runs table.
 
-Resume: sample, segment+grade, verify and rollouts are cached under `<dataset root>/_cache` by content keys
-(flows/resume.py), sample and rollouts per chunk of problems, so the same config started again after a
-crash skips the stages and chunks that finished and commits the same rows. Engine tasks carry the
-`prm-engine` tag and sandbox-using tasks `prm-sandbox`, so a Prefect server's tag concurrency limits
-keep two runs on one machine from overloading it (flows/serve.py). Every stage logs greppable
-`prm-run ... event=...` lines (flows/observe.py) and the run publishes a markdown artifact with label
-counts, cost and dataset version (flows/artifacts.py).
+Resume: sample, segment+grade, verify and rollouts are cached per chunk under `<dataset root>/_cache` by
+content keys (flows/resume.py), and a chunk whose rows were staged is reused whole, so the same config
+started again after a crash skips the chunks and stages that finished and commits the same rows.
+Engine tasks carry the `prm-engine` tag and sandbox-using tasks `prm-sandbox`, so a Prefect server's tag
+concurrency limits keep two runs on one machine from overloading it (flows/serve.py). Every stage logs
+greppable `prm-run ... event=...` lines (flows/observe.py) and the run publishes a markdown artifact with
+label counts, cost and dataset version (flows/artifacts.py).
 """
 
 from __future__ import annotations
 
 import json
-import time
 import traceback
 import uuid
 from collections.abc import Callable
@@ -32,12 +34,29 @@ from config.run_config import RunConfig
 from flows import artifacts
 from flows.domains import Domain, domain_for, reference_identity
 from flows.observe import StageEvents, event_line
-from flows.resume import StageKeys, chunk_key, chunks, is_cached, problems_fingerprint, with_stage_cache
+from flows.resume import (
+    StageKeys,
+    chunk_key,
+    chunks,
+    is_cached,
+    problems_fingerprint,
+    stage_key,
+    with_stage_cache,
+)
 from flows.run_record import RunOutput, run_record, utc_now
 from flows.selection import labeled_problem_ids, pick_fresh
-from labels.assemble import SampledChain, build_records, chain_id_for
+from flows.stage_clock import StageClock
+from labels.assemble import (
+    ChainIdentity,
+    RecordContext,
+    SampledChain,
+    chunk_records,
+    rollout_items,
+    sampled_chain,
+)
 from labels.judge import Judge, JudgeResult, needs_judge, prompt_hash
-from rollouts import ChainValues, RolloutItem, estimate_values, make_strategy
+from labels.tally import RunTally
+from rollouts import ChainValues, estimate_values, make_strategy
 from sampling.backends import drop_sampler, get_sampler
 from sampling.chains import DrawnChain, draw_chains
 from sampling.model_prep import resolve_model, weights_hash
@@ -45,8 +64,9 @@ from sampling.protocol import GenerationParams, Sampler
 from sampling.vllm_sampler import EngineSettings
 from schemas.records import Chain, Problem, Rejection, RunInfo, Step
 from storage.dataset import Dataset
+from storage.staging import chunk_dir, drop_staged, is_staged, read_note, stage_chunk
 from verifiers.identity import code_digest, identity_tag, labeler_identity
-from verifiers.protocol import Verdict, Verifier, outcome_value
+from verifiers.protocol import Verdict, Verifier
 
 
 @dataclass
@@ -64,8 +84,7 @@ class RunSummary:
     chain_accuracy: float
     stage_seconds: dict[str, float]
     rollout_tokens: int
-    step_rows: list[Step] = field(default_factory=list)
-    chain_rows: list[Chain] = field(default_factory=list)
+    tally: RunTally = field(default_factory=RunTally)  # totals over the committed rows (none when failed)
     cached_stages: list[str] = field(default_factory=list)
 
 
@@ -158,32 +177,17 @@ def sample_task(
 
 @task(name="segment-and-grade", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE)
 def segment_task(
-    drawn: list[DrawnChain], domain: Domain, verifier: Verifier, ids: dict[str, Any]
+    drawn: list[DrawnChain], domain: Domain, verifier: Verifier, identity: ChainIdentity
 ) -> list[SampledChain]:
-    sampled = []
-    for chain in drawn:
-        outcome = verifier.grade(chain.problem, chain.generation.text)
-        chain_id = chain_id_for(
-            chain.problem.problem_id,
-            ids["model"],
-            ids["weights"],
-            ids["sampling"],
-            ids["seed"],
-            chain.sample_index,
+    return [
+        sampled_chain(
+            chain,
+            identity,
+            domain.segment(chain.generation.text),
+            verifier.grade(chain.problem, chain.generation.text),
         )
-        sampled.append(
-            SampledChain(
-                chain_id=chain_id,
-                problem=chain.problem,
-                prompt=chain.prompt,
-                sample_index=chain.sample_index,
-                generation=chain.generation,
-                steps=tuple(domain.segment(chain.generation.text)),
-                outcome=outcome,
-                final_answer=outcome.evidence.get("answer"),
-            )
-        )
-    return sampled
+        for chain in drawn
+    ]
 
 
 @task(name="verify-steps", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE)
@@ -201,20 +205,10 @@ def rollouts_task(
     progress_offset: int = 0,
     progress_total: int | None = None,
 ) -> RolloutStage:
-    """Rollouts of `sampled` (one chunk of the run); progress counts chains across all chunks."""
+    """Rollouts of `sampled` (one chunk of the run); progress counts chains across all chunks (the total
+    is an estimate until the last chunk: chains without steps draw no rollouts)."""
     r = config.rollouts
-    items = [
-        RolloutItem(
-            chain_id=c.chain_id,
-            problem=c.problem,
-            prompt=c.prompt,
-            chain_text=c.generation.text,
-            step_ends=tuple(s.end for s in c.steps),
-            outcome_correct=outcome_value(c.outcome.label),
-        )
-        for c in sampled
-        if c.steps
-    ]
+    items = rollout_items(sampled)
     if not items:
         return RolloutStage([], None)
     params = GenerationParams(n=r.k, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens)
@@ -244,13 +238,6 @@ class RolloutStage:
     values: list[ChainValues]
     prefix_cache: tuple[int, int] | None  # (queried, hit) prompt tokens; None: backend has no counters
 
-    @staticmethod
-    def hit_rate(stages: list[RolloutStage]) -> float | None:
-        """Prefix cache hit rate over every chunk that has counters."""
-        counted = [s.prefix_cache for s in stages if s.prefix_cache is not None]
-        queried = sum(c[0] for c in counted)
-        return sum(c[1] for c in counted) / queried if queried else None
-
 
 def _cache_totals(sampler: Sampler) -> tuple[int, int] | None:
     totals = getattr(sampler, "prefix_cache_totals", None)
@@ -263,6 +250,23 @@ def _cache_totals(sampler: Sampler) -> tuple[int, int] | None:
         return None
 
 
+TALLY_NOTE = "tally.json"
+
+
+@task(name="stage-rows", retries=1, retry_delay_seconds=[2], cache_policy=NO_CACHE)
+def stage_task(
+    root: str,
+    directory: str,
+    problems: list[Problem],
+    chains: list[Chain],
+    steps: list[Step],
+    tally: RunTally,
+) -> None:
+    """Write one chunk's rows to the staging area, with its totals beside them (for a reuse)."""
+    tables = Dataset(root).chunk_tables(problems, chains, steps)
+    stage_chunk(Path(directory), tables, {TALLY_NOTE: tally.to_json()})
+
+
 @task(name="write-dataset", retries=3, retry_delay_seconds=[2, 5, 15], cache_policy=NO_CACHE)
 def write_task(
     root: str,
@@ -272,7 +276,14 @@ def write_task(
     steps: list[Step],
     rejections: list[Rejection],
 ) -> int:
+    """Commit records held in memory (labelled external chains, relabels) as one dataset version."""
     return Dataset(root).commit_run(run, problems, chains, steps, rejections)
+
+
+@task(name="commit-staged", retries=3, retry_delay_seconds=[2, 5, 15], cache_policy=NO_CACHE)
+def commit_staged_task(root: str, run: RunInfo, staged: list[str], rejections: list[Rejection]) -> int:
+    """Commit a streaming run's staged chunks (none for a failed run) as one dataset version."""
+    return Dataset(root).commit_staged(run, [Path(d) for d in staged], rejections)
 
 
 def run_labelers(
@@ -380,176 +391,310 @@ def _stage_keys(
     )
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """What every chunk of one run shares: engine, parameters, labelers, content keys, the chunks."""
+
+    settings: EngineSettings
+    judging: EngineSettings
+    params: GenerationParams
+    identity: ChainIdentity
+    context: RecordContext
+    labelers: dict[str, dict[str, str]]
+    keys: StageKeys
+    parts: list[list[Problem]]
+
+
+@dataclass(frozen=True)
+class ChunkKeys:
+    """Content keys of one chunk's cached stages and of its staged rows."""
+
+    sample: str
+    segment: str
+    verify: str
+    rollouts: str
+    staged: str
+
+
+CHUNK_STAGES = ("sample", "segment_grade", "verify", "rollouts")
+
+
+def plan_run(
+    config: RunConfig, domain: Domain, verifier: Verifier, problems: list[Problem], run_id: str
+) -> RunPlan:
+    """Resolve the model and build what the chunks share (the `model` stage of a run)."""
+    settings = engine_settings(config)
+    weights = weights_hash(Path(settings.checkpoint))
+    judging = judge_settings(config, settings)
+    labelers = run_labelers(verifier, domain, config, judging.model_id)
+    s = config.sampling
+    params = GenerationParams(n=s.n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens)
+    sampling_json = json.dumps(params.to_dict(), sort_keys=True)
+    context = RecordContext(
+        run_id=run_id,
+        model_id=settings.model_id,
+        sampling_json=sampling_json,
+        seed=settings.seed,
+        verifier_name=verifier.name,
+        verifier_version=verifier.version,
+        label_config_hash=config.label_config_hash(labelers),
+        verifier_code=labelers["verifier"]["code"],
+        reference_labeler=identity_tag(labelers["reference"]) if "reference" in labelers else None,
+    )
+    return RunPlan(
+        settings=settings,
+        judging=judging,
+        params=params,
+        identity=ChainIdentity(settings.model_id, weights, sampling_json, settings.seed),
+        context=context,
+        labelers=labelers,
+        keys=_stage_keys(config, problems, settings, weights, labelers),
+        parts=chunks(problems, config.resume.chunk_problems),
+    )
+
+
+def chunk_keys(plan: RunPlan, config: RunConfig, index: int, part: list[Problem]) -> ChunkKeys:
+    """The chunk's stage keys; its staged rows are keyed by content only when resume is on (else per run)."""
+    keys = plan.keys
+    rollouts = chunk_key(keys.rollouts, index, part)
+    verify = chunk_key(keys.verify, index, part)
+    if config.resume.enabled:
+        staged = stage_key(
+            "rows",
+            {
+                "from": [rollouts, verify],
+                "labels": plan.context.label_config_hash,
+                "judge": [config.judge.model_dump(mode="json"), plan.judging.model_id],
+            },
+            code=("labels", "storage.staging", "storage.dataset", "schemas.records"),
+        )
+    else:
+        staged = f"{plan.context.run_id}-c{index:04d}"
+    return ChunkKeys(
+        sample=chunk_key(keys.sample, index, part),
+        segment=chunk_key(keys.segment, index, part),
+        verify=verify,
+        rollouts=rollouts,
+        staged=staged,
+    )
+
+
+def needs_engine(root: str, config: RunConfig, plan: RunPlan) -> bool:
+    """Whether any chunk still has engine work: a resumed run whose chunks are staged or whose engine
+    stages are cached, or a run with no (fresh) problems left, never starts the engine, the most
+    expensive minute of a small run."""
+    if not config.resume.enabled:
+        return bool(plan.parts)
+    for index, part in enumerate(plan.parts):
+        keys = chunk_keys(plan, config, index, part)
+        if is_staged(chunk_dir(root, keys.staged)):
+            continue
+        if not (is_cached(root, keys.sample) and is_cached(root, keys.rollouts)):
+            return True
+    return False
+
+
+@dataclass
+class RunProgress:
+    """What a streaming run keeps across chunks: totals, staged chunk paths, prefix cache counters."""
+
+    tally: RunTally = field(default_factory=RunTally)
+    staged: list[str] = field(default_factory=list)
+    rollout_chains: int = 0  # chains whose rollouts are done, for the rollouts progress bar
+    cache_queried: int = 0
+    cache_hit: int = 0
+    has_cache_counters: bool = False
+
+    def add_rollouts(self, stage: RolloutStage, chains: int) -> None:
+        self.rollout_chains += chains
+        if stage.prefix_cache is not None:
+            self.has_cache_counters = True
+            self.cache_queried += stage.prefix_cache[0]
+            self.cache_hit += stage.prefix_cache[1]
+
+    def hit_rate(self) -> float | None:
+        """Prefix cache hit rate over every chunk that has counters."""
+        return self.cache_hit / self.cache_queried if self.has_cache_counters and self.cache_queried else None
+
+
+@dataclass(frozen=True)
+class ChunkRun:
+    """Everything one chunk's stages need (the run's plan, its config, where to report)."""
+
+    config: RunConfig
+    domain: Domain
+    verifier: Verifier
+    plan: RunPlan
+    root: str
+    clock: StageClock
+    progress: RunProgress
+    total_problems: int
+
+
+def label_chunk(run: ChunkRun, index: int, part: list[Problem]) -> None:
+    """One chunk from problems to staged rows; only its totals and staged path outlive this call."""
+    keys = chunk_keys(run.plan, run.config, index, part)
+    directory = chunk_dir(run.root, keys.staged)
+    stages = [*CHUNK_STAGES, *(("judge",) if run.config.judge.enabled else ()), "stage_rows"]
+    if run.config.resume.enabled and is_staged(directory):
+        run.clock.reuse(stages)
+        run.progress.tally.merge(RunTally.from_json(read_note(directory, TALLY_NOTE)))
+        run.progress.staged.append(str(directory))
+        run.clock.advanced("sample", index + 1, len(run.plan.parts))
+        return
+    sampled, verdicts = sample_and_verify(run, index, part, keys)
+    values = chunk_rollouts(run, sampled, keys)
+    references = chain_references(run.domain, sampled)
+    judged: dict[str, JudgeResult] = {}
+    if run.config.judge.enabled:
+        plan = run.plan
+        judged = run.clock.run(
+            "judge", lambda: judge_task(plan.judging, run.config, sampled, verdicts, references, values)
+        )
+    chains, steps = chunk_records(sampled, verdicts, values, references, judged, run.plan.context)
+    tally = RunTally.of(chains, steps, values.values())
+    tally.problems = len(part)
+    run.clock.run("stage_rows", lambda: stage_task(run.root, str(directory), part, chains, steps, tally))
+    run.progress.tally.merge(tally)
+    run.progress.staged.append(str(directory))
+
+
+def _resumable(run: ChunkRun, task_: Any, key: str) -> Any:
+    return with_stage_cache(task_, run.root, key if run.config.resume.enabled else None)
+
+
+def _sandbox_tags(run: ChunkRun) -> list[str]:
+    return [SANDBOX_TAG] if run.domain.name == "code" else []
+
+
+def sample_and_verify(
+    run: ChunkRun, index: int, part: list[Problem], keys: ChunkKeys
+) -> tuple[list[SampledChain], list[list[Verdict]]]:
+    """Sample the chunk's chains, segment and grade them, and verify their steps."""
+    from flows.scaleout import verify_in_chunks
+
+    plan, clock = run.plan, run.clock
+    sample = _resumable(run, sample_task, keys.sample)
+    drawn = clock.run("sample", lambda: sample(plan.settings, part, plan.params, run.domain), [keys.sample])
+    clock.advanced("sample", index + 1, len(plan.parts))
+    segment = _resumable(run, segment_task, keys.segment).with_options(tags=_sandbox_tags(run))
+    sampled = clock.run(
+        "segment_grade", lambda: segment(drawn, run.domain, run.verifier, plan.identity), [keys.segment]
+    )
+    if run.config.runner.task_runner != "threads":
+        verdicts = clock.run("verify", lambda: verify_in_chunks(sampled, run.config, run.root, keys.verify))
+    else:
+        verify = _resumable(run, verify_task, keys.verify).with_options(tags=_sandbox_tags(run))
+        verdicts = clock.run("verify", lambda: verify(sampled, run.verifier), [keys.verify])
+    return sampled, verdicts
+
+
+def chunk_rollouts(run: ChunkRun, sampled: list[SampledChain], keys: ChunkKeys) -> dict[str, ChainValues]:
+    """Monte Carlo values of the chunk's chains, by chain id."""
+    task_ = _resumable(run, rollouts_task, keys.rollouts).with_options(tags=[ENGINE_TAG, *_sandbox_tags(run)])
+    progress = run.progress
+    done = progress.rollout_chains
+    with_steps = sum(1 for c in sampled if c.steps)
+    expected = max(done + with_steps, run.total_problems * run.config.sampling.n)
+    stage: RolloutStage = run.clock.run(
+        "rollouts",
+        lambda: task_(
+            run.plan.settings, sampled, run.config, run.verifier, run.plan.context.run_id, done, expected
+        ),
+        [keys.rollouts],
+    )
+    progress.add_rollouts(stage, with_steps)
+    return {v.chain_id: v for v in stage.values}
+
+
+def chain_references(domain: Domain, sampled: list[SampledChain]) -> list[list[Verdict] | None]:
+    """The `reference` source's verdicts per chain, where the domain has one."""
+    if domain.reference is None:
+        return [None] * len(sampled)
+    return [domain.reference(c.problem, [s.text for s in c.steps], c.outcome.label) for c in sampled]
+
+
 @flow(name="prm-generation-run", log_prints=True)
 def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
     """One generation run (math or code, by `problems.source`); writes one new dataset version.
 
     Returns the summary; a failed run returns a Failed state carrying it (see `run_generation`).
     """
-    from flows.scaleout import verify_in_chunks
-
     run_id = uuid.uuid4().hex[:16]
     started = utc_now()
     domain = domain_for(config)
     root = str(config.dataset_root())
     logger = get_run_logger()
     events = StageEvents(run_id, logger)
-    seconds: dict[str, float] = {}
-    cached_stages: list[str] = []
-    problems: list[Problem] = []
-    rejections: list[Rejection] = []
-    chains: list[Chain] = []
-    steps: list[Step] = []
-    model_id = weights = ""
-    current = "setup"
-    sandbox_tags = [SANDBOX_TAG] if domain.name == "code" else []
+    clock = StageClock(events, root, check_cache=config.resume.enabled)
+    progress = RunProgress()
     logger.info(event_line(run_id, "run", "begin", config=config.name, domain=domain.name, dataset=root))
 
-    def timed(stage: str, fn: Callable[[], Any], *keys_: str) -> Any:
-        """Run one stage; it counts as cached when every key (chunk) of it was on disk before."""
-        nonlocal current
-        current = stage
-        found = sum(is_cached(root, k) for k in keys_) if config.resume.enabled else 0
-        cached = bool(keys_) and found == len(keys_)
-        if 0 < found < len(keys_):
-            logger.info("%s: reusing %d of %d cached chunks", stage, found, len(keys_))
-        events.started(stage)
-        t0 = time.perf_counter()
-        result = fn()
-        seconds[stage] = round(time.perf_counter() - t0, 2)
-        if cached:
-            cached_stages.append(stage)
-        events.finished(stage, seconds[stage], cached)
-        return result
-
-    def resumable(task_: Any, key: str) -> Any:
-        return with_stage_cache(task_, root, key if config.resume.enabled else None)
-
     error = failed_stage = ""
-    values: list[ChainValues] = []
-    cache_hit_rate: float | None = None
     verifier: Verifier | None = None
-    labelers: dict[str, dict[str, str]] = {}
+    plan: RunPlan | None = None
+    rejections: list[Rejection] = []
     try:
         verifier = domain.make_verifier()
-        problems, rejected = timed("load", lambda: load_problems_task(config, domain))
+        problems, rejected = clock.once("load", lambda: load_problems_task(config, domain))
         rejections = [Rejection(run_id, r.file, r.line, r.field, r.reason) for r in rejected]
-        current = "model"
-        settings = engine_settings(config)
-        model_id, weights = settings.model_id, weights_hash(Path(settings.checkpoint))
-        judging = judge_settings(config, settings)
-        labelers = run_labelers(verifier, domain, config, judging.model_id)
-        keys = _stage_keys(config, problems, settings, weights, labelers)
-        parts = chunks(problems, config.resume.chunk_problems)
-        sample_keys = [chunk_key(keys.sample, i, part) for i, part in enumerate(parts)]
-        rollout_keys = [chunk_key(keys.rollouts, i, part) for i, part in enumerate(parts)]
-        engine_work_cached = config.resume.enabled and all(
-            is_cached(root, k) for k in sample_keys + rollout_keys
-        )
-        # A resumed run whose engine stages are both cached, or a run with no (fresh) problems left,
-        # never starts the engine: that start is the most expensive minute of a small run.
-        if problems and not engine_work_cached:
-            timed("engine_start", lambda: start_engine_task(settings))
-        s = config.sampling
-        params = GenerationParams(n=s.n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens)
-        sampling_json = json.dumps(params.to_dict(), sort_keys=True)
-
-        def sample_chunks() -> list[DrawnChain]:
-            drawn: list[DrawnChain] = []
-            for i, (part, key) in enumerate(zip(parts, sample_keys, strict=True)):
-                drawn += resumable(sample_task, key)(settings, part, params, domain)
-                events.advanced("sample", i + 1, len(parts))
-            return drawn
-
-        drawn = timed("sample", sample_chunks, *sample_keys)
-        ids = {"model": model_id, "weights": weights, "sampling": sampling_json, "seed": settings.seed}
-        segment = resumable(segment_task, keys.segment).with_options(tags=sandbox_tags)
-        sampled = timed("segment_grade", lambda: segment(drawn, domain, verifier, ids), keys.segment)
-        if config.runner.task_runner != "threads":
-            verdicts = timed("verify", lambda: verify_in_chunks(sampled, config, root, keys.verify))
-        else:
-            verify = resumable(verify_task, keys.verify).with_options(tags=sandbox_tags)
-            verdicts = timed("verify", lambda: verify(sampled, verifier), keys.verify)
-
-        def rollout_chunks() -> list[RolloutStage]:
-            chunk_of = {p.problem_id: i for i, part in enumerate(parts) for p in part}
-            by_chunk: list[list[SampledChain]] = [[] for _ in parts]
-            for chain in sampled:
-                by_chunk[chunk_of[chain.problem.problem_id]].append(chain)
-            total = sum(1 for c in sampled if c.steps)
-            stages, done = [], 0
-            for part_chains, key in zip(by_chunk, rollout_keys, strict=True):
-                task_ = resumable(rollouts_task, key).with_options(tags=[ENGINE_TAG, *sandbox_tags])
-                stages.append(task_(settings, part_chains, config, verifier, run_id, done, total))
-                done += sum(1 for c in part_chains if c.steps)
-            return stages
-
-        rollout_stages = timed("rollouts", rollout_chunks, *rollout_keys)
-        values = [v for stage in rollout_stages for v in stage.values]
-        cache_hit_rate = RolloutStage.hit_rate(rollout_stages)
-        by_chain = {v.chain_id: v for v in values}
-        label_hash = config.label_config_hash(labelers)
-        reference_tag = identity_tag(labelers["reference"]) if "reference" in labelers else None
-        references = [
-            domain.reference(chain.problem, [s.text for s in chain.steps], chain.outcome.label)
-            if domain.reference is not None
-            else None
-            for chain in sampled
-        ]
-        judged: dict[str, JudgeResult] = {}
-        if config.judge.enabled:
-            judged = timed(
-                "judge", lambda: judge_task(judging, config, sampled, verdicts, references, by_chain)
-            )
-        for chain, chain_verdicts, reference in zip(sampled, verdicts, references, strict=True):
-            critic = judged.get(chain.chain_id)
-            record, step_rows = build_records(
-                chain,
-                chain_verdicts,
-                by_chain.get(chain.chain_id),
-                run_id=run_id,
-                model_id=model_id,
-                sampling_json=sampling_json,
-                seed=settings.seed,
-                verifier_name=verifier.name,
-                verifier_version=verifier.version,
-                label_config_hash=label_hash,
-                verifier_code=labelers["verifier"]["code"],
-                reference=reference,
-                reference_labeler=reference_tag,
-                judge=critic.verdicts if critic else None,
-                judge_labeler=critic.labeler if critic else None,
-                judge_first_error=critic.first_error if critic else None,
-            )
-            chains.append(record)
-            steps.extend(step_rows)
+        clock.current = "model"
+        plan = plan_run(config, domain, verifier, problems, run_id)
+        if needs_engine(root, config, plan):
+            clock.once("engine_start", lambda: start_engine_task(plan.settings))
+        chunk_run = ChunkRun(config, domain, verifier, plan, root, clock, progress, len(problems))
+        for index, part in enumerate(plan.parts):
+            label_chunk(chunk_run, index, part)
+        clock.finish()
     except Exception as err:  # recorded in the runs table below; the CLI exits non-zero
-        error, failed_stage = f"{type(err).__name__}: {err}", current
+        error, failed_stage = f"{type(err).__name__}: {err}", clock.current
         events.failed(failed_stage, error)
         logger.error("run failed in stage %s: %s\n%s", failed_stage, error, traceback.format_exc())
+        clock.finish(*[stage for stage in clock.seconds() if stage != failed_stage])
     finally:
         close = getattr(verifier, "close", None)
         if callable(close):
             close()
+    return finish_run(config, domain, run_id, started, clock, progress, plan, verifier, rejections, error)
 
+
+def finish_run(
+    config: RunConfig,
+    domain: Domain,
+    run_id: str,
+    started: str,
+    clock: StageClock,
+    progress: RunProgress,
+    plan: RunPlan | None,
+    verifier: Verifier | None,
+    rejections: list[Rejection],
+    error: str,
+) -> RunSummary | State[RunSummary]:
+    """Commit the staged chunks (or, for a failed run, only its record), publish the report, summarise."""
+    root = str(config.dataset_root())
+    failed_stage = clock.current
+    tally, staged = progress.tally, progress.staged
     if error:  # a failed run adds only its own record (and the rows it rejected), never partial labels
-        problems, chains, steps, values = [], [], [], []
+        if not config.resume.enabled:  # nothing will reuse them
+            drop_staged([Path(d) for d in staged])
+        tally, staged = RunTally(), []
+    labelers = plan.labelers if plan else (run_labelers(verifier, domain) if verifier else {})
     run = run_record(
         run_id=run_id,
         started_at=started,
         config=config,
-        output=RunOutput(problems, chains, steps, rejections, values),
-        model=model_id,
-        weights_hash=weights,
-        verifiers=labeler_versions(labelers or (run_labelers(verifier, domain) if verifier else {})),
+        output=RunOutput(rejections=rejections, tally=tally),
+        model=plan.settings.model_id if plan else "",
+        weights_hash=plan.identity.weights_hash if plan else "",
+        verifiers=labeler_versions(labelers),
         error=error,
-        stage_seconds=seconds,
-        prefix_cache_hit_rate=cache_hit_rate,
+        stage_seconds=clock.seconds(),
+        prefix_cache_hit_rate=progress.hit_rate(),
     )
-    version = timed("write", lambda: write_task(root, run, problems, chains, steps, rejections))
-    logger.info(
+    version = clock.once("write", lambda: commit_staged_task(root, run, staged, rejections))
+    get_run_logger().info(
         event_line(
-            run_id, "run", "end", status=run.status, version=version, chains=len(chains), steps=len(steps)
+            run_id, "run", "end", status=run.status, version=version, chains=tally.chains, steps=tally.steps
         )
     )
     artifacts.publish(
@@ -560,12 +705,11 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
             error=error,
             dataset_root=root,
             version=version,
-            problems=len(problems),
+            problems=tally.problems,
             rejected=len(rejections),
-            chains=chains,
-            steps=steps,
-            stage_seconds=seconds,
-            cached_stages=tuple(cached_stages),
+            tally=tally,
+            stage_seconds=clock.seconds(),
+            cached_stages=tuple(clock.cached_stages()),
         )
     )
     summary = RunSummary(
@@ -575,16 +719,15 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
         version=version,
         status=run.status,
         error=error,
-        problems=len(problems),
-        chains=len(chains),
-        steps=len(steps),
+        problems=tally.problems,
+        chains=tally.chains,
+        steps=tally.steps,
         rejected=rejections,
         chain_accuracy=run.chain_accuracy,
-        stage_seconds=seconds,
+        stage_seconds=clock.seconds(),
         rollout_tokens=run.rollout_tokens,
-        step_rows=steps,
-        chain_rows=chains,
-        cached_stages=cached_stages,
+        tally=tally,
+        cached_stages=clock.cached_stages(),
     )
     if error:  # the flow run is Failed in the UI (and for automations), the summary travels with it
         message = f"run {run_id} failed in stage {failed_stage}: {error}"

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from config.provenance import git_commit, package_versions
 from config.run_config import RunConfig
+from labels.tally import RunTally
 from rollouts import ChainValues
 from schemas.records import Chain, Problem, Rejection, RunInfo, Step
 
@@ -31,6 +32,14 @@ class RunOutput:
     steps: Sequence[Step] = ()
     rejections: Sequence[Rejection] = ()
     values: Sequence[ChainValues] = ()  # rollout estimates, for the cost columns
+    tally: RunTally | None = None  # a streaming run's totals (its rows are staged, not held); else from rows
+
+    def totals(self) -> RunTally:
+        if self.tally is not None:
+            return self.tally
+        tally = RunTally.of(self.chains, self.steps, self.values)
+        tally.problems = len(self.problems)
+        return tally
 
 
 def run_record(
@@ -48,11 +57,11 @@ def run_record(
     config_json: str | None = None,
 ) -> RunInfo:
     """The `RunInfo` of a run that ends now: `failed` when `error` is set, else `succeeded`."""
-    chains, steps = output.chains, output.steps
+    tally = output.totals()
     counts = {
-        "problems": len(output.problems),
-        "chains": len(chains),
-        "steps": len(steps),
+        "problems": tally.problems,
+        "chains": tally.chains,
+        "steps": tally.steps,
         "rejected": len(output.rejections),
     }
     return RunInfo(
@@ -74,10 +83,10 @@ def run_record(
         n_chains=counts["chains"],
         n_steps=counts["steps"],
         n_rejected=counts["rejected"],
-        chain_accuracy=chain_accuracy(chains),
-        rollout_tokens=sum(s.rollout_tokens for s in steps),
-        rollouts_drawn=sum(v.rollouts_drawn for v in output.values),
-        rollout_seconds=round(sum(v.seconds for v in output.values), 3),
+        chain_accuracy=tally.chain_accuracy,
+        rollout_tokens=tally.rollout_tokens,
+        rollouts_drawn=tally.rollouts_drawn,
+        rollout_seconds=round(tally.rollout_seconds, 3),
         prefix_cache_hit_rate=prefix_cache_hit_rate,
     )
 

@@ -4,16 +4,19 @@ engine. The flow calls these between its tasks."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from labels.consensus import consensus
+from labels.judge import JudgeResult
+from rollouts.items import RolloutItem
 from rollouts.values import ChainValues, StepValue
+from sampling.chains import DrawnChain
 from sampling.protocol import Generation
 from sampling.segment import StepSpan
 from schemas.ids import content_id
 from schemas.records import Chain, Problem, Step
-from verifiers.protocol import Verdict
+from verifiers.protocol import Verdict, outcome_value
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,104 @@ def chain_id_for(
 ) -> str:
     """Same problem, model, sampling and seed give the same id, so reruns write no duplicates."""
     return content_id("chain", problem_id, model_id, weights_hash, sampling_json, seed, index)
+
+
+@dataclass(frozen=True)
+class ChainIdentity:
+    """What names a sampled chain besides its problem and sample index (see `chain_id_for`)."""
+
+    model_id: str
+    weights_hash: str
+    sampling_json: str
+    seed: int
+
+    def chain_id(self, problem_id: str, sample_index: int) -> str:
+        return chain_id_for(
+            problem_id, self.model_id, self.weights_hash, self.sampling_json, self.seed, sample_index
+        )
+
+
+def sampled_chain(
+    drawn: DrawnChain, identity: ChainIdentity, steps: Sequence[StepSpan], outcome: Verdict
+) -> SampledChain:
+    """A drawn generation with its id, its steps and its graded outcome (`answer` in the evidence)."""
+    return SampledChain(
+        chain_id=identity.chain_id(drawn.problem.problem_id, drawn.sample_index),
+        problem=drawn.problem,
+        prompt=drawn.prompt,
+        sample_index=drawn.sample_index,
+        generation=drawn.generation,
+        steps=tuple(steps),
+        outcome=outcome,
+        final_answer=outcome.evidence.get("answer"),
+    )
+
+
+def rollout_items(sampled: Sequence[SampledChain]) -> list[RolloutItem]:
+    """What the rollout stage needs of each chain that has steps (a chain without steps has no prefix)."""
+    return [
+        RolloutItem(
+            chain_id=c.chain_id,
+            problem=c.problem,
+            prompt=c.prompt,
+            chain_text=c.generation.text,
+            step_ends=tuple(s.end for s in c.steps),
+            outcome_correct=outcome_value(c.outcome.label),
+        )
+        for c in sampled
+        if c.steps
+    ]
+
+
+@dataclass(frozen=True)
+class RecordContext:
+    """The run-wide arguments of `build_records`: who sampled and labeled, under which label config."""
+
+    run_id: str
+    model_id: str
+    sampling_json: str
+    seed: int
+    verifier_name: str
+    verifier_version: str
+    label_config_hash: str
+    verifier_code: str = ""
+    reference_labeler: str | None = None
+
+
+def chunk_records(
+    sampled: Sequence[SampledChain],
+    verdicts: Sequence[Sequence[Verdict]],
+    values: Mapping[str, ChainValues],
+    references: Sequence[Sequence[Verdict] | None],
+    judged: Mapping[str, JudgeResult],
+    context: RecordContext,
+) -> tuple[list[Chain], list[Step]]:
+    """The chain and step records of a group of chains (one chunk of a run), in chain order."""
+    chains: list[Chain] = []
+    steps: list[Step] = []
+    for chain, chain_verdicts, reference in zip(sampled, verdicts, references, strict=True):
+        critic = judged.get(chain.chain_id)
+        record, step_rows = build_records(
+            chain,
+            chain_verdicts,
+            values.get(chain.chain_id),
+            run_id=context.run_id,
+            model_id=context.model_id,
+            sampling_json=context.sampling_json,
+            seed=context.seed,
+            verifier_name=context.verifier_name,
+            verifier_version=context.verifier_version,
+            label_config_hash=context.label_config_hash,
+            verifier_code=context.verifier_code,
+            reference=reference,
+            reference_labeler=context.reference_labeler,
+            judge=critic.verdicts if critic else None,
+            judge_labeler=critic.labeler if critic else None,
+            judge_first_error=critic.first_error if critic else None,
+        )
+        chains.append(record)
+        steps.extend(step_rows)
+    return chains, steps
 
 
 def _no_value(index: int) -> StepValue:

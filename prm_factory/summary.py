@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
@@ -19,9 +18,7 @@ LOW_POSITIVE_SHARE = 0.10
 
 def signal_warning(summary: RunSummary) -> str | None:
     """A plain sentence when MC values carry little signal, else None."""
-    probed = [s for s in summary.step_rows if s.value_source == "rollouts"]
-    positive = sum(1 for s in probed if (s.mc_value or 0) > 0)
-    share = positive / len(probed) if probed else 0.0
+    share = summary.tally.reaching_share
     if summary.chain_accuracy < LOW_ACCURACY or share < LOW_POSITIVE_SHARE:
         return (
             f"MC values carry little signal in this run: {summary.chain_accuracy:.0%} of chains are "
@@ -40,7 +37,7 @@ def label_table(summary: RunSummary) -> Table:
     for name in verdicts:
         table.add_column(name, justify="right")
     table.add_column("total", justify="right")
-    by = Counter((s.consensus, s.verdict) for s in summary.step_rows)
+    by = summary.tally.labels
     for consensus in ("positive", "negative", "disputed", "unlabeled"):
         counts = [by[(consensus, v)] for v in verdicts]
         table.add_row(consensus, *map(str, counts), str(sum(counts)))
@@ -52,8 +49,7 @@ def label_table(summary: RunSummary) -> Table:
 def print_summary(summary: RunSummary, console: Console | None = None, log_path: Path | None = None) -> None:
     """The report after the progress bars; `log_path` is where the engine's and libraries' output went."""
     console = console or Console()
-    outcomes = Counter(c.outcome for c in summary.chain_rows)
-    mc = [s.mc_value for s in summary.step_rows if s.value_source == "rollouts" and s.mc_value is not None]
+    tally = summary.tally
     console.rule(f"run {summary.run_id}: {summary.status}")
     if summary.error:
         console.print(f"[red]error:[/red] {summary.error}", soft_wrap=True)
@@ -67,14 +63,14 @@ def print_summary(summary: RunSummary, console: Console | None = None, log_path:
     for row in summary.rejected:
         console.print(f"  rejected {row.file}:{row.line} field {row.field}: {row.reason}")
     console.print(
-        f"chain outcomes: {dict(outcomes)}; chain accuracy {summary.chain_accuracy:.1%}; "
-        f"rollout tokens {summary.rollout_tokens}; mean MC value {sum(mc) / len(mc) if mc else 0:.3f} "
-        f"over {len(mc)} probed prefixes"
+        f"chain outcomes: {dict(tally.outcomes)}; chain accuracy {summary.chain_accuracy:.1%}; "
+        f"rollout tokens {summary.rollout_tokens}; mean MC value {tally.mean_mc_value:.3f} "
+        f"over {tally.mc_count} probed prefixes"
     )
     console.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()))
-    if summary.step_rows:
+    if tally.steps:
         print_whole(console, label_table(summary))
-    warning = signal_warning(summary) if summary.chain_rows else None
+    warning = signal_warning(summary) if tally.chains else None
     if warning:
         console.print(f"[yellow]warning:[/yellow] {warning}")
     sql = (

@@ -31,9 +31,18 @@ LONG_ROLLOUTS = {"rollouts.k": 4, "rollouts.max_steps": 4}
 
 
 def _labels(summary) -> tuple[list, list]:
-    chains = sorted((c.chain_id, c.outcome, c.outcome_reason) for c in summary.chain_rows)
-    steps = sorted((s.chain_id, s.step_index, s.verdict, s.verdict_reason) for s in summary.step_rows)
-    return chains, steps
+    """Chain outcomes and step verdicts in the dataset version the run committed."""
+    from storage.dataset import Dataset
+    from storage.sql import query
+
+    dataset = Dataset(summary.dataset_root)
+    chains = query(dataset, "SELECT chain_id, outcome, outcome_reason FROM chains", version=summary.version)
+    steps = query(
+        dataset, "SELECT chain_id, step_index, verdict, verdict_reason FROM steps", version=summary.version
+    )
+    return sorted(map(tuple, map(dict.values, chains.to_pylist()))), sorted(
+        map(tuple, map(dict.values, steps.to_pylist()))
+    )
 
 
 def _restart_when_sandbox_starts(dockerd, stopped: threading.Event, errors: list[BaseException]) -> None:

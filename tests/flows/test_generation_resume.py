@@ -15,6 +15,27 @@ from storage.sql import query
 CACHED = ["sample", "segment_grade", "verify", "rollouts"]
 
 
+def labels_at(summary) -> list[tuple[str, float | None]]:
+    """(step_id, mc_value) of every step in the dataset version the run committed, sorted."""
+    table = query(
+        Dataset(summary.dataset_root), "SELECT step_id, mc_value FROM steps", version=summary.version
+    )
+    return sorted(zip(table["step_id"].to_pylist(), table["mc_value"].to_pylist(), strict=True))
+
+
+def run_problem_ids(summary) -> set[str]:
+    """Problems whose chains the run owns (rows it wrote first)."""
+    sql = f"SELECT DISTINCT problem_id FROM chains WHERE run_id = '{summary.run_id}'"
+    return set(query(Dataset(summary.dataset_root), sql, version=summary.version)["problem_id"].to_pylist())
+
+
+def verdicts_at(summary) -> list[tuple[str, str]]:
+    table = query(
+        Dataset(summary.dataset_root), "SELECT step_id, verdict FROM steps", version=summary.version
+    )
+    return sorted(zip(table["step_id"].to_pylist(), table["verdict"].to_pylist(), strict=True))
+
+
 def keys(root: str | Path) -> dict[str, set[str]]:
     ds = Dataset(str(root))
     return {
@@ -40,10 +61,12 @@ def test_a_rerun_reuses_every_cached_stage_and_never_starts_the_engine(
     assert second.cached_stages == CACHED
     assert "engine_start" not in second.stage_seconds
     assert (fake_engine.starts, fake_engine.sampler.generate_calls) == (starts, calls)
-    assert {c.chain_id for c in second.chain_rows} == {c.chain_id for c in first.chain_rows}
-    assert [(s.step_id, s.mc_value) for s in second.step_rows] == [
-        (s.step_id, s.mc_value) for s in first.step_rows
-    ]
+    assert (second.chains, second.steps, second.tally.labels) == (
+        first.chains,
+        first.steps,
+        first.tally.labels,
+    )
+    assert labels_at(second) == labels_at(first)
     ds = Dataset(str(tmp_path / "ds"))
     assert query(ds, "SELECT count(*) AS n FROM chains").to_pylist()[0]["n"] == 4  # no duplicates
 
@@ -103,8 +126,11 @@ def test_a_crash_half_way_through_a_long_stage_keeps_its_finished_chunks(
 
     clean = generation_run(flow_config(**{"problems.limit": 4, "dataset.root": str(tmp_path / "clean")}))
     assert keys(tmp_path / "ds") == keys(tmp_path / "clean")
-    assert sorted((s.step_id, s.mc_value) for s in resumed.step_rows) == sorted(
-        (s.step_id, s.mc_value) for s in clean.step_rows
+    assert labels_at(resumed) == labels_at(clean)
+    assert (resumed.chains, resumed.steps, resumed.tally.labels) == (
+        clean.chains,
+        clean.steps,
+        clean.tally.labels,
     )
 
 
@@ -138,14 +164,14 @@ def test_skip_labeled_runs_pick_problems_not_in_the_dataset_yet(
     third = generation_run(cfg)
     assert (first.problems, second.problems, third.problems) == (2, 2, 0)
     assert fake_engine.starts == starts and "engine_start" not in third.stage_seconds
-    first_ids = {c.problem_id for c in first.chain_rows}
-    second_ids = {c.problem_id for c in second.chain_rows}
+    first_ids, second_ids = run_problem_ids(first), run_problem_ids(second)
     assert len(first_ids) == len(second_ids) == 2 and not first_ids & second_ids
     assert len(keys(tmp_path / "ds")["problems"]) == 4
     assert third.status == "succeeded" and third.chains == 0
 
+    before = keys(tmp_path / "ds")
     repeat = generation_run(flow_config())  # without the option the same slice is labeled again
-    assert {c.problem_id for c in repeat.chain_rows} == first_ids
+    assert repeat.chains == first.chains and keys(tmp_path / "ds") == before  # no new problem or chain
 
 
 def test_a_run_publishes_a_markdown_artifact_with_counts_and_version(
@@ -171,9 +197,7 @@ def test_verification_in_chunks_on_worker_processes_gives_the_same_labels(
         flow_config(**{"runner.task_runner": "processes", "runner.workers": 2, "runner.verify_chunk": 1})
     )
     assert chunked.status == "succeeded", chunked.error
-    assert [(s.step_id, s.verdict) for s in chunked.step_rows] == [
-        (s.step_id, s.verdict) for s in threads.step_rows
-    ]
+    assert verdicts_at(chunked) == verdicts_at(threads)
     cache = tmp_path / "ds" / CACHE_DIR
     assert len([p for p in cache.iterdir() if p.name.startswith("verify-chunk-")]) == 4  # one per chain
 
@@ -188,6 +212,4 @@ def test_verification_on_a_local_dask_cluster_gives_the_same_labels(
         flow_config(**{"runner.task_runner": "dask", "runner.workers": 2, "runner.verify_chunk": 2})
     )
     assert on_dask.status == "succeeded", on_dask.error
-    assert [(s.step_id, s.verdict) for s in on_dask.step_rows] == [
-        (s.step_id, s.verdict) for s in threads.step_rows
-    ]
+    assert verdicts_at(on_dask) == verdicts_at(threads)

@@ -11,6 +11,7 @@ from config.run_config import load_config
 from flows.artifacts import RunReport, artifact_key, render_markdown
 from flows.observe import StageEvents, event_line, progress_sink
 from flows.preflight import config_problems
+from labels.tally import RunTally
 from schemas.records import Chain, Step
 
 
@@ -84,7 +85,16 @@ def test_the_artifact_markdown_counts_labels_and_cost() -> None:
     ]
     text = render_markdown(
         RunReport(
-            "run1", "cfg", "succeeded", "", "/data", 7, 1, 2, [chain], steps, {"sample": 1.0, "write": 0.5}
+            "run1",
+            "cfg",
+            "succeeded",
+            "",
+            "/data",
+            7,
+            1,
+            2,
+            RunTally.of([chain], steps),
+            {"sample": 1.0, "write": 0.5},
         )
     )
     assert "# PRM run `run1`: succeeded" in text and "version **7**" in text
