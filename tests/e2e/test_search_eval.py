@@ -1,0 +1,76 @@
+"""`prm-factory search-eval` on the real engine at a tiny scale: 2 synthetic problems, N = 2, beam at N = 2.
+
+The reward models are tiny random Llamas with the embedded tokenizer (training is tests/e2e/
+test_trl_training.py's job, and the bench's): what is checked is the command's plumbing on real chains:
+every method at every budget, beam search through the engine's stop strings, compute counted, the JSON
+`prm-factory report --search` reads, and the shared engine left running.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prm_factory.commands.search import register
+from sampling.protocol import GenerationParams
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+
+def tiny_reward_model(folder: Path, seed: int) -> Path:
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForTokenClassification
+
+    from sampling.model_prep import prepare_default_model
+
+    tokenizer = AutoTokenizer.from_pretrained(prepare_default_model())
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_labels=2,
+        pad_token_id=tokenizer.eos_token_id,
+    )
+    LlamaForTokenClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_search_eval_compares_every_method_on_real_chains(engine, command_app, tmp_path: Path) -> None:
+    prm = tiny_reward_model(tmp_path / "prm", 0)
+    orm = tiny_reward_model(tmp_path / "orm", 1)
+    out = tmp_path / "search.json"
+    result = CliRunner().invoke(
+        command_app(register),
+        ["search-eval", "--prm", str(prm), "--orm", str(orm), "--steps", "1", "--limit", "2"]
+        + ["--n", "2", "--beam", "2", "--out", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "| method | N = 1 | N = 2 |" in result.output and "prm beam search" in result.output
+
+    saved = json.loads(out.read_text())
+    assert saved["problems"] == 2 and saved["n"] == 2 and saved["beam_budgets"] == [2]
+    rows = {(r["method"], r["n"]): r for r in saved["rows"]}
+    methods = {method for method, _ in rows}
+    assert {"majority vote", "orm best-of-n", "prm best-of-n (min)", "prm-weighted vote (last)"} <= methods
+    assert {n for method, n in rows if method == "majority vote"} == {1, 2}
+    assert set(rows) >= {("prm beam search", 2)} and ("prm beam search", 1) not in rows
+    for (method, n), row in rows.items():
+        assert 0.0 <= row["ci_low"] <= row["accuracy"] <= row["ci_high"] <= 1.0
+        assert row["policy_tokens"] > 0
+        reads = "prm" in method or "orm" in method
+        assert (row["scorer_tokens"] > 0) == reads, (method, n)
+    # two chains read twice the tokens of one; the beam's PRM re-reads its prefixes every round
+    assert rows["majority vote", 2]["policy_tokens"] > rows["majority vote", 1]["policy_tokens"]
+    assert rows["prm beam search", 2]["scorer_tokens"] > 0
+    assert any(stage.startswith("beam search N = 2") for stage in saved["timings"])
+
+    # the session's engine was not the command's to stop
+    (generation,) = engine.generate(["1 + 1 ="], GenerationParams(max_tokens=4))[0:1]
+    assert generation[0].n_tokens > 0
