@@ -360,7 +360,7 @@ def plot_cost(rows: list[dict[str, Any]]) -> str:
 def plot_search(rows: list[dict[str, Any]]) -> str:
     """Accuracy against the number of samples N per search method, with 95 % intervals (the rows of
     `prm-factory search-eval`'s JSON; the oracle pass@N drawn dashed as the ceiling)."""
-    figure = _figure(height=3.6)
+    figure = _figure(width=10, height=3.8)  # room for the legend beside the axes
     ax = figure.subplots()
     ax.set_title("held-out accuracy at N samples per problem (95 % CI)", fontsize=10)
     if not rows:
