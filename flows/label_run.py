@@ -32,7 +32,7 @@ from flows.generation_run import (
 )
 from flows.resume import stage_key, with_stage_cache
 from flows.run_record import RunOutput, run_record, utc_now
-from labels.assemble import SampledChain, build_records, external_problem, join_steps
+from labels.assemble import RecordContext, SampledChain, chunk_records, external_problem, join_steps
 from labels.judge import JudgeResult
 from rollouts import ChainValues
 from sampling.backends import get_sampler
@@ -156,8 +156,6 @@ def label_external(
         sampled = [to_sampled(c, path, c.line, verifier) for c in chains_in]
     by_chain = {v.chain_id: v for v in values}
     verdicts = verify_task(sampled, verifier)
-    chains: list[Chain] = []
-    steps: list[Step] = []
     labelers = {"verifier": labeler_identity(verifier), "reference": reference_identity()}
     if rollouts:
         labelers["policy"] = {"name": policy, "version": weights, "code": ""}
@@ -167,29 +165,18 @@ def label_external(
         judging = judge_settings(config, engine_settings(config))
         labelers["judge"] = run_labelers(verifier, math_domain(config), config, judging.model_id)["judge"]
         judged = judge_task(judging, config, sampled, verdicts, references, by_chain)
-    label_hash = config.label_config_hash(labelers)
-    for chain, chain_verdicts, reference in zip(sampled, verdicts, references, strict=True):
-        critic = judged.get(chain.chain_id)
-        record, rows = build_records(
-            chain,
-            chain_verdicts,
-            by_chain.get(chain.chain_id),
-            run_id=run_id,
-            model_id=EXTERNAL_MODEL,
-            sampling_json="{}",
-            seed=0,
-            verifier_name=verifier.name,
-            verifier_version=verifier.version,
-            label_config_hash=label_hash,
-            verifier_code=labelers["verifier"]["code"],
-            reference=reference,
-            reference_labeler=identity_tag(labelers["reference"]),
-            judge=critic.verdicts if critic else None,
-            judge_labeler=critic.labeler if critic else None,
-            judge_first_error=critic.first_error if critic else None,
-        )
-        chains.append(record)
-        steps.extend(rows)
+    context = RecordContext(
+        run_id=run_id,
+        model_id=EXTERNAL_MODEL,
+        sampling_json="{}",
+        seed=0,
+        verifier_name=verifier.name,
+        verifier_version=verifier.version,
+        label_config_hash=config.label_config_hash(labelers),
+        verifier_code=labelers["verifier"]["code"],
+        reference_labeler=identity_tag(labelers["reference"]),
+    )
+    chains, steps = chunk_records(sampled, verdicts, by_chain, references, judged, context)
     problems = list({c.problem.problem_id: c.problem for c in sampled}.values())
     run = run_record(
         run_id=run_id,
