@@ -150,3 +150,35 @@ def dockerd() -> Iterator[DockerdControl]:
         yield control
     finally:
         control.start()
+
+
+@pytest.fixture(scope="session")
+def tiny_token_classifier() -> Callable[..., Path]:
+    """Build a tiny random Llama token classifier with the embedded model's tokenizer, saved in a folder.
+
+    A stand-in for a trained PRM / ORM checkpoint where a test checks the plumbing around it (layout,
+    scoring, the search command), not what a model learnt.
+    """
+
+    def build(folder: Path, *, seed: int = 0, num_labels: int = 2) -> Path:
+        import torch
+        from transformers import AutoTokenizer, LlamaConfig, LlamaForTokenClassification
+
+        from sampling.model_prep import prepare_default_model
+
+        tokenizer = AutoTokenizer.from_pretrained(prepare_default_model())
+        torch.manual_seed(seed)
+        config = LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_labels=num_labels,
+            pad_token_id=tokenizer.eos_token_id,
+        )
+        LlamaForTokenClassification(config).save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        return folder
+
+    return build

@@ -20,31 +20,11 @@ from sampling.protocol import GenerationParams
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
 
-def tiny_reward_model(folder: Path, seed: int) -> Path:
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForTokenClassification
-
-    from sampling.model_prep import prepare_default_model
-
-    tokenizer = AutoTokenizer.from_pretrained(prepare_default_model())
-    torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_labels=2,
-        pad_token_id=tokenizer.eos_token_id,
-    )
-    LlamaForTokenClassification(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-def test_search_eval_compares_every_method_on_real_chains(engine, command_app, tmp_path: Path) -> None:
-    prm = tiny_reward_model(tmp_path / "prm", 0)
-    orm = tiny_reward_model(tmp_path / "orm", 1)
+def test_search_eval_compares_every_method_on_real_chains(
+    engine, command_app, tiny_token_classifier, tmp_path: Path
+) -> None:
+    prm = tiny_token_classifier(tmp_path / "prm", seed=0)
+    orm = tiny_token_classifier(tmp_path / "orm", seed=1)
     out = tmp_path / "search.json"
     result = CliRunner().invoke(
         command_app(register),

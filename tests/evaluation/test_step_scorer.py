@@ -15,28 +15,8 @@ STEPS = ["Ana starts with 12 marbles.", "12 + 5 = 17", "The answer is 17."]
 
 
 @pytest.fixture(scope="module")
-def tiny_prm(tmp_path_factory):
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForTokenClassification
-
-    from sampling.model_prep import prepare_default_model
-
-    tokenizer = AutoTokenizer.from_pretrained(prepare_default_model())
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        num_labels=2,
-        pad_token_id=tokenizer.eos_token_id,
-    )
-    folder = tmp_path_factory.mktemp("tiny-prm")
-    LlamaForTokenClassification(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+def tiny_prm(tmp_path_factory, tiny_token_classifier):
+    return tiny_token_classifier(tmp_path_factory.mktemp("tiny-prm"))
 
 
 def test_layout_is_the_trainers_own(tiny_prm) -> None:
@@ -74,21 +54,7 @@ def test_one_score_per_step_and_batching_does_not_change_them(tiny_prm) -> None:
     assert together[3].scores == pytest.approx(together[0].scores[:2], abs=1e-5)
 
 
-def test_a_checkpoint_that_is_not_two_label_is_refused(tmp_path) -> None:
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForTokenClassification
-
-    from sampling.model_prep import prepare_default_model
-
-    tokenizer = AutoTokenizer.from_pretrained(prepare_default_model())
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_labels=3,
-    )
-    LlamaForTokenClassification(config).save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+def test_a_checkpoint_that_is_not_two_label_is_refused(tmp_path, tiny_token_classifier) -> None:
+    tiny_token_classifier(tmp_path, num_labels=3)
     with pytest.raises(ValueError, match="2-label"):
         StepScorer(tmp_path)
