@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas.gsm8k import gsm8k_reference
-from schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_text_lines
+from schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_json_lines
 
 
 @dataclass(frozen=True)
@@ -213,17 +213,8 @@ def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[Re
         if not isinstance(rows, list):
             rejected.append(RejectedRow(str(path), 1, WHOLE_LINE, "top level must be a list of chains"))
     else:
-        numbered = []
-        for number, line in read_text_lines(path):
-            if isinstance(line, RejectedRow):
-                rejected.append(line)
-                continue
-            if not line.strip():
-                continue
-            try:
-                numbered.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                rejected.append(RejectedRow(str(path), number, WHOLE_LINE, f"invalid JSON: {exc.msg}"))
+        numbered, bad_lines = read_json_lines(path)
+        rejected.extend(bad_lines)
     for number, row in numbered:
         try:
             chains.append(replace(parse_external_chain(row, number), line=number))

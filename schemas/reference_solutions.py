@@ -15,7 +15,6 @@ solution). A bad row is a `RejectedRow` with file, line and field; the rest of t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from schemas.external_chains import ExternalChain, solution_final_answer
 from schemas.gsm8k import gsm8k_reference
-from schemas.rejected import WHOLE_LINE, RejectedRow, read_text_lines
+from schemas.rejected import WHOLE_LINE, RejectedRow, read_json_lines
 
 _SPACE = re.compile(r"\s+")
 
@@ -63,18 +62,8 @@ def read_reference_solutions(path: str | Path) -> tuple[dict[str, ReferenceSolut
     """Solutions by question key; a question listed twice with different solutions is left out."""
     found: dict[str, ReferenceSolution] = {}
     conflicting: set[str] = set()
-    rejected: list[RejectedRow] = []
-    for number, line in read_text_lines(Path(path)):
-        if isinstance(line, RejectedRow):
-            rejected.append(line)
-            continue
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            rejected.append(RejectedRow(str(path), number, WHOLE_LINE, f"invalid JSON: {exc.msg}"))
-            continue
+    rows, rejected = read_json_lines(path)
+    for number, row in rows:
         if not isinstance(row, dict):
             rejected.append(RejectedRow(str(path), number, WHOLE_LINE, "a row must be a JSON object"))
             continue
@@ -88,6 +77,7 @@ def read_reference_solutions(path: str | Path) -> tuple[dict[str, ReferenceSolut
         found.setdefault(key, solution)
     for key in conflicting:
         del found[key]
+    rejected.sort(key=lambda r: r.line)
     return found, rejected
 
 

@@ -8,9 +8,11 @@ not an object, neither accepted shape).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 WHOLE_LINE = "<line>"
 
@@ -60,3 +62,19 @@ def read_text_lines(path: str | Path) -> Iterator[tuple[int, str | RejectedRow]]
                         str(path), number, WHOLE_LINE, f"not valid UTF-8 (byte {err.start} of the line)"
                     ),
                 )
+
+
+def read_json_lines(path: str | Path) -> tuple[list[tuple[int, Any]], list[RejectedRow]]:
+    """The parsed JSON value of each non-blank line with its number, and the lines that are not UTF-8 or
+    not JSON as `RejectedRow`s (`read_text_lines` decides the bytes, this the syntax)."""
+    rows: list[tuple[int, Any]] = []
+    rejected: list[RejectedRow] = []
+    for number, line in read_text_lines(path):
+        if isinstance(line, RejectedRow):
+            rejected.append(line)
+        elif line.strip():
+            try:
+                rows.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                rejected.append(RejectedRow(str(path), number, WHOLE_LINE, f"invalid JSON: {exc.msg}"))
+    return rows, rejected

@@ -186,11 +186,9 @@ def placeholder_problem(placeholder: str, tokenizer: Any) -> str | None:
     exports write `step text ки`): otherwise the placeholder id never occurs in the input, and every
     label is silently dropped.
     """
-    token = single_token_id(placeholder, tokenizer)
-    if token is not None:
-        in_text = tokenizer.encode(f"so 5 {placeholder}\nnext", add_special_tokens=False)
-        if in_text.count(token) == 1:
-            return None
+    if _usable_tag(placeholder, tokenizer):
+        return None
+    if single_token_id(placeholder, tokenizer) is not None:
         reason = f"placeholder {placeholder!r} is one token alone but merges with the text around it"
     else:
         n = len(tokenizer.encode(placeholder, add_special_tokens=False))
