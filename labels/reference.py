@@ -195,11 +195,8 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
     for index, numbers in enumerate(step_numbers):
         # a result the step computes is new unless the chain itself had it: that the question gives the
         # same number does not make `0.2 * 15 = 3` a known quantity
-        new = [
-            number
-            for number in numbers
-            if not _is_known(number, [k for k in known if k.stated_result] if number.computed else known)
-        ]
+        worked_out = [k for k in known if k.stated_result]
+        new = [n for n in numbers if not _is_known(n, worked_out if n.computed else known)]
         units = frozenset(unit_factors(steps[index]))
         off = [number for number in new if _reference_rule(number, ref, numbers, units) is None]
         rejoined = [number for number in off if _rejoins(number, index, step_numbers, ref, known)]
