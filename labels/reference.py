@@ -20,21 +20,15 @@ Rules, in order (each verdict's evidence names its rule):
   first error instead (`unfinished-remainder`): the partial was taken for the result;
 - an `incorrect` chain with no off-reference number ends on a reference quantity that is not the answer:
   the last step stating that value is `incorrect` (`answers-other-quantity`);
-- in such a chain, once a first error is found, two earlier kinds of step take its place:
-  - an earlier step that brings in an off-reference number and never uses it (`Her friends number 50`):
-    a number neither the question nor the solution has is invented or misread, and it sits before the
-    chain leaves the reference (`off-reference-unused`);
-  - a plan that the flagged step carries out: the run of steps just before it that compute nothing (no
-    number, or only restated ones), and the earliest of them that names an operation the flagged step
-    performs ("we multiply the monthly bill by the electricity cost", then `400 * 800`), is where the
-    wrong setup was chosen (`plan-carried-out`); a plan naming no operation ("let's break it down") or
-    another one stays as it was;
-- in a chain whose outcome is `correct`, an off-reference number that is claimed as a result or used, and
-  from which the chain never leads back onto the reference (not another route, see `_rejoins`), is the
-  first error: the answer was reached some other way, through a wrong step (`off-reference-right-answer`);
-  later off-reference numbers there stay `unverifiable`;
-- in any other case (an off-reference number that rejoins the reference, or an outcome not judged) it is an
-  alternative route or unknown: `unverifiable`. Steps without numbers are `unverifiable`.
+- in such a chain, the plan that the first flagged step carries out is the first error instead
+  (`plan-carried-out`): among the steps right before it that compute nothing (no number, or only restated
+  ones), the earliest that names an operation the flagged step performs ("we multiply the monthly bill by
+  the electricity cost", then `400 * 800 = 320000`). Only where the flagged step is a pure setup error:
+  its arithmetic holds and its off-reference numbers are all results, not operands it brought in (a
+  misread operand or a slip leaves the plan right). A plan naming no operation ("let's break it down")
+  or another one stays as it was;
+- in any other chain (outcome correct, or not judged) an off-reference number is an alternative route or
+  unknown: `unverifiable`. Steps without numbers are `unverifiable`.
 
 >>> from schemas.records import Problem
 >>> problem = Problem("p", "gsm8k", "math", "Janet's ducks lay 16 eggs. She eats 3 and bakes with 4. "
@@ -62,10 +56,12 @@ from labels.reference_quantities import (
     literal_readings,
     reference_quantities,
     strip_step_marker,
+    text_numbers,
     unit_factors,
 )
 from schemas.records import Problem
 from verifiers.math.arithmetic import lex
+from verifiers.math.claims import StepState, check_plain_step
 from verifiers.math.numbers import Literal, round_half_up, truncate
 from verifiers.protocol import Verdict
 
@@ -202,7 +198,6 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
     last = next((numbers for numbers in reversed(step_numbers) if numbers), [])
     states_answer = ref.answer is not None and any(_same(number, ref.answer) for number in last)
     wrong_chain = outcome == "incorrect" and not states_answer
-    right_chain = outcome == "correct"
     verdicts: list[Verdict] = []
     known: list[_StepNumber] = list(question_numbers)
     first_error: int | None = None
@@ -226,9 +221,8 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
         builds_on_off = [number for number in numbers if number not in new and _is_known(number, off_seen)]
         known.extend(numbers)
         off_seen.extend(off)
-        judged = "wrong" if wrong_chain else "right" if right_chain and first_error is None else None
         verdict = _step_verdict(
-            numbers, new, off, used_off, builds_on_off, units, ref, outcome, judged, first_error
+            numbers, new, off, used_off, builds_on_off, units, ref, outcome, wrong_chain, first_error
         )
         if rejoined and verdict.label == "correct":
             verdict = Verdict(
@@ -237,15 +231,14 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
                 "reference quantity from it",
                 {"rule": "rejoins-reference", "quantities": [n.text for n in rejoined]},
             )
-        if verdict.evidence.get("rule") in ("off-reference", "off-reference-right-answer"):
+        if verdict.evidence.get("rule") == "off-reference":
             first_error = index
         verdicts.append(verdict)
     if wrong_chain:
         _flag_unfinished_remainders(verdicts, step_numbers, final, ref)
         if not any(v.label == "incorrect" for v in verdicts) and final is not None:
             _flag_other_quantity(verdicts, step_numbers, final, ref)
-        _flag_unused_before_first_error(verdicts)
-        _flag_plan_carried_out(verdicts, steps, step_numbers)
+        _flag_plan_carried_out(verdicts, steps, step_numbers, ref)
     return verdicts
 
 
@@ -314,15 +307,10 @@ def _step_verdict(
     step_units: frozenset[Fraction],
     ref: ReferenceQuantities,
     outcome: str,
-    judged: str | None,
+    wrong_chain: bool,
     first_error: int | None,
 ) -> Verdict:
-    """The verdict of one step from what it brings in (rules: module doc).
-
-    `judged` says how an off-reference number is taken: `wrong` (the chain's outcome is wrong: it is an
-    error), `right` (the outcome is right and no error is found yet: an error only where it does not
-    lead back onto the reference, which `off` already excludes), None (not judged).
-    """
+    """The verdict of one step from what it brings in (rules: module doc)."""
     if not numbers:
         return Verdict("unverifiable", "no quantity in this step", {"rule": "no-quantity"})
     if not off and builds_on_off:
@@ -343,21 +331,14 @@ def _step_verdict(
         "nearest_reference": ref.nearest(off[0].literal.value),
         "used_later": [number.text for number in used_off],
     }
-    if judged == "wrong" and used_off:
+    if wrong_chain and used_off:
         rule = "off-reference" if first_error is None else "off-reference-downstream"
         return Verdict(
             "incorrect",
             f"brings in {used_off[0].text}, which the reference does not have",
             {"rule": rule, **evidence},
         )
-    if judged == "right" and used_off:
-        return Verdict(
-            "incorrect",
-            f"brings in {used_off[0].text}, which the reference does not have and from which the chain "
-            "never leads back to it: the answer is reached some other way",
-            {"rule": "off-reference-right-answer", **evidence},
-        )
-    why = "not used later" if judged == "wrong" else f"outcome {outcome}: may be another route"
+    why = "not used later" if wrong_chain else f"outcome {outcome}: may be another route"
     return Verdict(
         "unverifiable", f"off-reference quantity ({why})", {"rule": "off-reference-unjudged", **evidence}
     )
@@ -431,27 +412,6 @@ def _flag_other_quantity(
             return
 
 
-def _flag_unused_before_first_error(verdicts: list[Verdict]) -> None:
-    """An off-reference number left unused before the chain's first error is invented or misread: flag it.
-
-    Alone such a number is no evidence (it may be a stray aside), so it is judged only in a wrong chain
-    whose first error is found later: the unsupported fact came first.
-    """
-    first = next((i for i, v in enumerate(verdicts) if v.label == "incorrect"), None)
-    if first is None:
-        return
-    for index in range(first):
-        verdict = verdicts[index]
-        if verdict.evidence.get("rule") == "off-reference-unjudged":
-            verdicts[index] = Verdict(
-                "incorrect",
-                f"brings in {verdict.evidence['off_reference'][0]}, which neither the question nor the "
-                "reference has, before the chain leaves the reference",
-                {**verdict.evidence, "rule": "off-reference-unused", "first_error_after": first},
-            )
-            return
-
-
 # Operations a plan sentence names, and the symbol a step performing them writes.
 _PLAN_OPERATIONS: dict[str, re.Pattern[str]] = {
     "*": re.compile(r"\b(?:multiply|multiplied|multiplying|multiplication|times|product)\b", re.IGNORECASE),
@@ -475,16 +435,20 @@ def performed_operations(text: str) -> set[str]:
 
 
 def _flag_plan_carried_out(
-    verdicts: list[Verdict], steps: Sequence[str], step_numbers: Sequence[Sequence[_StepNumber]]
+    verdicts: list[Verdict],
+    steps: Sequence[str],
+    step_numbers: Sequence[Sequence[_StepNumber]],
+    ref: ReferenceQuantities,
 ) -> None:
     """A plan naming the operation the first flagged step performs is where the wrong setup was chosen.
 
     Only the run of steps right before the flagged one that compute nothing (no number, or only restated
     ones) can be its plan; the earliest of them naming one of its operations is taken. A plan that
-    names no operation, or another one, is not judged: it may be vague but true.
+    names no operation, or another one, is not judged: it may be vague but true. Nor is a plan blamed
+    for a slip or a misread operand in the step that carries it out (`_pure_setup_error`).
     """
     first = next((i for i, v in enumerate(verdicts) if v.label == "incorrect"), None)
-    if not first:
+    if not first or not _pure_setup_error(verdicts[first], steps[first], step_numbers[first], ref):
         return
     performed = performed_operations(steps[first])
     plan = None
@@ -505,3 +469,21 @@ def _flag_plan_carried_out(
                 "carried_out_at": first,
             },
         )
+
+
+def _pure_setup_error(
+    verdict: Verdict, step: str, numbers: Sequence[_StepNumber], ref: ReferenceQuantities
+) -> bool:
+    """Is the flagged step wrong in what it combines, not in its arithmetic or an operand it brought in?
+
+    A false claim whose true value is a reference quantity is a slip in a right setup: the plan that
+    named the operation was right.
+    """
+    results, _ = check_plain_step(step, StepState())
+    for result in results:
+        if result.holds is False and result.expected is not None:
+            expected = text_numbers(result.expected)
+            if expected and any(value in ref.values for value in expected[0]):
+                return False
+    off = set(verdict.evidence.get("off_reference", ()))
+    return all(number.stated_result for number in numbers if number.text in off)

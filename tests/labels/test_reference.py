@@ -104,19 +104,10 @@ def test_another_route_in_a_correct_chain_is_never_incorrect() -> None:
     assert result[0] == "unverifiable"
 
 
-def test_right_answer_through_an_invented_number_is_flagged_where_it_enters() -> None:
-    # 30 is no given and no operation on one; the chain uses it and never leads back from it
+def test_right_answer_chain_is_never_judged_by_its_off_reference_numbers() -> None:
+    # a right-answer chain with an invented number: another route or a wrong step, the aligner cannot tell
+    # (flagging these cost 138 false alarms on 942 correct chains of stronger models), so it abstains
     steps = ["In May she sold 30 clips.", "48 + 30 - 6 = 72 clips in all."]
-    verdicts = reference_step_labels(CLIPS, steps, "correct")
-    assert verdicts[0].label == "incorrect"
-    assert verdicts[0].evidence["rule"] == "off-reference-right-answer"
-    assert verdicts[0].evidence["off_reference"] == ["30"]
-    # only the first such step is judged: the rest of a right-answer chain is not taken as downstream
-    assert verdicts[1].label != "incorrect"
-
-
-def test_unused_number_in_a_right_answer_chain_is_not_an_error() -> None:
-    steps = ["Her friends number 50 in all.", "In May she sold 48 / 2 = 24.", "48 + 24 = 72 clips."]
     assert "incorrect" not in labels(CLIPS, steps, "correct")
 
 
@@ -133,13 +124,10 @@ def test_word_numbers_in_the_question_are_givens() -> None:
     assert first_incorrect(CLIPS, wrong, "incorrect") == 0
 
 
-def test_unused_invented_number_before_the_first_error_takes_its_place() -> None:
-    # "50" is neither given nor worked out: in a chain that goes wrong later, the unsupported fact is first
+def test_unused_off_reference_number_is_not_the_first_error() -> None:
+    # an aside the chain never uses is no evidence (stronger models write such numbers in correct steps)
     steps = ["Her friends number 50 in all.", "In May she sold 48 / 2 = 24.", "24 * 2 = 48, plus 24 is 70."]
-    verdicts = reference_step_labels(CLIPS, steps, "incorrect")
-    assert [v.label for v in verdicts] == ["incorrect", "correct", "incorrect"]
-    assert verdicts[0].evidence["rule"] == "off-reference-unused"
-    assert verdicts[0].evidence["first_error_after"] == 2
+    assert first_incorrect(CLIPS, steps, "incorrect") == 2
 
 
 def test_plan_naming_the_wrong_operation_is_the_first_error() -> None:
@@ -150,7 +138,8 @@ def test_plan_naming_the_wrong_operation_is_the_first_error() -> None:
     assert verdicts[0].evidence == {"rule": "plan-carried-out", "operations": ["*"], "carried_out_at": 1}
     # a plan that restates givens is still a plan; a plan two numberless steps back is found too
     restating = "She lays 16 eggs and eats 3, so we multiply them."
-    assert first_incorrect(DUCKS, [restating, "Let's compute.", "16 * 3 = 48", "48 * 2 = 96"], "incorrect") == 0
+    steps = [restating, "Let's compute.", "16 * 3 = 48", "48 * 2 = 96"]
+    assert first_incorrect(DUCKS, steps, "incorrect") == 0
 
 
 def test_vague_or_other_plans_are_not_blamed() -> None:
@@ -160,6 +149,10 @@ def test_vague_or_other_plans_are_not_blamed() -> None:
     # a step that computes between the plan and the error ends the plan's run
     steps = ["We multiply the eggs by 3.", "16 - 3 - 4 = 9 eggs are sold.", "9 * 3 = 27 dollars."]
     assert first_incorrect(DUCKS, steps, "incorrect") == 2
+    # a plan is not blamed for a slip whose true value is on the reference, nor for a misread operand
+    plan = "Then we multiply the eggs she sells by the price."
+    assert first_incorrect(DUCKS, [plan, "That is 9 * 2 = 20 dollars."], "incorrect") == 1
+    assert first_incorrect(DUCKS, [plan, "She sells 10 eggs: 10 * 2 = 20 dollars."], "incorrect") == 1
     # a right-answer chain is never judged by its plans
     assert "incorrect" not in labels(DUCKS, ["We multiply.", "16 - 3 - 4 = 9", "9 * 2 = 18"], "correct")
 
