@@ -51,7 +51,9 @@ _LEXER = re.compile(
     r"|(?P<frac>\\[dt]?frac\{\s*(?P<fnum>\d+)\s*\}\{\s*(?P<fden>\d+)\s*\}(?P<fpct>\s?\\?%)?)"
     r"|(?P<text>\\(?:text|mathrm|textbf|mbox)\{[^{}]*\})"
     r"|(?P<delim>\\[()\[\]]|\$\$)"
-    r"|(?P<bad>\d{1,2}:[0-5]\d(?![\d/])|\d+(?:\.\d+)?-[A-Za-z]+|(?<![\d.])0\d+|\d{1,3},\d{4,}|(?:[A-WYZa-wyz]|[A-Za-z]{2,})\d+)"
+    # never a product: a subscripted name (`s_A`, `CDs_at_10`), a function value (`S(2)`), a ratio (`M:F`)
+    r"|(?P<ident>[A-Za-z][A-Za-z0-9]*(?:_(?:\{[^{}\s]*\}|[A-Za-z0-9]+))+|[A-Za-z]\(\d+\)|[A-Za-z]+:[A-Za-z]+)"
+    r"|(?P<bad>\d{1,2}:[0-5]\d(?![\d/])|\d{1,2}:\d(?![\d/.])|\d+(?:\.\d+)?[A-Z][a-z]+|\d+(?:\.\d+)?-[A-Za-z]+|(?<![\d.])0\d+|\d{1,3},\d{4,}|(?:[A-WYZa-wyz]|[A-Za-z]{2,})\d+)"
     r"|(?P<latexmixed>(?P<lwhole>\d+)\s*\\[dt]?frac\{\s*(?P<lnum>\d+)\s*\}\{\s*(?P<lden>[1-9]\d*)\s*\}(?P<lpct>\s?\\?%)?)"
     rf"|(?P<mixed>(?<![\d.,])\d+ (?:and )?\d+/\d+(?![\d.,/]))"
     rf"|(?P<tight>(?<![\d.,/])\d+/\d+(?![\d.,/]))"
@@ -131,6 +133,8 @@ def lex(text: str, *, _offset: int = 0) -> list[Token]:
                 tokens.append(Token("latex", raw, (_offset + match.start())))
                 continue
             tokens.append(Token("num", raw, (_offset + match.start()), lit))
+        elif kind == "ident":  # a subscripted name, a function value, a ratio of names: never a product
+            tokens.append(Token("word", raw, (_offset + match.start())))
         elif kind == "bad":
             tokens.append(Token("sep", raw, (_offset + match.start())))  # a time, an id, a malformed number
         elif kind == "tight":

@@ -26,6 +26,12 @@ from verifiers.math.numbers import Literal
 
 _ANNOTATION = re.compile(r"<<([^<>]*)>>")
 _DOLLAR_ANNOTATION = re.compile(r"(\\?\$?)<<[^<>]*>>")
+# "= ####283": a GSM8K answer mark fused to the result of the last claim; the mark is not part of it
+_FUSED_ANSWER_MARK = re.compile(r"(?<==)[ \t]*#{2,}(?=[ \t]*\$?\d)")
+# "$15,000 (widgets cost) + $2,500 (worker 1) = ...": a bracketed label that starts with a word and holds
+# no operator names what a number counts; it is no operand (a bracket with math, `(x - 3)`, is kept)
+# (separators and word characters are disjoint classes, so the match stays linear on hostile text)
+_WORD_LABEL = re.compile(r"\([ \t]*[A-Za-z][A-Za-z'’]+(?:[ \t,.-]+[A-Za-z0-9'’]+)*[ \t]*\)")
 # ", which is 16." / "that equals $12 total." : the number must close its clause (up to two unit words)
 _WHICH_IS = re.compile(
     r",?[ \t]*\b(?:which|that)[ \t]+(?:is|equals)\b"
@@ -178,11 +184,17 @@ def extract_runs(text: str) -> list[Run]:
     # an annotation becomes blanks: "48/2 = <<48/2=24>>24 clips" reads "48/2 = 24 clips", as written, and
     # "= $<<40000*50000=2000000000>>200,000" keeps its "$" next to the number it was written for
     plain = _DOLLAR_ANNOTATION.sub(lambda m: " " * (len(m.group()) - len(m.group(1))) + m.group(1), text)
+    plain = _FUSED_ANSWER_MARK.sub(lambda m: " " * len(m.group()), plain)
+    plain = _WORD_LABEL.sub(lambda m: " " * len(m.group()), plain)
     plain = _WHICH_IS.sub(_as_equals, plain)
     plain = _IS_EQUAL_TO.sub(_explicit_equals(plain), plain)
     plain = _IS_NUMBER.sub(_is_as_equals(plain), plain)
     runs.extend(_runs_from_tokens(lex(plain), plain))
     return runs
+
+
+# Spelled operators that, right before a run, mean its first side is only the end of a longer expression.
+_SPELLED_OPERATORS = {"plus": "+", "minus": "-", "times": "*"}
 
 
 def _numberish(tok: Token | None) -> bool:
@@ -212,6 +224,9 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
             last = current[-1]
             before = tokens[index_of[id(current[0])] - 1] if index_of.get(id(current[0]), 0) > 0 else None
             after_word = before is not None and before.kind == "word"
+            if after_word and before is not None and before.text.lower() in _SPELLED_OPERATORS:
+                # "c plus 3c equals 280": the sum began before the run; its first side is cut off
+                current.insert(0, Token("op", _SPELLED_OPERATORS[before.text.lower()], before.start))
             explicit = next(t for t in current if t.kind == "eq").text == EXPLICIT_EQUALS
             after_word = after_word and not explicit
             runs.append(Run(tuple(current), source[start : last.start + len(last.text)], hard, after_word))

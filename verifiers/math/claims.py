@@ -23,6 +23,7 @@ where a time-out makes that step's hard claims unverifiable instead of hanging t
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -254,7 +255,14 @@ def _check_run(
     asts = [_resolve_continuation(node) for node in asts]
     start = 0
     first = asts[0] if asts else None
-    if len(asts) >= 2 and isinstance(first, tuple) and first[0] == "var" and first[1] not in state.bindings:
+    complete = len(asts) < 3 or asts[2] != _CUT  # "T = 1/3 * A": the value side runs on into words
+    if (
+        len(asts) >= 2
+        and complete
+        and isinstance(first, tuple)
+        and first[0] == "var"
+        and first[1] not in state.bindings
+    ):
         value = _number(asts[1], state.bindings)
         if value is not None:
             state.bind(first[1], value, solved=False)
@@ -289,6 +297,14 @@ def _check_run(
             result = ClaimResult(result.claim, True, result.expected, result.reason, rule="running total")
         if k == 0 and result.holds is False:
             result = _prose_operator_reading(run, sides[0], right, claim, state, approximate, result)
+        if result.holds is False and _holds_as_rate(claim, state, approximate):
+            result = ClaimResult(claim, None, reason="ambiguous: a rate written as N units/M units")
+        if result.holds is False and _CLOCK_TIME.search(state.step_text[run.start : run.end + 6]):
+            result = ClaimResult(claim, None, reason="ambiguous: clock times (10 pm - 10 am = 12 hours)")
+        if k == 0 and result.holds is False and _gloss_in_prose_sum(run, state.step_text):
+            result = ClaimResult(
+                claim, None, reason="ambiguous: a bracketed term of a sum written partly in words"
+            )
         results.append(result)
     final = _number(asts[-1], state.bindings) if asts and isinstance(asts[-1], tuple) else None
     return results, final
@@ -331,6 +347,43 @@ def _prose_operator_reading(
     )
 
 
+# A clock time: its arithmetic wraps at 12 (`10 pm - 10 am = 12`), so a false reading of it is not judged.
+_CLOCK_TIME = re.compile(r"(?i)(?<![\d.])(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s?[ap]\.?m\b")
+# "30 minutes/5 articles": a rate of two quantities with units, which a reader groups as (30 / 5)
+# (written tight; `60 miles / 30 miles/hour` is a plain division and stays judged)
+_UNIT_RATE = re.compile(r"(\d+(?:\.\d+)?)\s*[A-Za-z]{2,}/(\d+(?:\.\d+)?)\s*[A-Za-z]{2,}")
+
+
+def _holds_as_rate(claim: str, state: StepState, approximate: bool) -> bool:
+    """Does a false claim hold once each tight `N units/M units` is read as one rate, `(N / M)`?
+
+    "(4 hours * 60 minutes/hour) / 30 minutes/5 articles = 40" is false as written (240 / 30 / 5) and
+    true as the writer meant it (240 / (30 / 5)): ambiguous, not judged. A claim false both ways stays
+    false.
+    """
+    grouped = _UNIT_RATE.sub(r"(\1/\2)", claim)
+    if grouped == claim:
+        return False
+    trial = copy.deepcopy(state)
+    results = [r for run in extract_runs(grouped) for r in _check_run(run, trial, approximate)[0]]
+    return bool(results) and all(r.holds is True for r in results)
+
+
+_PROSE_SUM_TAIL = re.compile(r"[+*/×−-][^=+*/×−\-\n.;:!?]*[A-Za-z][^=+*/×−\-\n.;:!?]*$")
+
+
+def _gloss_in_prose_sum(run: Run, step: str) -> bool:
+    """Is the run's first side a bracketed gloss on a term of a sum the sentence writes partly in words?
+
+    "Anthony's 12 + Leonel's (4 + 11) = 12 + 15 = 27": the run starts at `(4 + 11)`, but its `=` closes
+    the whole sum `12 + (4 + 11)`, begun before the words. The claim `(4 + 11) = 12 + 15` is then no
+    claim the text makes.
+    """
+    if not run.tokens or run.tokens[0].kind != "lp":
+        return False
+    return bool(_PROSE_SUM_TAIL.search(step[: run.start]))
+
+
 def _has_words(run: Run, left: list[Token], right: list[Token]) -> bool:
     """Do words stand between two bare numbers (`2 hours = 120 minutes`, a conversion)? Without them, in a
     chain (`20 * 15 = 300 = 200`), the two numbers are claimed equal and are judged; a run that starts with
@@ -344,11 +397,20 @@ def _has_words(run: Run, left: list[Token], right: list[Token]) -> bool:
 
 def _share(left: tuple, right: tuple) -> bool:
     """`3/8 = $375`, `1/4 = 15 students`: a lone proper fraction put equal to a whole amount names a share
-    of something, not a division; it is not judged (`3/8 = 0.375` is)."""
-    written = bare_literal(right)
-    if left[0] != "num" or not left[1].fraction or written is None:
+    of something, not a division; it is not judged (`3/8 = 0.375` is). So is one put equal to a product
+    that takes that fraction of something (`1/3 weight of rice = (1/3) * 30 kg`)."""
+    if left[0] != "num" or not left[1].fraction or not 0 < left[1].value < 1:
         return False
-    return 0 < left[1].value < 1 < written.value
+    written = bare_literal(right)
+    if written is not None:
+        return 1 < written.value
+    return right[0] == "*" and any(
+        factor[0] == "num" and factor[1].value == left[1].value for factor in _factors(right)
+    )
+
+
+def _factors(node: tuple) -> list[tuple]:
+    return [f for child in node[1:] for f in _factors(child)] if node[0] == "*" else [node]
 
 
 def parse_side_tail(tokens: list) -> tuple:
@@ -503,7 +565,31 @@ def _judge_with(
         # side, "5 + 3 = 8 + 1" is just false.
         if match_rule(left_value.const, lead, approximate=approximate):
             return ClaimResult(claim, None, expected, "a running total or a false equation: ambiguous")
+    if _has_cents(left) or _has_cents(right):
+        # "900 cents / 100 = 9 dollars": cents read as a count of cents, not as dollars, on both sides
+        as_count = _cents_as_count(left), _cents_as_count(right)
+        plain = _judge_with(*as_count, claim, bindings, state, approximate)
+        if plain.holds is True:
+            return ClaimResult(claim, True, plain.expected, rule="cents as a count")
     return ClaimResult(claim, False, expected, "arithmetic does not hold")
+
+
+def _has_cents(node: tuple) -> bool:
+    """A literal written in cents (`26 cents`), which the extractor reads as a percent of a dollar."""
+    if node[0] == "num":
+        return bool(node[1].percent and node[1].currency)
+    return node[0] != "var" and any(isinstance(c, tuple) and _has_cents(c) for c in node[1:])
+
+
+def _cents_as_count(node: tuple) -> tuple:
+    if node[0] == "num":
+        lit = node[1]
+        if lit.percent and lit.currency:
+            return ("num", Literal(lit.value, lit.decimals, False, False, lit.fraction))
+        return node
+    if node[0] == "var":
+        return node
+    return (node[0], *(_cents_as_count(c) if isinstance(c, tuple) else c for c in node[1:]))
 
 
 def _whole_quotient(

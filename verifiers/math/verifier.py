@@ -45,7 +45,9 @@ class MathVerifier:
     """Grades math chains and judges their steps: exact arithmetic first, SymPy under a hard limit."""
 
     name = "math-sympy"
-    version = "1.1.0"  # 1.1: fail-closed step verdicts, lenient readings only in their written form
+    # 1.1: fail-closed step verdicts, lenient readings only in their written form; 1.2: names that are
+    # never products (s_A, S(2), M:F), clock times, cents as a count, rates and glosses read as written
+    version = "1.2.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config
