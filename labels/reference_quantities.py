@@ -198,6 +198,26 @@ def word_numbers(text: str) -> list[tuple[str, Fraction]]:
     return found
 
 
+_COINS = {"quarter": 25, "dime": 10, "nickel": 5, "penny": 1}
+_COIN_WORDS = re.compile(r"\b(quarters?|dimes?|nickels?|penny|pennies)\b", re.IGNORECASE)
+
+
+def coin_values(text: str) -> list[tuple[str, Fraction]]:
+    """A question about coins gives their values: "7 nickels" carries 5 cents (0.05 dollars) each.
+
+    "quarter" alone is a fraction ("a quarter of the pie"); it is a coin only next to other coins or cents.
+    """
+    words = {m.group(1).lower().rstrip("s").replace("pennie", "penny") for m in _COIN_WORDS.finditer(text)}
+    coins_talk = bool(words - {"quarter"}) or bool(re.search(r"\b(?:cents?|coins?)\b", text, re.IGNORECASE))
+    if not coins_talk:
+        return []
+    found: list[tuple[str, Fraction]] = []
+    for word in sorted(words):
+        cents = Fraction(_COINS[word])
+        found += [(word, cents), (word, cents / 100)]
+    return found
+
+
 def unit_factors(text: str) -> set[Fraction]:
     """Conversion factors the unit words of `text` imply: "hours" -> 60, "weeks" -> 7."""
     found: set[Fraction] = set()
@@ -371,6 +391,9 @@ def reference_quantities(
                 add(100 + readings[0], "a given percentage as a growth factor")
             elif 0 < value < 1:
                 add(1 - value, "complement of a given fraction")
+    for word, value in coin_values(question):
+        givens.add(value)
+        add(value, f"given (a {word} is worth {format_quantity(value)})")
     for word, value in word_numbers(question):
         givens.add(value)
         add(value, f"given ({word})")

@@ -282,3 +282,27 @@ def test_a_computed_result_equal_only_to_a_given_is_off_reference() -> None:
         "correct",
         "correct",
     ]
+
+
+def test_coin_values_are_givens_in_a_question_about_coins() -> None:
+    coins = Problem(
+        "coins",
+        "gsm8k",
+        "math",
+        "Mac trades 3 dimes for a quarter. He trades for 20 quarters. How many dollars did he lose?",
+        reference_answer="1",
+        reference_solution="3 x .1 = <<3*.1=.3>>.3\n.3 - .25 = <<.3-.25=.05>>.05\n"
+        "20 x .05 = <<20*.05=1>>1\n#### 1",
+    )
+    steps = ["A quarter is worth 25 cents and a dime 10 cents.", "3 dimes are 3 * 10 = 30 cents."]
+    assert labels(coins, steps, "incorrect")[0] == "correct"
+    # "a quarter of the pie" is a fraction, not a coin: 25 is then no given
+    pie = Problem(
+        "pie",
+        "gsm8k",
+        "math",
+        "She ate a quarter of the 8 slices. How many slices are left?",
+        reference_answer="6",
+        reference_solution="8 / 4 = <<8/4=2>>2\n8 - 2 = <<8-2=6>>6\n#### 6",
+    )
+    assert labels(pie, ["She ate 25 slices.", "25 - 8 = 17 slices."], "incorrect")[0] == "incorrect"
