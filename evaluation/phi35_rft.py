@@ -81,7 +81,7 @@ def build(source: Path, gsm8k: Path = SHARED_GSM8K_TRAIN, labels: Path = LABELS)
         steps = split_steps(record["wrong_solutions"])
         digest = hashlib.sha256("\n".join(steps).encode()).hexdigest()
         if digest != label["steps_sha256"]:
-            raise ValueError(f"{labels}:{number}: field steps_sha256: {label['id']} does not match the source")
+            raise ValueError(f"{labels}:{number}: field steps_sha256: {label['id']} differs from the source")
         reference = gold[question_key(record["question"])]
         finals = re.findall(r"####\s*\**\s*\$?\s*(-?[\d,]*\.?\d+)", record["wrong_solutions"])
         yield {
