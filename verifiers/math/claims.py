@@ -69,6 +69,17 @@ class StepState:
     step_index: int = 0
     step_text: str = ""
     bound_at: dict[str, int] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)  # the chain's steps so far, this one included
+    math_steps: set[int] = field(default_factory=set)  # earlier steps that wrote any math run
+
+    def rewrites(self, name: str) -> bool:
+        """Does this step rewrite the equation that solved `name`? Only connecting prose may stand
+        between them ("Combining like terms, we get:"): no math and no mention of the letter."""
+        start = self.bound_at.get(name, -1)
+        letter = re.compile(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])")
+        between = range(start + 1, self.step_index)
+        quiet = (j not in self.math_steps and not letter.search(self.texts[j]) for j in between)
+        return start >= 0 and all(quiet)
 
     def bind(self, name: str, value: Fraction, *, solved: bool) -> None:
         self.bindings[name] = value
@@ -94,7 +105,10 @@ def check_steps(steps: Sequence[str], *, hard_checker: HardChecker | None = None
     for index, step in enumerate(steps):
         state.step_index = index
         state.step_text = step
+        state.texts.append(step)
         results, hard_runs = check_plain_step(step, state)
+        if results or hard_runs:
+            state.math_steps.add(index)
         per_step.append(results)
         snapshot = {name: str(value) for name, value in state.bindings.items()}
         hard.extend((index, run.text, snapshot) for run in hard_runs)
@@ -509,7 +523,7 @@ def _judge(
     }
     if not stale:
         return result
-    rewrite_chain = all(state.bound_at[name] == state.step_index - 1 for name in stale)
+    rewrite_chain = all(state.rewrites(name) for name in stale)
     is_assignment = left[0] == "var" and bare_literal(right) is not None
     definitions = sum(
         len(re.findall(rf"(?<![A-Za-z]){re.escape(name)}\s*=", state.step_text)) for name in stale

@@ -305,6 +305,11 @@ def test_spelled_operator_before_symbolic_math(step: str, label: str) -> None:
         (["$15,000 (widgets cost) + $10,000 (rent) + $2,500 (worker 1) = $32,500."], "incorrect"),
         (["Total = $100 (meat) + $60 (fruits and vegetables) = $160"], "correct"),
         (["At 7:50 + 30 minutes = 8:20 a.m. he arrived."], "unverifiable"),
+        # a rewrite of the equation that solved a letter, across a connecting sentence, is judged with it
+        (["4V + V + (V/2) = 1100", "Combining like terms, we get:", "9V/2 = 1100"], "incorrect"),
+        (["4V + V + (V/2) = 1100", "Combining like terms, we get:", "11V/2 = 1100"], "correct"),
+        # ... but not once a sentence names the letter again (a new unknown under an old name)
+        (["3x = 36, so x = 12.", "Now for the oranges, let x be their number.", "2x = 10"], "unverifiable"),
     ],
 )
 def test_stronger_model_notation(steps: list[str], label: str) -> None:
