@@ -1,6 +1,6 @@
 import json
 
-from labels.assemble import SampledChain, build_records, chain_id_for
+from labels.assemble import RecordContext, SampledChain, build_records, chain_id_for
 from rollouts.values import ChainValues, StepValue
 from sampling.protocol import Generation
 from sampling.segment import segment
@@ -34,13 +34,15 @@ def build(verdicts: list[str], values: list[StepValue]):
         sampled(),
         [Verdict(v, "r", {"claim": "x"}) for v in verdicts],
         ChainValues("c1", tuple(values), None, 6, 40, 0.4),
-        run_id="r1",
-        model_id="m",
-        sampling_json="{}",
-        seed=0,
-        verifier_name="math-sympy",
-        verifier_version="1",
-        label_config_hash="h",
+        RecordContext(
+            run_id="r1",
+            model_id="m",
+            sampling_json="{}",
+            seed=0,
+            verifier_name="math-sympy",
+            verifier_version="1",
+            label_config_hash="h",
+        ),
     )
 
 
