@@ -104,7 +104,6 @@ def check_steps(steps: Sequence[str], *, hard_checker: HardChecker | None = None
     hard: list[tuple[int, str, Mapping[str, str]]] = []
     for index, step in enumerate(steps):
         state.step_index = index
-        state.step_text = step
         state.texts.append(step)
         results, hard_runs = check_plain_step(step, state)
         if results or hard_runs:
@@ -169,6 +168,7 @@ def step_verdict(results: Sequence[ClaimResult]) -> Verdict:
 
 def check_plain_step(step: str, state: StepState) -> tuple[list[ClaimResult], list[Run]]:
     """Judge the plain runs of one step (updating `state`); return the hard runs left for the worker."""
+    state.step_text = step  # the readings that look around a run (clock times, glosses) need its step
     results: list[ClaimResult] = []
     hard_runs: list[Run] = []
     carry: tuple[Fraction, int] | None = None  # last run's final value and where that run ended
@@ -311,14 +311,10 @@ def _check_run(
             result = ClaimResult(result.claim, True, result.expected, result.reason, rule="running total")
         if k == 0 and result.holds is False:
             result = _prose_operator_reading(run, sides[0], right, claim, state, approximate, result)
-        if result.holds is False and _holds_as_rate(claim, state, approximate):
-            result = ClaimResult(claim, None, reason="ambiguous: a rate written as N units/M units")
-        if result.holds is False and _CLOCK_TIME.search(state.step_text[run.start : run.end + 6]):
-            result = ClaimResult(claim, None, reason="ambiguous: clock times (10 pm - 10 am = 12 hours)")
-        if k == 0 and result.holds is False and _gloss_in_prose_sum(run, state.step_text):
-            result = ClaimResult(
-                claim, None, reason="ambiguous: a bracketed term of a sum written partly in words"
-            )
+        if result.holds is False:
+            ambiguity = _other_reading(run, k, claim, state, approximate)
+            if ambiguity:
+                result = ClaimResult(claim, None, reason=f"ambiguous: {ambiguity}")
         results.append(result)
     final = _number(asts[-1], state.bindings) if asts and isinstance(asts[-1], tuple) else None
     return results, final
@@ -359,6 +355,17 @@ def _prose_operator_reading(
     return ClaimResult(
         claim, None, reason="ambiguous: a spelled operator may join prose to the symbolic math after it"
     )
+
+
+def _other_reading(run: Run, k: int, claim: str, state: StepState, approximate: bool) -> str | None:
+    """Why a false claim may be no claim the text makes: another reading of its notation, or None."""
+    if _holds_as_rate(claim, state, approximate):
+        return "a rate written as N units/M units"
+    if _CLOCK_TIME.search(state.step_text[run.start : run.end + 6]):
+        return "clock times (10 pm - 10 am = 12 hours)"
+    if k == 0 and _gloss_in_prose_sum(run, state.step_text):
+        return "a bracketed term of a sum written partly in words"
+    return None
 
 
 # A clock time: its arithmetic wraps at 12 (`10 pm - 10 am = 12`), so a false reading of it is not judged.
