@@ -451,23 +451,20 @@ def _flag_plan_carried_out(
     if not first or not _pure_setup_error(verdicts[first], steps[first], step_numbers[first], ref):
         return
     performed = performed_operations(steps[first])
-    plan = None
+    plan: tuple[int, set[str]] | None = None
     for index in range(first - 1, -1, -1):
         rule = verdicts[index].evidence.get("rule")
         computes = any(number.computed for number in step_numbers[index])
         if not (rule == "no-quantity" or (rule == "on-reference" and not computes)):
             break
-        if named_operations(steps[index]) & performed:
-            plan = index
+        if shared := named_operations(steps[index]) & performed:
+            plan = index, shared
     if plan is not None:
-        verdicts[plan] = Verdict(
+        index, shared = plan
+        verdicts[index] = Verdict(
             "incorrect",
             f"plans the operation that step {first} carries out off the reference",
-            {
-                "rule": "plan-carried-out",
-                "operations": sorted(named_operations(steps[plan]) & performed),
-                "carried_out_at": first,
-            },
+            {"rule": "plan-carried-out", "operations": sorted(shared), "carried_out_at": first},
         )
 
 
