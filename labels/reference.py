@@ -9,7 +9,10 @@ Rules, in order (each verdict's evidence names its rule):
 - no readable reference solution: every step `unverifiable` (`no-reference`), never a guess;
 - a step whose new numbers all belong to the reference is `correct` (`on-reference`); a number the step
   computes (`0.2 * 15 = 3`) belongs only if the solution works it out too, not merely because the
-  question gives the same number;
+  question gives the same number, and a value the solution only passes through as a partial (120 in
+  `40 + 20 + 80`) belongs only when computed from that expression's numbers (`40 * 3 = 120` does not);
+- the value a step's equation forces on its unknown (`3x + x = 160` gives x = 40) is a number the step
+  computes, as if written: a setup error written as an equation brings in its wrong quantity there;
 - in a chain whose outcome is `incorrect` (and whose last step does not state the reference answer, which
   would contradict the grade), the first step that brings in a number the reference lacks, and either
   claims it as a result (`... = 21`, "which is 21") or goes on to use it (a later step repeats it, or it
@@ -66,7 +69,7 @@ from verifiers.math.numbers import Literal, round_half_up, truncate
 from verifiers.protocol import Verdict
 
 REFERENCE_LABELER: str = "reference-align"
-REFERENCE_VERSION: str = "1.3.0"
+REFERENCE_VERSION: str = "1.4.0"
 
 _NEUTRAL = frozenset({Fraction(0), Fraction(1)})  # counts and units ("1 hour", "0 left") carry no decision
 
@@ -77,6 +80,8 @@ class _StepNumber:
     readings: tuple[Fraction, ...]
     stated_result: bool = False  # written right after `=` or "is / equals / gives ...": the step claims it
     computed: bool = False  # the result of an operation written before it (`0.2 * 15 = 3`)
+    operands: tuple[tuple[Fraction, ...], ...] = ()  # readings of the numbers it was computed from
+    solved: bool = False  # not written: the value the step's equation forces on its unknown
 
     @property
     def text(self) -> str:
@@ -91,6 +96,7 @@ def _step_numbers(step: str) -> list[_StepNumber]:
     previous = None
     operated = False  # an operator since the last word: `0.2 * 15 = 3` computes its 3
     operands: set[Fraction] = set()  # `150 / 1 = 150` restates an operand: not a computed quantity
+    run: list[tuple[Fraction, ...]] = []  # readings of the numbers of the computation so far
     for tok in lex(strip_step_marker(step)):
         if tok.kind == "skip":
             continue
@@ -105,13 +111,16 @@ def _step_numbers(step: str) -> list[_StepNumber]:
                 and operated
                 and not operands.intersection(readings)
             )
-            numbers.append(_StepNumber(tok.literal, readings, result, computed))
+            computed_from = tuple(run) if computed else ()
+            numbers.append(_StepNumber(tok.literal, readings, result, computed, computed_from))
             operands.update(readings)
+            run.append(readings)
         if tok.kind == "op":
             operated = True
         elif tok.kind == "word" and len(tok.text) > 1:  # a word ends the computation ("so", "which")
             operated = False
             operands.clear()
+            run.clear()
         previous = tok
     return numbers
 
@@ -144,7 +153,9 @@ def _reference_rule(
     if number.computed and ref.worked:
         # a worked-out result must be one the solution works out: `0.2 * 15 = 3` is no reference
         # quantity because the question happens to give a 3 (hours)
-        if any(reading in ref.worked for reading in number.readings):
+        if any(
+            reading in ref.worked and ref.supports(reading, number.operands) for reading in number.readings
+        ):
             return "reference"
     elif any(reading in ref.values or -reading in ref.values for reading in number.readings):
         return "reference"
@@ -191,7 +202,9 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
         )
         return [Verdict("unverifiable", reason, {"rule": "no-reference"}) for _ in steps]
     question_numbers = _step_numbers(problem.text)
-    step_numbers = [_step_numbers(step) for step in steps]
+    step_numbers = [
+        [*_step_numbers(step), *solved] for step, solved in zip(steps, _solved_unknowns(steps), strict=True)
+    ]
     final = _final_value(step_numbers)
     # A chain graded wrong whose last step states the reference answer is conflicting evidence (the grade
     # may have read a trailing number): flag nothing there.
@@ -240,6 +253,32 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
             _flag_other_quantity(verdicts, step_numbers, final, ref)
         _flag_plan_carried_out(verdicts, steps, step_numbers, ref)
     return verdicts
+
+
+def _solved_unknowns(steps: Sequence[str]) -> list[list[_StepNumber]]:
+    """The value each step's equation fixes for its unknown (`3x + x = 160` gives x = 40), per step.
+
+    A setup error written as an equation (`2(2E) + E = 45`) states no wrong number itself: the value it
+    forces is the quantity it brings in, computed from the equation's numbers. The claim checker solves
+    one-unknown linear equations as it walks the chain; a value bound in this step is taken here.
+    """
+    state = StepState()
+    found: list[list[_StepNumber]] = []
+    for index, step in enumerate(steps):
+        state.step_index = index
+        state.texts.append(step)
+        results, _ = check_plain_step(step, state)
+        if results:
+            state.math_steps.add(index)
+        operands = tuple(number.readings for number in _step_numbers(step))
+        found.append(
+            [
+                _StepNumber(Literal(value), (value,), True, True, operands, solved=True)
+                for name, value in state.bindings.items()
+                if name in state.solved and state.bound_at.get(name) == index
+            ]
+        )
+    return found
 
 
 def _rejoins(
@@ -389,7 +428,9 @@ def _flag_other_quantity(
     ref: ReferenceQuantities,
 ) -> None:
     """A wrong chain built only of reference quantities answers the wrong one: flag where it concludes."""
-    if ref.answer is not None and any(_same(n, ref.answer) for numbers in step_numbers for n in numbers):
+    if ref.answer is not None and any(
+        _same(n, ref.answer) for numbers in step_numbers for n in numbers if not n.solved
+    ):
         return  # the chain states the answer somewhere: it did not simply stop at another quantity
     for index in range(len(step_numbers) - 1, -1, -1):
         if any(_same(number, final.literal.value) for number in step_numbers[index]):

@@ -19,6 +19,7 @@ A step that combines the givens in a way the reference never does (`16 * 3` wher
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
@@ -132,6 +133,28 @@ class ReferenceQuantities:
     # what the solution itself works out (its computations, the numbers it writes, the answer), signed:
     # a chain's computed result should be one of these, not merely equal to a given
     worked: frozenset[Fraction] = frozenset()
+    # what the solution states outright (numbers it writes, the value of each whole expression, the answer):
+    # the rest of `values` are partials of one expression, which a chain reaches only from that expression
+    stated: frozenset[Fraction] = frozenset()
+    # each expression side's values (whole, partials, operands): the family a partial belongs to
+    families: tuple[frozenset[Fraction], ...] = ()
+
+    def supports(self, value: Fraction, operands: Sequence[tuple[Fraction, ...]]) -> bool:
+        """Is `value` stated by the solution, or a partial of one of its expressions computed from that
+        expression's own numbers (each operand given as its readings)?
+
+        A chain that writes `40 * 3 = 120` where the reference's 120 is only `40 + 80` inside
+        `40 + 20 + 80` has hit that partial by chance: 3 is no number of that expression.
+        """
+        if value in self.stated or -value in self.stated:
+            return True
+        for family in self.families:
+            if value not in family and -value not in family:
+                continue
+            members = {abs(v) for v in family}
+            if all(any(abs(r) in members or r in (0, 1) for r in readings) for readings in operands):
+                return True
+        return False
 
     def nearest(self, value: Fraction, k: int = 3) -> list[str]:
         """The k reference quantities closest to `value` (relative distance), as `number (origin)` strings."""
@@ -335,8 +358,15 @@ def _distributed_terms(
     return found
 
 
-def _expression_values(text: str, remainders: dict[Fraction, set[Fraction]]) -> set[Fraction]:
-    """Values of every side of every `=` in `text` and their subexpressions; unreadable sides are skipped."""
+def _expression_values(
+    text: str,
+    remainders: dict[Fraction, set[Fraction]],
+    families: list[frozenset[Fraction]] | None = None,
+    wholes: set[Fraction] | None = None,
+) -> set[Fraction]:
+    """Values of every side of every `=` in `text` and their subexpressions; unreadable sides are skipped.
+
+    `families` collects each side's values, `wholes` each side's own value, when given."""
     found: set[Fraction] = set()
     tokens = [tok for tok in lex(text) if tok.kind != "skip"]
     side: list[Token] = []
@@ -344,9 +374,17 @@ def _expression_values(text: str, remainders: dict[Fraction, set[Fraction]]) -> 
         if tok is None or tok.kind in ("eq", "sep", "word"):
             if side:
                 try:
-                    found |= subexpression_values(parse_side(side), remainders)
+                    node = parse_side(side)
+                    values = subexpression_values(node, remainders)
                 except NotEvaluable:
-                    pass
+                    values = set()
+                    node = None
+                found |= values
+                if families is not None and values:
+                    families.append(frozenset(values))
+                whole = _value(node) if node is not None else None
+                if wholes is not None and whole is not None:
+                    wholes.add(whole)
             side = []
             continue
         side.append(tok)
@@ -401,13 +439,15 @@ def reference_quantities(
             add(1 - value, f"complement of a given fraction ({word})")
     solution_numbers = 0
     remainders: dict[Fraction, set[Fraction]] = {}
+    families: list[frozenset[Fraction]] = []
+    wholes: set[Fraction] = set()
     for expression in _ANNOTATION.findall(solution):
-        for value in _expression_values(expression, remainders):
+        for value in _expression_values(expression, remainders, families, wholes):
             add(value, f"reference computation <<{expression}>>")
             solution_numbers += 1
     plain = _ANNOTATION.sub(" ", solution)
     for line in plain.splitlines():
-        for value in _expression_values(line, remainders):
+        for value in _expression_values(line, remainders, families, wholes):
             add(value, f"reference line: {line.strip()[:60]}")
             solution_numbers += 1
         for readings in text_numbers(line):
@@ -433,7 +473,11 @@ def reference_quantities(
     if final is not None:
         worked.add(final)
     worked |= {-value for value in worked}
+    stated = wholes | _stated_results(solution) | _equation_results(solution) | firm
+    stated |= {-value for value in stated}
     return ReferenceQuantities(
+        stated=frozenset(stated),
+        families=tuple(families),
         worked=frozenset(worked),
         values=values,
         givens=frozenset(givens),

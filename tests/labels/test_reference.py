@@ -306,3 +306,50 @@ def test_coin_values_are_givens_in_a_question_about_coins() -> None:
         reference_solution="8 / 4 = <<8/4=2>>2\n8 - 2 = <<8-2=6>>6\n#### 6",
     )
     assert labels(pie, ["She ate 25 slices.", "25 - 8 = 17 slices."], "incorrect")[0] == "incorrect"
+
+
+SHOPPING = Problem(
+    "shopping",
+    "gsm8k",
+    "math",
+    "Lisa spends $40 on t-shirts, half of this on jeans and twice this on coats. Carly spends 3 times "
+    "as much as Lisa on jeans. How much did Carly spend on jeans?",
+    reference_answer="60",
+    reference_solution="Lisa spends 40/2 = $<<40/2=20>>20 on jeans and 40*2 = $<<40*2=80>>80 on coats.\n"
+    "Lisa spends 40 + 20 + 80 = $<<40+20+80=140>>140 in all.\n"
+    "Carly spends 20 * 3 = $<<20*3=60>>60 on jeans.\n#### 60",
+)
+
+
+def test_a_partial_hit_by_chance_is_off_reference() -> None:
+    # 120 is only the partial 40 + 80 of the reference's 40 + 20 + 80: 40 * 3 reaches it by chance
+    steps = ["Lisa spends $20 on jeans.", "Carly spends 40 * 3 = $120 on jeans."]
+    verdicts = reference_step_labels(SHOPPING, steps, "incorrect")
+    assert [v.label for v in verdicts] == ["correct", "incorrect"]
+    assert verdicts[1].evidence["off_reference"] == ["120"]
+    # the same partial from that expression's own numbers is on track
+    steps = ["Shirts and coats cost 40 + 80 = $120.", "Carly spends 20 * 3 = $60 on jeans."]
+    assert labels(SHOPPING, steps, "correct") == ["correct", "correct"]
+
+
+ROOMS = Problem(
+    "rooms",
+    "gsm8k",
+    "math",
+    "A house has 5 rooms of equal size and a living room 3 times that size. The whole house is 160 "
+    "square feet. How big is the living room?",
+    reference_answer="60",
+    reference_solution="Let x be one room. 5x + 3x = 160\n8x = 160\nx = <<160/8=20>>20\n"
+    "The living room is 3 * 20 = <<3*20=60>>60 square feet.\n#### 60",
+)
+
+
+def test_a_setup_error_written_as_an_equation_is_flagged_where_it_is_written() -> None:
+    # the equation leaves out four of the rooms: the x = 40 it forces is off the reference
+    steps = ["Let x be one room.", "3x + x = 160", "4x = 160", "x = 40", "The living room is 3 * 40 = 120."]
+    verdicts = reference_step_labels(ROOMS, steps, "incorrect")
+    assert [v.label for v in verdicts][:2] == ["unverifiable", "incorrect"]
+    assert verdicts[1].evidence["off_reference"] == ["40"]
+    # the right equation forces the reference's x and stays on track
+    right = ["Let x be one room.", "5x + 3x = 160", "8x = 160", "x = 20", "3 * 20 = 60"]
+    assert labels(ROOMS, right, "correct")[1:] == ["correct"] * 4
