@@ -71,14 +71,21 @@ class StepState:
     bound_at: dict[str, int] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)  # the chain's steps so far, this one included
     math_steps: set[int] = field(default_factory=set)  # earlier steps that wrote any math run
+    held_at: dict[str, int] = field(default_factory=dict)  # last step whose equation in a solved letter held
 
     def rewrites(self, name: str) -> bool:
-        """Does this step rewrite the equation that solved `name`? Only connecting prose may stand
-        between them ("Combining like terms, we get:"): no math and no mention of the letter."""
-        start = self.bound_at.get(name, -1)
+        """Does this step rewrite the equation that solved `name`, or its last rewrite that still held? Only
+        connecting prose may stand between them ("Combining like terms, we get:", "Now, solve for x:"): no
+        math, and no mention of the letter but as what to solve for."""
+        start = max(self.bound_at.get(name, -1), self.held_at.get(name, -1))
         letter = re.compile(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])")
+        target = re.compile(
+            rf"\b(?:solve|solving|isolate|isolating|find|finding)\s+(?:for\s+)?{re.escape(name)}\b"
+        )
         between = range(start + 1, self.step_index)
-        quiet = (j not in self.math_steps and not letter.search(self.texts[j]) for j in between)
+        quiet = (
+            j not in self.math_steps and not letter.search(target.sub(" ", self.texts[j])) for j in between
+        )
         return start >= 0 and all(quiet)
 
     def bind(self, name: str, value: Fraction, *, solved: bool) -> None:
@@ -518,6 +525,12 @@ def _judge(
     running_total_ok: bool = False,
 ) -> ClaimResult:
     result = _judge_with(left, right, claim, state.bindings, state, approximate, running_total_ok)
+    if result.holds is True:
+        # "100 - x + 10 = 60" right after the equation that solved x, and still fitting it: the rewrite
+        # chain goes on from here (a letter met again after other math may name something new)
+        for name in (_variables(left) | _variables(right)) & state.solved:
+            if state.bound_at.get(name, -1) < state.step_index and state.rewrites(name):
+                state.held_at[name] = state.step_index
     if result.holds is not False:
         return result
     # A letter solved in an earlier step that no longer fits may be a new unknown under an old name
@@ -532,14 +545,22 @@ def _judge(
         return result
     rewrite_chain = all(state.rewrites(name) for name in stale)
     is_assignment = left[0] == "var" and bare_literal(right) is not None
-    definitions = sum(
-        len(re.findall(rf"(?<![A-Za-z]){re.escape(name)}\s*=", state.step_text)) for name in stale
-    )
+    definitions = sum(_definitions(name, state.step_text) for name in stale)
     redefined = definitions > (1 if is_assignment else 0)
     if not redefined and (is_assignment or rewrite_chain):
         return result  # "x = 13" after solving x = 12, or "3x = 38" right after "3x + 4 = 40"
     fresh = {k: v for k, v in state.bindings.items() if k not in stale}
     return _judge_with(left, right, claim, fresh, state, approximate, running_total_ok)
+
+
+def _definitions(name: str, text: str) -> int:
+    """How often `text` sets the letter (`x = 12`, `so x = 3`); `66 + x = 84` and `3x = 12` do not."""
+    count = 0
+    for match in re.finditer(rf"(?<![A-Za-z]){re.escape(name)}\s*=", text):
+        before = text[: match.start()].rstrip()
+        if not before or not (before[-1] in "+-*/×÷^(" or before[-1].isdigit()):
+            count += 1
+    return count
 
 
 def _variables(node: tuple) -> set[str]:

@@ -48,7 +48,7 @@ class MathVerifier:
     # 1.1: fail-closed step verdicts, lenient readings only in their written form; 1.2: names that are
     # never products (s_A, S(2), M:F), clock times, cents as a count, rates and glosses read as written,
     # an equation rewritten across a connecting sentence
-    version = "1.2.0"
+    version = "1.3.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config

@@ -310,6 +310,15 @@ def test_spelled_operator_before_symbolic_math(step: str, label: str) -> None:
         (["4V + V + (V/2) = 1100", "Combining like terms, we get:", "11V/2 = 1100"], "correct"),
         # ... but not once a sentence names the letter again (a new unknown under an old name)
         (["3x = 36, so x = 12.", "Now for the oranges, let x be their number.", "2x = 10"], "unverifiable"),
+        # a sentence saying what to solve for is still connecting prose; a letter next to `=` on the same
+        # side as a number is no new definition
+        (["63 - 7 + 15 + x - 3 = 84", "Now, solve for x:", "66 + x = 84"], "incorrect"),
+        (["63 - 7 + 15 + x - 3 = 84", "Now, solve for x:", "68 + x = 84"], "correct"),
+        # the chain goes on through a rewrite that still holds
+        (["100 - x + 40 - 30 = 60", "100 - x + 10 = 60", "90 - x = 60"], "incorrect"),
+        (["100 - x + 40 - 30 = 60", "100 - x + 10 = 60", "110 - x = 60"], "correct"),
+        # ... but not after other math between: the letter may name something new by then
+        (["x + 3 = 10", "y = 2x + 1", "2 * 7 = 14", "x + 5 = 10"], "unverifiable"),
     ],
 )
 def test_stronger_model_notation(steps: list[str], label: str) -> None:
