@@ -42,6 +42,7 @@ from verifiers.math.arithmetic import (
 )
 from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from verifiers.math.claim_result import ClaimResult
+from verifiers.math.labelled_lines import labelled_line_claims
 from verifiers.math.latex_claims import check_hard_runs_bounded
 from verifiers.math.numbers import RELATIVE_TOLERANCE, Literal, format_value, match_rule
 from verifiers.protocol import Verdict
@@ -118,6 +119,8 @@ def check_steps(steps: Sequence[str], *, hard_checker: HardChecker | None = None
         per_step.append(results)
         snapshot = {name: str(value) for name, value in state.bindings.items()}
         hard.extend((index, run.text, snapshot) for run in hard_runs)
+    for index, result in labelled_line_claims(steps, state.math_steps).items():
+        per_step[index].append(result)
     if hard:
         checker = hard_checker or _default_hard_checker
         for index, results in checker(hard).items():
