@@ -22,8 +22,10 @@ from verifiers.math.arithmetic import NotEvaluable, Token, bare_literal, evaluat
 from verifiers.math.claim_result import ClaimResult
 from verifiers.math.numbers import format_value, match_rule
 
+_ANSWER_LINE = re.compile(r"^\s*(?:#+|final answer\s*:?\s*#*)\s*(\$?-?[\d,]*\.?\d+)\s*$", re.IGNORECASE)
 _LABELLED = re.compile(r"^\s*(?:\d+[.)]\s+|[-*•]\s+)?([A-Za-z][A-Za-z_' ]{0,48}?)\s*=\s*(\S.*?)\s*$")
 _HAS_DIGIT = re.compile(r"\d")
+_ANSWER_LABEL = "the answer"  # an unlabelled line of open arithmetic, and the answer line after it
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class _Line:
     last: tuple  # the last side
     first_value: Fraction
     last_value: Fraction
-    numbers: frozenset[Fraction]  # the literals written on the last side
+    open_literals: tuple[Fraction, ...]  # the numbers written on the last side
 
 
 def _sides(text: str) -> list[list[Token]] | None:
@@ -53,10 +55,23 @@ def _sides(text: str) -> list[list[Token]] | None:
 def _read(step: str) -> _Line | None:
     if "\n" in step.strip():
         return None
+    answer = _ANSWER_LINE.match(step)
+    if answer:  # "#### 38000.40" after an open expression states its value
+        return _parse_line(_ANSWER_LABEL, answer.group(1))
+    bare = _sides(step)
+    if bare is not None and len(bare) == 1 and len(bare[0]) > 1:  # a whole step of open arithmetic
+        return _parse_line(_ANSWER_LABEL, step)
     match = _LABELLED.match(step)
     if not match or not _HAS_DIGIT.search(match.group(2)):
         return None
-    sides = _sides(match.group(2))
+    label = " ".join(match.group(1).lower().split())
+    if len(label) <= 2:
+        return None  # a letter: the claim checker carries its value (`T = 10 + 14`, then `T = 24`)
+    return _parse_line(label, match.group(2))
+
+
+def _parse_line(label: str, text: str) -> _Line | None:
+    sides = _sides(text)
     if sides is None:
         return None
     try:
@@ -66,23 +81,28 @@ def _read(step: str) -> _Line | None:
         return None
     if not (first_value.is_number and last_value.is_number):
         return None
-    numbers = frozenset(
-        tok.literal.value for tok in sides[-1] if tok.kind == "num" and tok.literal is not None
-    )
-    label = " ".join(match.group(1).lower().split())
-    if len(label) <= 2:
-        return None  # a letter: the claim checker carries its value (`T = 10 + 14`, then `T = 24`)
-    return _Line(label, first, last, first_value.const, last_value.const, numbers)
+    open_literals = tuple(_literal_values(last))
+    return _Line(label, first, last, first_value.const, last_value.const, open_literals)
 
 
-def _shares_a_number(line: _Line, open_numbers: frozenset[Fraction]) -> bool:
-    return bool(_literal_values(line.first) & open_numbers)
+def _carries_on(line: _Line, before: _Line) -> bool:
+    """Is `line` the next form of the expression `before` left open? A bare number states its value; an
+    expression must work part of it out: fewer numbers, some of them kept (`27000 + 43200 - 1200`, then
+    `69200 - 1200`). More numbers extend it (`5 + 3`, then `5 + 3 + 2` after a tax): not a claim."""
+    if line.label != before.label:
+        return False
+    if bare_literal(line.first) is not None:
+        return True
+    if line.label == _ANSWER_LABEL:
+        return False  # two unlabelled lines of arithmetic may be two computations
+    numbers = _literal_values(line.first)
+    return len(numbers) < len(before.open_literals) and bool(set(numbers) & set(before.open_literals))
 
 
-def _literal_values(node: tuple) -> set[Fraction]:
+def _literal_values(node: tuple) -> list[Fraction]:
     if node[0] == "num":
-        return {node[1].value}
-    return {value for child in node[1:] if isinstance(child, tuple) for value in _literal_values(child)}
+        return [node[1].value]
+    return [value for child in node[1:] if isinstance(child, tuple) for value in _literal_values(child)]
 
 
 def labelled_line_claims(steps: Sequence[str], math_steps: set[int]) -> dict[int, ClaimResult]:
@@ -100,8 +120,7 @@ def labelled_line_claims(steps: Sequence[str], math_steps: set[int]) -> dict[int
             continue
         if previous is not None:
             _, before = previous
-            starts_with_number = bare_literal(line.first) is not None
-            if line.label == before.label and (starts_with_number or _shares_a_number(line, before.numbers)):
+            if _carries_on(line, before):
                 found[index] = _claim(before, line)
         previous = (index, line) if bare_literal(line.last) is None else None
     return found

@@ -19,6 +19,9 @@ from verifiers.math.labelled_lines import labelled_line_claims
         (["Total_bars = 10 + 14 + 18 + 22 + 26 + 30", "Now add them up:", "Total_bars = 120"], "correct"),
         # a rounded decimal carries the value it rounds
         (["Cost per item = 2 / 3", "Cost per item = 0.67"], "correct"),
+        # a step of open arithmetic, then the answer line
+        (["Final calculation:", "(4 * 15 * 25) + (2 * 20 * 25) * 1.1", "#### 2600"], "correct"),
+        (["Final calculation:", "(4 * 15 * 25) + (2 * 20 * 25) * 1.1", "#### 2500"], "incorrect"),
     ],
 )
 def test_a_labelled_line_claims_the_value_its_label_left_open(steps: list[str], label: str) -> None:
@@ -33,6 +36,10 @@ def test_a_labelled_line_claims_the_value_its_label_left_open(steps: list[str], 
         ["Cost = 15", "Cost = 8"],
         # a new expression sharing no number with the open one is another item
         ["Cost = 5 * 3", "Cost = 2 * 4"],
+        # more numbers extend the expression (a tax added) rather than work it out
+        ["Total cost = 5 + 3", "Add the tax:", "Total cost = 5 + 3 + 2"],
+        # two unlabelled lines of arithmetic may be two computations
+        ["(4 * 15) + (2 * 20)", "Then the tax:", "(4 * 15) + (2 * 20) + 10"],
         # other math between the two lines
         ["Total = 10 + 14", "The shirts cost 3 * 4 = 12.", "Total = 30"],
         # other labels, words on a side, letters (left to the claim checker)
