@@ -21,8 +21,10 @@ Rules, in order (each verdict's evidence names its rule):
 - in such a chain, an earlier step that stops a reference remainder halfway (`16 - 3 = 13` where the
   reference takes `16 - 3 - 4`) and that the chain builds on without ever reaching the full value is the
   first error instead (`unfinished-remainder`): the partial was taken for the result;
-- an `incorrect` chain with no off-reference number ends on a reference quantity that is not the answer:
-  the last step stating that value is `incorrect` (`answers-other-quantity`);
+- an `incorrect` chain with no off-reference number ends on a reference quantity that is not the answer
+  (`answers-other-quantity`): the step that first worked that value out is `incorrect` when the chain
+  only restates it afterwards ("#### 350000" after `320,000 + 30,000 = 350,000`, which left out the
+  twins), else the step that concludes with it;
 - in such a chain, the plan that the first flagged step carries out is the first error instead
   (`plan-carried-out`): among the steps right before it that compute nothing (no number, or only restated
   ones), the earliest that names an operation the flagged step performs ("we multiply the monthly bill by
@@ -250,7 +252,7 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
     if wrong_chain:
         _flag_unfinished_remainders(verdicts, step_numbers, final, ref)
         if not any(v.label == "incorrect" for v in verdicts) and final is not None:
-            _flag_other_quantity(verdicts, step_numbers, final, ref)
+            _flag_other_quantity(verdicts, steps, step_numbers, final, ref)
         _flag_plan_carried_out(verdicts, steps, step_numbers, ref)
     return verdicts
 
@@ -423,34 +425,54 @@ def _flag_unfinished_remainders(
 
 def _flag_other_quantity(
     verdicts: list[Verdict],
+    steps: Sequence[str],
     step_numbers: Sequence[Sequence[_StepNumber]],
     final: _StepNumber,
     ref: ReferenceQuantities,
 ) -> None:
-    """A wrong chain built only of reference quantities answers the wrong one: flag where it concludes."""
+    """A wrong chain built only of reference quantities answers the wrong one: flag where it took it.
+
+    That is where the chain concludes when its last statement of the value works it out there
+    (`So he makes 50 * 0.5 = $25`); when the chain only restates a value worked out before ("So, 4
+    kilometers is the answer."), the step that first stated it as a result is where the wrong quantity
+    was taken for the one asked.
+    """
     if ref.answer is not None and any(
         _same(n, ref.answer) for numbers in step_numbers for n in numbers if not n.solved
     ):
         return  # the chain states the answer somewhere: it did not simply stop at another quantity
-    for index in range(len(step_numbers) - 1, -1, -1):
-        if any(_same(number, final.literal.value) for number in step_numbers[index]):
-            first = next(
-                i
-                for i in range(len(step_numbers))
-                if any(_same(n, final.literal.value) for n in step_numbers[i])
-            )
-            verdicts[index] = Verdict(
-                "incorrect",
-                f"concludes with {final.text}, a reference quantity that is not the answer",
-                {
-                    "rule": "answers-other-quantity",
-                    "final_quantity": final.text,
-                    "reference_origin": ref.values.get(final.literal.value, "unit conversion"),
-                    "reference_answer": format_quantity(ref.answer) if ref.answer is not None else None,
-                    "first_stated_at": first,
-                },
-            )
-            return
+    value = final.literal.value
+    last = next((i for i in range(len(step_numbers) - 1, -1, -1) if _states(step_numbers[i], value)), None)
+    if last is None:
+        return
+    works_it_out = any(tok.kind == "op" for tok in lex(steps[last])) and any(
+        n.stated_result and _same(n, value) for n in step_numbers[last]
+    )
+    first_result = next(
+        (
+            i
+            for i, numbers in enumerate(step_numbers)
+            if any(n.stated_result and _same(n, value) for n in numbers)
+        ),
+        last,
+    )
+    index = last if works_it_out else first_result
+    verdicts[index] = Verdict(
+        "incorrect",
+        f"concludes with {final.text}, a reference quantity that is not the answer",
+        {
+            "rule": "answers-other-quantity",
+            "final_quantity": final.text,
+            "reference_origin": ref.values.get(value, "unit conversion"),
+            "reference_answer": format_quantity(ref.answer) if ref.answer is not None else None,
+            "first_stated_at": next(i for i, numbers in enumerate(step_numbers) if _states(numbers, value)),
+            "concluded_at": last,
+        },
+    )
+
+
+def _states(numbers: Sequence[_StepNumber], value: Fraction) -> bool:
+    return any(_same(number, value) for number in numbers)
 
 
 # Operations a plan sentence names, and the symbol a step performing them writes.

@@ -89,11 +89,18 @@ def test_completed_remainder_is_not_an_error() -> None:
     assert first_incorrect(DUCKS, steps, "incorrect") == 2
 
 
-def test_wrong_chain_of_reference_quantities_fails_where_it_concludes() -> None:
-    steps = ["She has 16 - 3 - 4 = 9 eggs left.", "So the answer is 9."]
+def test_wrong_chain_of_reference_quantities_fails_where_it_takes_the_other_quantity() -> None:
+    # the last step works the other quantity out: that is where the chain goes wrong
+    steps = ["She has 16 eggs and eats 3.", "She uses 3 + 4 = 7 eggs."]
     verdicts = reference_step_labels(DUCKS, steps, "incorrect")
     assert [v.label for v in verdicts] == ["correct", "incorrect"]
     assert verdicts[1].evidence["rule"] == "answers-other-quantity"
+    # the chain only restates a value worked out before: the step that worked it out took it for the answer
+    steps = ["She has 16 - 3 - 4 = 9 eggs left.", "So the answer is 9."]
+    verdicts = reference_step_labels(DUCKS, steps, "incorrect")
+    assert [v.label for v in verdicts] == ["incorrect", "correct"]
+    assert verdicts[0].evidence["rule"] == "answers-other-quantity"
+    assert verdicts[0].evidence["concluded_at"] == 1
 
 
 def test_another_route_in_a_correct_chain_is_never_incorrect() -> None:
