@@ -28,10 +28,9 @@ Rules, in order (each verdict's evidence names its rule):
 - in such a chain, the plan that the first flagged step carries out is the first error instead
   (`plan-carried-out`): among the steps right before it that compute nothing (no number, or only restated
   ones), the earliest that names an operation the flagged step performs ("we multiply the monthly bill by
-  the electricity cost", then `400 * 800 = 320000`). Only where the flagged step is a pure setup error:
-  its arithmetic holds and its off-reference numbers are all results, not operands it brought in (a
-  misread operand or a slip leaves the plan right). A plan naming no operation ("let's break it down")
-  or another one stays as it was;
+  the electricity cost", then `400 * 800 = 320000`). Not where the flagged step's error is a slip (a
+  false claim whose true value is a reference quantity): a slip leaves the plan right. A plan naming no
+  operation ("let's break it down") or another one stays as it was;
 - in any other chain (outcome correct, or not judged) an off-reference number is an alternative route or
   unknown: `unverifiable`. Steps without numbers are `unverifiable`.
 
@@ -63,6 +62,7 @@ from labels.reference_quantities import (
     strip_step_marker,
     text_numbers,
     unit_factors,
+    written_operations,
 )
 from schemas.records import Problem
 from verifiers.math.arithmetic import lex
@@ -508,10 +508,12 @@ def _flag_plan_carried_out(
     Only the run of steps right before the flagged one that compute nothing (no number, or only restated
     ones) can be its plan; the earliest of them naming one of its operations is taken. A plan that
     names no operation, or another one, is not judged: it may be vague but true. Nor is a plan blamed
-    for a slip or a misread operand in the step that carries it out (`_pure_setup_error`).
+    for a slip in the step that carries it out (`_is_slip`). A misread operand in that step is not told
+    apart: on the real-error sets, a step that brings in its own operand under a plan naming its
+    operation followed a wrong plan far more often than it misread a right one.
     """
     first = next((i for i, v in enumerate(verdicts) if v.label == "incorrect"), None)
-    if not first or not _pure_setup_error(verdicts[first], steps[first], step_numbers[first], ref):
+    if not first or _is_slip(steps[first], ref) or _misreads_an_operand(steps[first], ref):
         return
     performed = performed_operations(steps[first])
     plan: tuple[int, set[str]] | None = None
@@ -531,19 +533,29 @@ def _flag_plan_carried_out(
         )
 
 
-def _pure_setup_error(
-    verdict: Verdict, step: str, numbers: Sequence[_StepNumber], ref: ReferenceQuantities
-) -> bool:
-    """Is the flagged step wrong in what it combines, not in its arithmetic or an operand it brought in?
+def _misreads_an_operand(step: str, ref: ReferenceQuantities) -> bool:
+    """Does the step do one of the solution's operations with one operand swapped for a number the
+    reference lacks (`10 * 2` where the solution has `9 * 2`)? A misread operand: the plan was right."""
+    for op, left, right in written_operations(strip_step_marker(step)):
+        left_in, right_in = left in ref.values, right in ref.values
+        if left_in == right_in:
+            continue
+        kept, position = (left, 0) if left_in else (right, 1)
+        for ref_op, ref_left, ref_right in ref.operations:
+            if ref_op != op:
+                continue
+            if (ref_left, ref_right)[position] == kept or (op in "+*" and kept in (ref_left, ref_right)):
+                return True
+    return False
 
-    A false claim whose true value is a reference quantity is a slip in a right setup: the plan that
-    named the operation was right.
-    """
+
+def _is_slip(step: str, ref: ReferenceQuantities) -> bool:
+    """Is the flagged step's error a slip in a right setup: a false claim whose true value is a reference
+    quantity? The plan that named the operation was right then."""
     results, _ = check_plain_step(step, StepState())
     for result in results:
         if result.holds is False and result.expected is not None:
             expected = text_numbers(result.expected)
             if expected and any(value in ref.values for value in expected[0]):
-                return False
-    off = set(verdict.evidence.get("off_reference", ()))
-    return all(number.stated_result for number in numbers if number.text in off)
+                return True
+    return False

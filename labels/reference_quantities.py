@@ -138,6 +138,8 @@ class ReferenceQuantities:
     stated: frozenset[Fraction] = frozenset()
     # each expression side's values (whole, partials, operands): the family a partial belongs to
     families: tuple[frozenset[Fraction], ...] = ()
+    # the solution's written binary operations (`9 * 2` as ("*", 9, 2)): what a misread operand replaces
+    operations: frozenset[tuple[str, Fraction, Fraction]] = frozenset()
 
     def supports(self, value: Fraction, operands: Sequence[tuple[Fraction, ...]]) -> bool:
         """Is `value` stated by the solution, or a partial of one of its expressions computed from that
@@ -391,6 +393,16 @@ def _expression_values(
     return found
 
 
+def written_operations(text: str) -> set[tuple[str, Fraction, Fraction]]:
+    """Each `number op number` written in `text`, as (op, left, right): `9 * 2 = 18` gives ("*", 9, 2)."""
+    tokens = [tok for tok in lex(text) if tok.kind != "skip"]
+    found: set[tuple[str, Fraction, Fraction]] = set()
+    for left, op, right in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if left.kind == "num" and op.kind == "op" and right.kind == "num" and left.literal and right.literal:
+            found.add((op.text, left.literal.value, right.literal.value))
+    return found
+
+
 def reference_answer_value(answer: str | None, solution: str) -> Fraction | None:
     """The reference's final number: `reference_answer`, else the `#### N` line of a GSM8K solution."""
     candidates = [answer] if answer else []
@@ -475,7 +487,10 @@ def reference_quantities(
     worked |= {-value for value in worked}
     stated = wholes | _stated_results(solution) | _equation_results(solution) | firm
     stated |= {-value for value in stated}
+    operations = {op for expression in _ANNOTATION.findall(solution) for op in written_operations(expression)}
+    operations |= written_operations(plain)
     return ReferenceQuantities(
+        operations=frozenset(operations),
         stated=frozenset(stated),
         families=tuple(families),
         worked=frozenset(worked),

@@ -160,6 +160,13 @@ def test_vague_or_other_plans_are_not_blamed() -> None:
     plan = "Then we multiply the eggs she sells by the price."
     assert first_incorrect(DUCKS, [plan, "That is 9 * 2 = 20 dollars."], "incorrect") == 1
     assert first_incorrect(DUCKS, [plan, "She sells 10 eggs: 10 * 2 = 20 dollars."], "incorrect") == 1
+    # ... but it is blamed when the step brings in a number of its own that replaces no operand of the
+    # solution's operations: the plan chose that combination
+    days = "We multiply the eggs by the days she sells."
+    assert (
+        first_incorrect(DUCKS, [days, "She sells on 6 days: 16 * 6 = 96 eggs.", "96 * 2 = 192"], "incorrect")
+        == 0
+    )
     # a right-answer chain is never judged by its plans
     assert "incorrect" not in labels(DUCKS, ["We multiply.", "16 - 3 - 4 = 9", "9 * 2 = 18"], "correct")
 
