@@ -119,7 +119,8 @@ def _step_numbers(step: str) -> list[_StepNumber]:
             run.append(readings)
         if tok.kind == "op":
             operated = True
-        elif tok.kind == "word" and len(tok.text) > 1:  # a word ends the computation ("so", "which")
+        elif tok.kind == "word" and len(tok.text) > 1 and not tok.text.startswith("\\"):
+            # a word ends the computation ("so", "which"); a LaTeX gloss (`\\text{ acres}`) does not
             operated = False
             operands.clear()
             run.clear()
@@ -486,14 +487,33 @@ _WRITTEN_OPERATION = re.compile(r"(?<=[\d)%])\s*([*/+\-×x÷])\s*(?=[$(]?\d)")
 _SYMBOLS = {"×": "*", "x": "*", "÷": "/"}
 
 
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+
+
 def named_operations(text: str) -> set[str]:
-    """Operations a sentence names in words: "we multiply the bill by the cost" -> {'*'}."""
-    return {op for op, pattern in _PLAN_OPERATIONS.items() if pattern.search(text)}
+    """Operations a sentence names in words: "we multiply the bill by the cost" -> {'*'}. A LaTeX
+    command (`\\times`) is notation, not a word."""
+    words = _LATEX_COMMAND.sub(" ", text)
+    return {op for op, pattern in _PLAN_OPERATIONS.items() if pattern.search(words)}
+
+
+_LATEX_PLAIN = (
+    (re.compile(r"\\text\{[^{}]*\}"), " "),  # a gloss between the numbers: `12 \\text{ acres} \\times 112`
+    (re.compile(r"\\(?:times|cdot)(?![A-Za-z])"), "*"),
+    (re.compile(r"\\div(?![A-Za-z])"), "/"),
+    (re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}"), r"(\1)/(\2)"),
+    (re.compile(r"\\[()\[\]]|\\[A-Za-z]+"), " "),
+)
 
 
 def performed_operations(text: str) -> set[str]:
-    """Operations a step writes between numbers (`400 * 800`, `10 x 7`) or names ("multiply 40 by 8")."""
-    written = {_SYMBOLS.get(op, op) for op in _WRITTEN_OPERATION.findall(text)}
+    """Operations a step writes between numbers (`400 * 800`, `10 x 7`, `10 \\times 7`) or names
+    ("multiply 40 by 8")."""
+    plain = text
+    for pattern, replacement in _LATEX_PLAIN:
+        plain = pattern.sub(replacement, plain)
+    plain = re.sub(r"\s+", " ", plain)
+    written = {_SYMBOLS.get(op, op) for op in _WRITTEN_OPERATION.findall(plain)}
     return written | named_operations(text)
 
 

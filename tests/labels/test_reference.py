@@ -367,3 +367,14 @@ def test_a_setup_error_written_as_an_equation_is_flagged_where_it_is_written() -
     # the right equation forces the reference's x and stays on track
     right = ["Let x be one room.", "5x + 3x = 160", "8x = 160", "x = 20", "3 * 20 = 60"]
     assert labels(ROOMS, right, "correct")[1:] == ["correct"] * 4
+
+
+def test_latex_notation_is_read_as_math_not_as_words() -> None:
+    # `\times` names no operation in a plan, and a `\text{}` gloss does not end the computation
+    from labels.reference import named_operations, performed_operations
+
+    assert named_operations(r"\( 12 \text{ acres} \times 112 = 1344 \)") == set()
+    assert performed_operations(r"\( 12 \text{ acres} \times 112 \text{ bales} = 1344 \)") == {"*"}
+    assert performed_operations(r"\[ \frac{48}{8} = 6 \]") == {"/"}
+    steps = [r"She has \( 16 - 3 - 4 = 9 \text{ eggs} \).", r"\( 9 \text{ eggs} \times 2 = 18 \)"]
+    assert labels(DUCKS, steps, "correct") == ["correct", "correct"]
