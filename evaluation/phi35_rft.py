@@ -16,13 +16,13 @@ changed split) is reported and left out, never guessed. Notes: `data/real_errors
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from evaluation.labelled_sets import gold_by_question, real_error_row, run_cli
 from evaluation.real_errors import SHARED_GSM8K_TRAIN
 from schemas.reference_solutions import question_key
 
@@ -72,7 +72,7 @@ def _source_rows(source: Path, variant: str) -> list[dict]:
 
 def build(source: Path, gsm8k: Path = SHARED_GSM8K_TRAIN, labels: Path = LABELS) -> Iterator[dict]:
     """Rows in the real-errors shape; raises ValueError naming the label line whose chain does not match."""
-    gold = {question_key(row["question"]): row for row in map(json.loads, gsm8k.open(encoding="utf-8"))}
+    gold = gold_by_question(gsm8k)
     tables: dict[str, list[dict]] = {}
     for number, line in enumerate(labels.open(encoding="utf-8"), start=1):
         label = json.loads(line)
@@ -84,28 +84,13 @@ def build(source: Path, gsm8k: Path = SHARED_GSM8K_TRAIN, labels: Path = LABELS)
             raise ValueError(f"{labels}:{number}: field steps_sha256: {label['id']} differs from the source")
         reference = gold[question_key(record["question"])]
         finals = re.findall(r"####\s*\**\s*\$?\s*(-?[\d,]*\.?\d+)", record["wrong_solutions"])
-        yield {
-            "id": label["id"],
-            "problem": reference["question"],
-            "steps": steps,
-            "final_answer": finals[-1].replace(",", "") if finals else "",
-            "label": label["label"],
-            "reference_answer": reference["answer"].rsplit("####", 1)[-1].strip().replace(",", ""),
-            "solution": reference["answer"],
-            "source": GENERATOR,
-            "note": label["note"],
-        }
+        yield real_error_row(
+            label, reference, steps, finals[-1].replace(",", "") if finals else "", GENERATOR
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, required=True, help="the `datasets` folder of rft-gsm8k")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--gsm8k", type=Path, default=SHARED_GSM8K_TRAIN)
-    args = parser.parse_args(argv)
-    rows = list(build(args.source, args.gsm8k))
-    args.out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-    print(f"{args.out}: {len(rows)} chains, {sum(row['label'] != -1 for row in rows)} with a first error")
+    run_cli(__doc__.splitlines()[0], build, "the `datasets` folder of rft-gsm8k", SHARED_GSM8K_TRAIN, argv)
 
 
 if __name__ == "__main__":

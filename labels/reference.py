@@ -29,8 +29,9 @@ Rules, in order (each verdict's evidence names its rule):
   (`plan-carried-out`): among the steps right before it that compute nothing (no number, or only restated
   ones), the earliest that names an operation the flagged step performs ("we multiply the monthly bill by
   the electricity cost", then `400 * 800 = 320000`). Not where the flagged step's error is a slip (a
-  false claim whose true value is a reference quantity): a slip leaves the plan right. A plan naming no
-  operation ("let's break it down") or another one stays as it was;
+  false claim whose true value is a reference quantity) or a misread operand (one of the solution's
+  written operations with one operand swapped: `10 * 2` where it has `9 * 2`): those leave the plan
+  right. A plan naming no operation ("let's break it down") or another one stays as it was;
 - in any other chain (outcome correct, or not judged) an off-reference number is an alternative route or
   unknown: `unverifiable`. Steps without numbers are `unverifiable`.
 
@@ -528,9 +529,9 @@ def _flag_plan_carried_out(
     Only the run of steps right before the flagged one that compute nothing (no number, or only restated
     ones) can be its plan; the earliest of them naming one of its operations is taken. A plan that
     names no operation, or another one, is not judged: it may be vague but true. Nor is a plan blamed
-    for a slip in the step that carries it out (`_is_slip`). A misread operand in that step is not told
-    apart: on the real-error sets, a step that brings in its own operand under a plan naming its
-    operation followed a wrong plan far more often than it misread a right one.
+    for a slip (`_is_slip`) or a misread operand (`_misreads_an_operand`) in the step that carries it out.
+    A step that brings in some other number of its own is taken to follow the plan: on the real-error
+    sets such steps followed a wrong plan far more often than they strayed from a right one.
     """
     first = next((i for i, v in enumerate(verdicts) if v.label == "incorrect"), None)
     if not first or _is_slip(steps[first], ref) or _misreads_an_operand(steps[first], ref):
