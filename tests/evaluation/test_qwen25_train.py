@@ -54,5 +54,5 @@ def test_the_final_answer_is_the_last_box_else_the_last_number() -> None:
 
 def test_the_stored_labels_are_well_formed() -> None:
     rows = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 60 and len({row["id"] for row in rows}) == 60
+    assert len(rows) == 90 and len({row["id"] for row in rows}) == 90
     assert all(-1 <= row["label"] and len(row["steps_sha256"]) == 64 and row["note"] for row in rows)
