@@ -67,7 +67,7 @@ from labels.reference_quantities import (
 )
 from schemas.records import Problem
 from verifiers.math.arithmetic import lex
-from verifiers.math.claims import StepState, check_plain_step
+from verifiers.math.claims import StepState, check_plain_step, walk_steps
 from verifiers.math.numbers import Literal, round_half_up, truncate
 from verifiers.protocol import Verdict
 
@@ -206,8 +206,9 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
         )
         return [Verdict("unverifiable", reason, {"rule": "no-reference"}) for _ in steps]
     question_numbers = _step_numbers(problem.text)
+    written = [_step_numbers(step) for step in steps]
     step_numbers = [
-        [*_step_numbers(step), *solved] for step, solved in zip(steps, _solved_unknowns(steps), strict=True)
+        [*numbers, *solved] for numbers, solved in zip(written, _solved_unknowns(steps, written), strict=True)
     ]
     final = _final_value(step_numbers)
     # A chain graded wrong whose last step states the reference answer is conflicting evidence (the grade
@@ -259,22 +260,19 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
     return verdicts
 
 
-def _solved_unknowns(steps: Sequence[str]) -> list[list[_StepNumber]]:
+def _solved_unknowns(
+    steps: Sequence[str], written: Sequence[Sequence[_StepNumber]]
+) -> list[list[_StepNumber]]:
     """The value each step's equation fixes for its unknown (`3x + x = 160` gives x = 40), per step.
 
     A setup error written as an equation (`2(2E) + E = 45`) states no wrong number itself: the value it
-    forces is the quantity it brings in, computed from the equation's numbers. The claim checker solves
-    one-unknown linear equations as it walks the chain; a value bound in this step is taken here.
+    forces is the quantity it brings in, computed from the equation's numbers (`written`, per step). The
+    claim checker solves one-unknown linear equations as it walks the chain; a value bound in this step
+    is taken here.
     """
-    state = StepState()
     found: list[list[_StepNumber]] = []
-    for index, step in enumerate(steps):
-        state.step_index = index
-        state.texts.append(step)
-        results, _ = check_plain_step(step, state)
-        if results:
-            state.math_steps.add(index)
-        operands = tuple(number.readings for number in _step_numbers(step))
+    for index, _, _, state in walk_steps(steps):
+        operands = tuple(number.readings for number in written[index])
         found.append(
             [
                 _StepNumber(Literal(value), (value,), True, True, operands, solved=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -107,15 +107,10 @@ def check_steps(steps: Sequence[str], *, hard_checker: HardChecker | None = None
 
     `hard_checker` judges LaTeX runs the fast path cannot; by default the bounded worker pool.
     """
-    state = StepState()
     per_step: list[list[ClaimResult]] = []
     hard: list[tuple[int, str, Mapping[str, str]]] = []
-    for index, step in enumerate(steps):
-        state.step_index = index
-        state.texts.append(step)
-        results, hard_runs = check_plain_step(step, state)
-        if results or hard_runs:
-            state.math_steps.add(index)
+    state = StepState()  # the walk's state after the last step (an empty chain keeps this one)
+    for index, results, hard_runs, state in walk_steps(steps):
         per_step.append(results)
         snapshot = {name: str(value) for name, value in state.bindings.items()}
         hard.extend((index, run.text, snapshot) for run in hard_runs)
@@ -126,6 +121,19 @@ def check_steps(steps: Sequence[str], *, hard_checker: HardChecker | None = None
         for index, results in checker(hard).items():
             per_step[index].extend(results)
     return [step_verdict(results) for results in per_step]
+
+
+def walk_steps(steps: Sequence[str]) -> Iterator[tuple[int, list[ClaimResult], list[Run], StepState]]:
+    """Judge each step's plain runs in order, carrying one `StepState` through the chain; yields the step's
+    index, results, hard runs and the state right after it (the same object, updated in place)."""
+    state = StepState()
+    for index, step in enumerate(steps):
+        state.step_index = index
+        state.texts.append(step)
+        results, hard_runs = check_plain_step(step, state)
+        if results or hard_runs:
+            state.math_steps.add(index)
+        yield index, results, hard_runs, state
 
 
 def _default_hard_checker(
