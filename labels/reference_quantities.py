@@ -453,11 +453,14 @@ def reference_quantities(
     remainders: dict[Fraction, set[Fraction]] = {}
     families: list[frozenset[Fraction]] = []
     wholes: set[Fraction] = set()
+    operations: set[tuple[str, Fraction, Fraction]] = set()
     for expression in _ANNOTATION.findall(solution):
+        operations |= written_operations(expression)
         for value in _expression_values(expression, remainders, families, wholes):
             add(value, f"reference computation <<{expression}>>")
             solution_numbers += 1
     plain = _ANNOTATION.sub(" ", solution)
+    operations |= written_operations(plain)
     for line in plain.splitlines():
         for value in _expression_values(line, remainders, families, wholes):
             add(value, f"reference line: {line.strip()[:60]}")
@@ -487,8 +490,6 @@ def reference_quantities(
     worked |= {-value for value in worked}
     stated = wholes | _stated_results(solution) | _equation_results(solution) | firm
     stated |= {-value for value in stated}
-    operations = {op for expression in _ANNOTATION.findall(solution) for op in written_operations(expression)}
-    operations |= written_operations(plain)
     return ReferenceQuantities(
         operations=frozenset(operations),
         stated=frozenset(stated),
