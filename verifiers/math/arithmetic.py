@@ -346,6 +346,15 @@ def bare_literal(node: tuple) -> Literal | None:
     return None
 
 
+def literals(node: tuple) -> list[Literal]:
+    """Every number written in a parsed side, left to right (`2 * (3 + x)` gives 2 and 3)."""
+    if node[0] == "num":
+        return [node[1]]
+    if node[0] == "var":
+        return []
+    return [lit for child in node[1:] for lit in literals(child)]
+
+
 def leading_literal(node: tuple) -> Literal | None:
     """Leftmost literal of a binary expression: `24` in `24 * 3` (for running totals `a + b = 24 * 3`)."""
     if node[0] not in _BINDING:

@@ -38,6 +38,7 @@ from verifiers.math.arithmetic import (
     bare_literal,
     evaluate,
     leading_literal,
+    literals,
     parse_side,
 )
 from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
@@ -507,23 +508,15 @@ def _percent_form(node: tuple) -> bool:
         child[0] == "num" and child[1].value == 100 and not child[1].percent for child in node[1:]
     ):
         return True
-    literals = _literals(node)
+    written = literals(node)
     return (
-        bool(literals)
+        bool(written)
         and all(
             lit.value.denominator == 1 and not lit.decimals and not lit.percent and not lit.fraction
-            for lit in literals
+            for lit in written
         )
         and node[0] in ("+", "-")
     )
-
-
-def _literals(node: tuple) -> list[Literal]:
-    if node[0] == "num":
-        return [node[1]]
-    if node[0] == "var":
-        return []
-    return [lit for child in node[1:] for lit in _literals(child)]
 
 
 def _judge(

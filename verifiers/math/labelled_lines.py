@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from verifiers.math.arithmetic import NotEvaluable, Token, bare_literal, evaluate, lex, parse_side
+from verifiers.math.arithmetic import NotEvaluable, Token, bare_literal, evaluate, lex, literals, parse_side
 from verifiers.math.claim_result import ClaimResult
 from verifiers.math.numbers import format_value, match_rule
 
@@ -81,7 +81,7 @@ def _parse_line(label: str, text: str) -> _Line | None:
         return None
     if not (first_value.is_number and last_value.is_number):
         return None
-    open_literals = tuple(_literal_values(last))
+    open_literals = tuple(lit.value for lit in literals(last))
     return _Line(label, first, last, first_value.const, last_value.const, open_literals)
 
 
@@ -95,14 +95,8 @@ def _carries_on(line: _Line, before: _Line) -> bool:
         return True
     if line.label == _ANSWER_LABEL:
         return False  # two unlabelled lines of arithmetic may be two computations
-    numbers = _literal_values(line.first)
+    numbers = [lit.value for lit in literals(line.first)]
     return len(numbers) < len(before.open_literals) and bool(set(numbers) & set(before.open_literals))
-
-
-def _literal_values(node: tuple) -> list[Fraction]:
-    if node[0] == "num":
-        return [node[1].value]
-    return [value for child in node[1:] if isinstance(child, tuple) for value in _literal_values(child)]
 
 
 def labelled_line_claims(steps: Sequence[str], math_steps: set[int]) -> dict[int, ClaimResult]:
@@ -111,18 +105,16 @@ def labelled_line_claims(steps: Sequence[str], math_steps: set[int]) -> dict[int
     `math_steps` are the steps that wrote any math run: only steps outside it may stand between the two.
     """
     found: dict[int, ClaimResult] = {}
-    previous: tuple[int, _Line] | None = None
+    before: _Line | None = None  # the last line that left an expression open
     for index, step in enumerate(steps):
         line = _read(step)
         if line is None:
             if index in math_steps:
-                previous = None
+                before = None
             continue
-        if previous is not None:
-            _, before = previous
-            if _carries_on(line, before):
-                found[index] = _claim(before, line)
-        previous = (index, line) if bare_literal(line.last) is None else None
+        if before is not None and _carries_on(line, before):
+            found[index] = _claim(before, line)
+        before = line if bare_literal(line.last) is None else None
     return found
 
 
