@@ -7,11 +7,17 @@ each set's module reads its source, and these helpers give every set the same ro
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from schemas.reference_solutions import question_key
+
+
+def steps_digest(steps: Sequence[str]) -> str:
+    """The digest a label row stores of its chain's steps: a changed source is refused, never guessed."""
+    return hashlib.sha256("\n".join(steps).encode()).hexdigest()
 
 
 def gold_by_question(gsm8k: Path) -> dict[str, dict]:

@@ -11,18 +11,17 @@ where each chain sits in the source, and a digest of its steps. This module join
     prm-factory eval /tmp/real_errors_phi35.jsonl
 
 Each row's steps are checked against the stored digest; a row that does not match (another commit, a
-changed split) is reported and left out, never guessed. Notes: `data/real_errors_phi35.md`.
+changed split) stops the build with its label line, never guessed. Notes: `data/real_errors_phi35.md`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from evaluation.labelled_sets import gold_by_question, real_error_row, run_cli
+from evaluation.labelled_sets import gold_by_question, real_error_row, run_cli, steps_digest
 from evaluation.real_errors import SHARED_GSM8K_TRAIN
 from schemas.reference_solutions import question_key
 
@@ -79,8 +78,7 @@ def build(source: Path, gsm8k: Path = SHARED_GSM8K_TRAIN, labels: Path = LABELS)
         table = tables.setdefault(label["variant"], _source_rows(source, label["variant"]))
         record = table[label["row"]]
         steps = split_steps(record["wrong_solutions"])
-        digest = hashlib.sha256("\n".join(steps).encode()).hexdigest()
-        if digest != label["steps_sha256"]:
+        if steps_digest(steps) != label["steps_sha256"]:
             raise ValueError(f"{labels}:{number}: field steps_sha256: {label['id']} differs from the source")
         reference = gold[question_key(record["question"])]
         finals = re.findall(r"####\s*\**\s*\$?\s*(-?[\d,]*\.?\d+)", record["wrong_solutions"])

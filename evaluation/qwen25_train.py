@@ -16,13 +16,12 @@ A row whose steps do not match the stored digest is refused with its label line,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from evaluation.labelled_sets import gold_by_question, real_error_row, run_cli
+from evaluation.labelled_sets import gold_by_question, real_error_row, run_cli, steps_digest
 from evaluation.real_errors import SHARED_GSM8K_TRAIN
 from schemas.reference_solutions import question_key
 
@@ -35,10 +34,6 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 def split_steps(response: str) -> list[str]:
     """The response's paragraphs, stripped, empty ones dropped."""
     return [part.strip() for part in response.split("\n\n") if part.strip()]
-
-
-def steps_digest(steps: Sequence[str]) -> str:
-    return hashlib.sha256("\n".join(steps).encode()).hexdigest()
 
 
 def final_answer(response: str) -> str:
