@@ -72,7 +72,7 @@ from verifiers.math.numbers import Literal, round_half_up, truncate
 from verifiers.protocol import Verdict
 
 REFERENCE_LABELER: str = "reference-align"
-REFERENCE_VERSION: str = "1.4.0"
+REFERENCE_VERSION: str = "1.5.0"
 
 _NEUTRAL = frozenset({Fraction(0), Fraction(1)})  # counts and units ("1 hour", "0 left") carry no decision
 
@@ -113,6 +113,7 @@ def _step_numbers(step: str) -> list[_StepNumber]:
                 and previous.kind == "eq"
                 and operated
                 and not operands.intersection(readings)
+                and bool(run)  # `(\text{New}) - (\text{Lost}) = 3000` computes nothing: no number before it
             )
             computed_from = tuple(run) if computed else ()
             numbers.append(_StepNumber(tok.literal, readings, result, computed, computed_from))
@@ -295,9 +296,11 @@ def _rejoins(
     A correct chain may take a route the reference does not (total points first, then baskets:
     `9 + 6 = 15`, `15 / 3 = 5`); its intermediates are off-reference, but each is stated as a result
     (`= 15`) of one operation on quantities the chain already has, and a later result computed next to
-    it is a derived reference quantity the chain had not stated before. Invented or miscomputed numbers
-    fail the first test, and wrong quantities rarely lead back by chance, so a number followed this way
-    is not taken as a first error.
+    it is a derived reference quantity the chain had not stated before. The route may run through
+    further such intermediates (net change per day `3000 - 900 = 2100`, then `2100 * 7 = 14700`, then
+    `12500 + 14700 = 27200`): a result computed from a route value by one operation joins the route.
+    Invented or miscomputed numbers fail the first test, and wrong quantities rarely lead back by
+    chance, so a number followed this way is not taken as a first error.
     """
     seen = {r for other in known for r in other.readings}
     own = list(step_numbers[index])
@@ -309,22 +312,31 @@ def _rejoins(
     if not number.stated_result or not _one_operation_from(number, operands):
         return False  # a number merely asserted, invented or miscomputed is not a route
     derived = {value for value in ref.values if value not in ref.givens and value not in (0, 1)}
+    route = {number.literal.value}
+    pool = operands | set(ref.values)
     for j in range(index, len(step_numbers)):
         numbers = list(step_numbers[j])
         if j == index:
             if number not in numbers:
                 continue
-            after = numbers[numbers.index(number) + 1 :]
-        else:
-            at = next((k for k, other in enumerate(numbers) if _same(other, number.literal.value)), None)
-            if at is None:
-                continue
-            after = numbers[at + 1 :]
-        for later in after:
+            numbers = numbers[numbers.index(number) :]
+        at = next((k for k, other in enumerate(numbers) if any(_same(other, r) for r in route)), None)
+        if at is None:
+            pool.update(r for other in numbers for r in other.readings)
+            continue
+        for later in numbers[at + 1 :]:
             if later.stated_result and any(
-                r in derived and r not in seen and r != number.literal.value for r in later.readings
+                r in derived and r not in seen and r not in route for r in later.readings
             ):
                 return True
+            if (
+                later.stated_result
+                and any(route.intersection(operand) for operand in later.operands)
+                and not any(r in ref.values for r in later.readings)
+                and _one_operation_from(later, pool | route)
+            ):
+                route.add(later.literal.value)
+            pool.update(later.readings)
     return False
 
 

@@ -378,3 +378,50 @@ def test_latex_notation_is_read_as_math_not_as_words() -> None:
     assert performed_operations(r"\[ \frac{48}{8} = 6 \]") == {"/"}
     steps = [r"She has \( 16 - 3 - 4 = 9 \text{ eggs} \).", r"\( 9 \text{ eggs} \times 2 = 18 \)"]
     assert labels(DUCKS, steps, "correct") == ["correct", "correct"]
+
+
+BEES = Problem(
+    "bees",
+    "gsm8k",
+    "math",
+    "3000 bees hatch from the queen's eggs every day. If a queen loses 900 bees every day, how many "
+    "bees are in the hive at the end of 7 days if at the beginning the queen had 12500 bees?",
+    reference_answer="27200",
+    reference_solution="In 7 days there will be 3000*7=<<3000*7=21000>>21000 new bees\n"
+    "In 7 days there will be 900*7=<<900*7=6300>>6300 fewer bees\n"
+    "Before the losses there are 12500+21000=<<12500+21000=33500>>33500 bees\n"
+    "She will have 33500-6300=<<33500-6300=27200>>27200 bees\n#### 27200",
+)
+
+
+def test_a_route_through_several_intermediates_back_onto_the_reference_is_not_the_first_error() -> None:
+    # net change per day, then per week, then the reference total: 2100 and 14700 are both off the
+    # reference, each one operation on what the chain has; the error is the last step
+    steps = [
+        "The net change per day is 3000 - 900 = 2100 bees.",
+        "Over 7 days that is 2100 * 7 = 14700 bees.",
+        "So there are 12500 + 14700 = 27200 bees.",
+        "Adding the 2 drones gives 27202 bees.",
+    ]
+    verdicts = reference_step_labels(BEES, steps, "incorrect")
+    assert [v.evidence["rule"] for v in verdicts[:2]] == ["rejoins-reference", "rejoins-reference"]
+    assert [v.label for v in verdicts] == ["unverifiable", "unverifiable", "correct", "incorrect"]
+
+
+def test_a_route_that_never_reaches_the_reference_is_still_flagged() -> None:
+    steps = [
+        "The net change per day is 3000 - 900 = 2100 bees.",
+        "Over 7 days that is 2100 * 8 = 16800 bees.",
+    ]
+    assert first_incorrect(BEES, steps, "incorrect") == 0
+
+
+def test_a_latex_gloss_before_the_numbers_computes_nothing() -> None:
+    # `(\text{New}) - (\text{Lost}) = 3000` restates a given: only 2100 is brought in
+    steps = [
+        r"\[ \text{Net} = (\text{New bees}) - (\text{Bees lost}) = 3000 - 900 = 2100 \]",
+        r"\[ 2100 \times 7 = 14700 \]",
+        r"\[ 12500 + 14700 = 27200 \]",
+    ]
+    verdicts = reference_step_labels(BEES, steps, "correct")
+    assert verdicts[0].evidence == {"rule": "rejoins-reference", "quantities": ["2100"]}
