@@ -454,21 +454,13 @@ def _flag_other_quantity(
     ):
         return  # the chain states the answer somewhere: it did not simply stop at another quantity
     value = final.literal.value
-    last = next((i for i in range(len(step_numbers) - 1, -1, -1) if _states(step_numbers[i], value)), None)
-    if last is None:
+    stated = [i for i, numbers in enumerate(step_numbers) if _states(numbers, value)]
+    if not stated:
         return
-    works_it_out = any(tok.kind == "op" for tok in lex(steps[last])) and any(
-        n.stated_result and _same(n, value) for n in step_numbers[last]
-    )
-    first_result = next(
-        (
-            i
-            for i, numbers in enumerate(step_numbers)
-            if any(n.stated_result and _same(n, value) for n in numbers)
-        ),
-        last,
-    )
-    index = last if works_it_out else first_result
+    last = stated[-1]
+    as_result = [i for i in stated if _states([n for n in step_numbers[i] if n.stated_result], value)]
+    works_it_out = last in as_result and any(tok.kind == "op" for tok in lex(steps[last]))
+    index = last if works_it_out else next(iter(as_result), last)
     verdicts[index] = Verdict(
         "incorrect",
         f"concludes with {final.text}, a reference quantity that is not the answer",
@@ -477,7 +469,7 @@ def _flag_other_quantity(
             "final_quantity": final.text,
             "reference_origin": ref.values.get(value, "unit conversion"),
             "reference_answer": format_quantity(ref.answer) if ref.answer is not None else None,
-            "first_stated_at": next(i for i, numbers in enumerate(step_numbers) if _states(numbers, value)),
+            "first_stated_at": stated[0],
             "concluded_at": last,
         },
     )
