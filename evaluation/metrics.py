@@ -18,13 +18,20 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class FirstErrorScores:
-    """ProcessBench scores in [0, 1]; `n_erroneous` / `n_correct` are the sample counts behind them."""
+    """ProcessBench scores in [0, 1]; `n_erroneous` / `n_correct` are the sample counts behind them, and
+    `n_correct_flagged` the correct samples with a predicted error (any step labelled `incorrect`)."""
 
     accuracy_erroneous: float
     accuracy_correct: float
     f1: float
     n_erroneous: int
     n_correct: int
+    n_correct_flagged: int = 0
+
+    @property
+    def correct_flagged_share(self) -> float:
+        """Share of the correct samples accused of an error (0.0 when there is none)."""
+        return self.n_correct_flagged / self.n_correct if self.n_correct else 0.0
 
 
 def _harmonic(a: float, b: float) -> float:
@@ -38,8 +45,11 @@ def first_error_scores(gold: Sequence[int], predicted: Sequence[int]) -> FirstEr
     erroneous = [(g, p) for g, p in zip(gold, predicted, strict=True) if g != -1]
     correct = [(g, p) for g, p in zip(gold, predicted, strict=True) if g == -1]
     acc_err = sum(g == p for g, p in erroneous) / len(erroneous) if erroneous else 0.0
-    acc_cor = sum(p == -1 for _, p in correct) / len(correct) if correct else 0.0
-    return FirstErrorScores(acc_err, acc_cor, _harmonic(acc_err, acc_cor), len(erroneous), len(correct))
+    flagged = sum(p != -1 for _, p in correct)
+    acc_cor = (len(correct) - flagged) / len(correct) if correct else 0.0
+    return FirstErrorScores(
+        acc_err, acc_cor, _harmonic(acc_err, acc_cor), len(erroneous), len(correct), flagged
+    )
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,11 @@ def _rollout_values(
     sampler = get_sampler(settings)
     sampled = [
         to_sampled(
-            c, path, c.line, verifier, sampler.render_chat(MATH_SYSTEM_PROMPT, math_user_prompt(c.problem))
+            c,
+            c.file or path,
+            c.line,
+            verifier,
+            sampler.render_chat(MATH_SYSTEM_PROMPT, math_user_prompt(c.problem)),
         )
         for c in chains_in
     ]
@@ -153,7 +157,7 @@ def label_external(
     if rollouts and chains_in:
         sampled, values, policy, weights = _rollout_values(chains_in, path, config, verifier, run_id)
     else:
-        sampled = [to_sampled(c, path, c.line, verifier) for c in chains_in]
+        sampled = [to_sampled(c, c.file or path, c.line, verifier) for c in chains_in]
     by_chain = {v.chain_id: v for v in values}
     verdicts = verify_task(sampled, verifier)
     labelers = {"verifier": labeler_identity(verifier), "reference": reference_identity()}

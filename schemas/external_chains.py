@@ -1,8 +1,11 @@
-"""Chains produced outside the factory, read into one neutral record.
+"""Chains produced outside the factory, read into one neutral record (`prm-factory label` and `eval` alike).
 
-Two shapes are accepted, one JSON object per line (`.jsonl`) or a JSON list (`.json`):
-- ProcessBench: `{"id", "problem", "steps": [...], "final_answer"?, "label"?}`; `label` is the index of the
-  first wrong step, -1 when every step is right. The reference to grade against comes from
+Input: one JSON object per line (`.jsonl`), a JSON list (`.json`, as ProcessBench ships each split), or a
+folder of such files, one per split (`math.json`, `gsm8k.json`, ...); each chain records its split (the
+file's stem) and file. Two row shapes are accepted:
+- ProcessBench: `{"id", "problem", "steps": [...], "final_answer"?, "final_answer_correct"?, "label"?,
+  "generator"?}`; `label` is the index of the first wrong step, -1 when every step is right, and
+  `final_answer_correct` the chain's graded outcome. The reference to grade against comes from
   `reference_answer`, else `answer` (a GSM8K answer with `#### N` counts as the worked solution too), else
   the final answer of a worked `solution` (its `#### N`, its last `\boxed{}`, or its last line).
 - PRM800K: `{"question": {"problem", "ground_truth_answer"?}, "label": {"steps": [{"completions": [{"text",
@@ -39,7 +42,11 @@ class ExternalChain:
     source_format: str = "processbench"  # processbench | prm800k
     reference_answer: str | None = None
     reference_solution: str | None = None  # a worked solution, for the `reference` label source
+    final_answer_correct: bool | None = None  # ProcessBench: the chain's graded outcome, None = not given
+    generator: str | None = None  # the model that wrote the chain, where the source names it
     line: int = 0  # line (jsonl) or item (json list) number in the input file, 1-based
+    file: str = ""  # the file the chain was read from
+    split: str = ""  # the file's stem: ProcessBench ships one file per split (`math.json`)
 
 
 def _text(value: Any, what: str) -> str:
@@ -60,7 +67,10 @@ def _processbench(row: dict[str, Any], line: int) -> ExternalChain:
     ):
         raise RowError("label", f"label must be -1 or a step index below {len(steps)}, got {label!r}")
     final = row.get("final_answer")
-    reference, solution = _reference(row)
+    graded = row.get("final_answer_correct")
+    if graded is not None and not isinstance(graded, bool):
+        raise RowError("final_answer_correct", f"final_answer_correct must be true or false, got {graded!r}")
+    reference, solution = reference_fields(row)
     return ExternalChain(
         id=str(row.get("id", f"line-{line}")),
         problem=_text(row.get("problem"), "problem"),
@@ -70,6 +80,8 @@ def _processbench(row: dict[str, Any], line: int) -> ExternalChain:
         source_format="processbench",
         reference_answer=reference,
         reference_solution=solution,
+        final_answer_correct=graded,
+        generator=_optional_text(row, "generator"),
     )
 
 
@@ -83,8 +95,19 @@ def _optional_text(row: dict[str, Any], name: str) -> str | None:
     return text or None
 
 
-def _reference(row: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(reference answer, worked solution) of a ProcessBench-shape row; see the module docstring."""
+def reference_fields(row: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(reference answer, worked solution) of a row, read one way for chains and for `--solutions` files.
+
+    `reference_answer`, else `answer`, else the final answer of the worked `solution`; a GSM8K `answer`
+    (with `#### N`) is the worked solution too. Raises `RowError` for a field that is not text.
+
+    >>> reference_fields({"answer": "3 + 4 = <<3+4=7>>7\\n#### 7"})
+    ('7', '3 + 4 = <<3+4=7>>7\\n#### 7')
+    >>> reference_fields({"solution": "So $\\\\boxed{2}$.", "answer": "2"})
+    ('2', 'So $\\\\boxed{2}$.')
+    >>> reference_fields({"answer": "42"})
+    ('42', None)
+    """
     solution = _optional_text(row, "solution")
     answer = _optional_text(row, "answer")
     if answer is not None and "####" in answer:  # a GSM8K answer: the worked solution and its final line
@@ -186,12 +209,44 @@ def parse_external_chain(row: Any, line: int) -> ExternalChain:
     )
 
 
+CHAIN_SUFFIXES = (".json", ".jsonl")
+
+
+def split_files(path: str | Path) -> list[Path]:
+    """The files a chain input names: the file itself, or a folder's `.json` / `.jsonl` files by name (one
+    per split). Raises FileNotFoundError for a missing path or a folder without such files, ValueError for
+    two files of one split (`math.json` beside `math.jsonl`)."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(f"input not found: {path}")
+    files = sorted(p for p in path.iterdir() if p.suffix in CHAIN_SUFFIXES and p.is_file())
+    if not files:
+        raise FileNotFoundError(f"{path}: no .json or .jsonl split file in the folder")
+    stems = [p.stem for p in files]
+    twice = sorted({stem for stem in stems if stems.count(stem) > 1})
+    if twice:
+        raise ValueError(f"{path}: more than one file for split {', '.join(twice)}")
+    return files
+
+
 def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[RejectedRow]]:
-    """Chains and rejected rows of a `.jsonl` file (line numbers 1-based) or a `.json` list (item numbers).
+    """Chains and rejected rows of a file or a folder of split files (`split_files`), file by file.
 
     A missing or unreadable file raises (the caller must say so and stop); a bad row never does.
     """
-    path = Path(path)
+    chains: list[ExternalChain] = []
+    rejected: list[RejectedRow] = []
+    for file in split_files(path):
+        file_chains, file_rejected = _read_file(file)
+        chains.extend(file_chains)
+        rejected.extend(file_rejected)
+    return chains, rejected
+
+
+def _read_file(path: Path) -> tuple[list[ExternalChain], list[RejectedRow]]:
+    """Chains and rejected rows of a `.jsonl` file (line numbers 1-based) or a `.json` list (item numbers)."""
     chains: list[ExternalChain] = []
     rejected: list[RejectedRow] = []
     if path.suffix == ".json":
@@ -206,19 +261,28 @@ def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[Re
         try:
             rows = json.loads(text)
         except json.JSONDecodeError as exc:
-            return [], [RejectedRow(str(path), exc.lineno, WHOLE_LINE, f"invalid JSON: {exc.msg}")]
+            if exc.msg != "Extra data":
+                return [], [RejectedRow(str(path), exc.lineno, WHOLE_LINE, f"invalid JSON: {exc.msg}")]
+            rows = None  # one object per line under a .json name (as some dataset exports write)
         if isinstance(rows, dict):
             rows = [rows]
-        numbered = list(enumerate(rows, start=1)) if isinstance(rows, list) else []
-        if not isinstance(rows, list):
+        if rows is None:
+            numbered, bad_lines = read_json_lines(path)
+            rejected.extend(bad_lines)
+        elif isinstance(rows, list):
+            numbered = list(enumerate(rows, start=1))
+        else:
+            numbered = []
             rejected.append(RejectedRow(str(path), 1, WHOLE_LINE, "top level must be a list of chains"))
     else:
         numbered, bad_lines = read_json_lines(path)
         rejected.extend(bad_lines)
     for number, row in numbered:
         try:
-            chains.append(replace(parse_external_chain(row, number), line=number))
+            chain = parse_external_chain(row, number)
         except RowError as exc:
             rejected.append(exc.at(str(path), number))
+        else:
+            chains.append(replace(chain, line=number, file=str(path), split=path.stem))
     rejected.sort(key=lambda r: r.line)
     return chains, rejected

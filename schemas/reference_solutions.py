@@ -10,7 +10,8 @@ the reference source says so.
 
 Accepted rows, one JSON object per line: GSM8K `{"question", "answer"}` (the answer's `#### N` is the
 reference answer), or `{"problem", "solution", "answer"?}` (MATH style; the answer else from the
-solution). A bad row is a `RejectedRow` with file, line and field; the rest of the file is used.
+solution's `\\boxed{}`); `reference_answer` wins over both, as in a chain row. A bad row is a `RejectedRow`
+with file, line and field; the rest of the file is used.
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from schemas.external_chains import ExternalChain, solution_final_answer
-from schemas.gsm8k import gsm8k_reference
-from schemas.rejected import WHOLE_LINE, RejectedRow, read_json_lines
+from schemas.external_chains import ExternalChain, reference_fields
+from schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_json_lines
 
 _SPACE = re.compile(r"\s+")
 
@@ -42,19 +42,20 @@ def question_key(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
-def _row_solution(row: dict) -> tuple[str, ReferenceSolution] | str:
-    """(key, solution) of one row, or the name of the field that is wrong."""
-    question = row.get("question", row.get("problem"))
+def _row_solution(row: dict) -> tuple[str, ReferenceSolution]:
+    """(key, solution) of one row; raises `RowError` naming the field that is wrong.
+
+    The answer and solution fields are read as a chain row's are (`schemas.external_chains.reference_fields`),
+    so a file means the same thing whether it is given to `label`/`eval` as chains or as `--solutions`.
+    """
+    field = "question" if "question" in row else "problem"
+    question = row.get(field)
     if not isinstance(question, str) or not question.strip():
-        return "question"
-    solution = row.get("solution", row.get("answer"))
-    if not isinstance(solution, str) or not solution.strip():
-        return "answer"
-    answer = row.get("answer") if "solution" in row else None
-    if isinstance(answer, str) and "####" in answer:
-        answer = gsm8k_reference(answer)
-    if not isinstance(answer, str) or not answer.strip():
-        answer = solution_final_answer(solution)
+        raise RowError(field, f"{field} must be a non-empty string")
+    answer, solution = reference_fields(row)
+    if solution is None:
+        field = "solution" if "solution" in row else "answer"
+        raise RowError(field, f"{field} must hold a worked solution (a GSM8K answer ends with #### N)")
     return question_key(question), ReferenceSolution(solution, answer)
 
 
@@ -67,11 +68,11 @@ def read_reference_solutions(path: str | Path) -> tuple[dict[str, ReferenceSolut
         if not isinstance(row, dict):
             rejected.append(RejectedRow(str(path), number, WHOLE_LINE, "a row must be a JSON object"))
             continue
-        parsed = _row_solution(row)
-        if isinstance(parsed, str):
-            rejected.append(RejectedRow(str(path), number, parsed, f"{parsed} must be a non-empty string"))
+        try:
+            key, solution = _row_solution(row)
+        except RowError as err:
+            rejected.append(err.at(str(path), number))
             continue
-        key, solution = parsed
         if key in found and found[key].solution != solution.solution:
             conflicting.add(key)
         found.setdefault(key, solution)

@@ -1,0 +1,273 @@
+"""Label quality on chains from elsewhere, per split and averaged over splits, per label source.
+
+`prm-factory eval` on ProcessBench's files as they ship (a split's JSON list, or a folder of them) and on
+any ProcessBench- or PRM800K-shape chain file (`schemas.external_chains`). The figures, per split and label
+source: ProcessBench's first-error F1 (harmonic mean of the exact-first-error accuracy on erroneous chains
+and the accuracy on correct chains) with both accuracies, the share of correct chains with any step
+labelled `incorrect`, and the precision (and recall) of `incorrect` on the steps up to and including the
+marked first error. Over several splits each figure is also averaged, the paper's convention for F1 (a
+mean of the splits' figures, not a figure of the pooled chains).
+
+The label sources are those `prm-factory label` writes without a model:
+- `verifier`: the math verifier's step checks (`check_steps`);
+- `reference`: alignment with the problem's worked solution (`labels.reference`), scored only on a split
+  where some chain has one. It is told the chain's outcome: the source's own grade
+  (`final_answer_correct`, what the factory knows from its reference answer) where the row has one,
+  else the steps graded against the reference answer;
+- `combined`: their union (`evaluation.real_errors.combine_step_labels`), a step `incorrect` when either
+  source says so. Without MC rollouts or a judge the consensus rule (`labels.consensus`) makes a step
+  negative exactly then, so its first errors, and every figure here, are the consensus's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from evaluation.external import ExternalEvalReport, evaluate_external
+from evaluation.real_errors import combine_step_labels
+from labels.reference import reference_step_labels
+from schemas.external_chains import ExternalChain
+from schemas.records import Problem
+from schemas.rejected import RejectedRow
+from verifiers.protocol import Verifier
+
+LABEL_SOURCES = ("verifier", "reference", "combined")
+
+
+def chain_problem(chain: ExternalChain) -> Problem:
+    """The problem record a chain is checked against (its reference answer and worked solution included)."""
+    return Problem(
+        chain.id, "external", "math", chain.problem, chain.reference_answer, chain.reference_solution
+    )
+
+
+def chain_outcome(chain: ExternalChain, problem: Problem, verifier: Verifier) -> str:
+    """The chain's outcome for the reference source: the source's grade where given, else its steps graded
+    against the reference answer (`unparsed` without one)."""
+    if chain.final_answer_correct is not None:
+        return "correct" if chain.final_answer_correct else "incorrect"
+    if not problem.reference_answer:
+        return "unparsed"
+    return verifier.grade(problem, "\n".join(chain.steps)).label
+
+
+def label_sources(
+    chains: Sequence[ExternalChain], verifier: Verifier, done: Callable[[int], None] | None = None
+) -> dict[str, list[list[str]]]:
+    """Each chain's step labels per source: `verifier` always; `reference` and `combined` only when some
+    chain carries a worked solution (a chain without one is `unverifiable` throughout for the reference,
+    as `labels.reference` says it). `done(1)` is called after each chain (a progress bar)."""
+    with_reference = any(chain.reference_solution for chain in chains)
+    by_source: dict[str, list[list[str]]] = {"verifier": []}
+    if with_reference:
+        by_source.update(reference=[], combined=[])
+    for chain in chains:
+        problem = chain_problem(chain)
+        checked = [v.label for v in verifier.check_steps(problem, list(chain.steps))]
+        by_source["verifier"].append(checked)
+        if with_reference:
+            if chain.reference_solution:
+                outcome = chain_outcome(chain, problem, verifier)
+                aligned = [v.label for v in reference_step_labels(problem, chain.steps, outcome)]
+            else:
+                aligned = ["unverifiable"] * len(chain.steps)
+            by_source["reference"].append(aligned)
+            by_source["combined"].append(combine_step_labels(checked, aligned))
+        if done is not None:
+            done(1)
+    return by_source
+
+
+@dataclass(frozen=True)
+class Split:
+    """One split's chains and rejected rows (a file of a folder, or the one file given)."""
+
+    name: str
+    files: tuple[str, ...]
+    chains: tuple[ExternalChain, ...]
+    rejected: tuple[RejectedRow, ...]
+
+
+def group_splits(
+    chains: Sequence[ExternalChain],
+    rejected: Sequence[RejectedRow],
+    limit: int | None = None,
+    spread: bool = False,
+) -> list[Split]:
+    """Chains and rejected rows by split (the file's stem), in file order; with `limit`, only each split's
+    first `limit` rows (chains and rejected rows together, by line or item number), or with `spread` that
+    many rows evenly spaced over the split (ProcessBench lists a split's erroneous chains first, so its
+    first rows hold no correct chain)."""
+    rows: dict[str, list[tuple[int, ExternalChain | RejectedRow]]] = {}
+    files: dict[str, dict[str, None]] = {}
+    for chain in chains:
+        split = chain.split or Path(chain.file).stem
+        rows.setdefault(split, []).append((chain.line, chain))
+        files.setdefault(split, {})[chain.file] = None
+    for row in rejected:
+        split = Path(row.file).stem
+        rows.setdefault(split, []).append((row.line, row))
+        files.setdefault(split, {})[row.file] = None
+    splits = []
+    for name, numbered in rows.items():
+        numbered.sort(key=lambda item: item[0])
+        kept = [row for _, row in _subset(numbered, limit, spread)]
+        splits.append(
+            Split(
+                name,
+                tuple(files[name]),
+                tuple(r for r in kept if isinstance(r, ExternalChain)),
+                tuple(r for r in kept if isinstance(r, RejectedRow)),
+            )
+        )
+    return splits
+
+
+def _subset(rows: list[Any], limit: int | None, spread: bool) -> list[Any]:
+    """The first `limit` rows, or `limit` rows evenly spaced from the first on (all when `limit` is None).
+
+    >>> _subset(list(range(10)), 4, spread=True)
+    [0, 2, 5, 7]
+    """
+    if limit is None or limit >= len(rows):
+        return rows
+    if not spread:
+        return rows[:limit]
+    return [rows[i * len(rows) // limit] for i in range(limit)]
+
+
+@dataclass(frozen=True)
+class SplitReport:
+    split: Split
+    sources: dict[str, ExternalEvalReport]  # by label source, in LABEL_SOURCES order
+
+    @property
+    def n_with_solution(self) -> int:
+        return sum(bool(c.reference_solution) for c in self.split.chains)
+
+
+def evaluate_split(
+    split: Split, verifier: Verifier, done: Callable[[int], None] | None = None
+) -> SplitReport:
+    labelled = label_sources(split.chains, verifier, done)
+    return SplitReport(
+        split, {name: evaluate_external(split.chains, labels) for name, labels in labelled.items()}
+    )
+
+
+@dataclass(frozen=True)
+class SourceFigures:
+    """The figures of one label source in [0, 1], on a split or averaged over splits; None where undefined
+    (F1 without erroneous or without correct chains, a precision without any `incorrect` step)."""
+
+    f1: float | None
+    accuracy_erroneous: float | None
+    accuracy_correct: float | None
+    correct_flagged: float | None  # share of correct chains with any step labelled `incorrect`
+    incorrect_precision: float | None  # on steps up to and including the marked first error
+    incorrect_recall: float | None
+    n_splits: int = 1  # how many splits an average is over
+
+
+def source_figures(report: ExternalEvalReport) -> SourceFigures:
+    fe, steps = report.first_error, report.steps
+    has_err = fe is not None and fe.n_erroneous > 0
+    has_cor = fe is not None and fe.n_correct > 0
+    flags = steps is not None and steps.true_positive + steps.false_positive > 0
+    wrong = steps is not None and steps.true_positive + steps.false_negative > 0
+    return SourceFigures(
+        fe.f1 if fe is not None and has_err and has_cor else None,
+        fe.accuracy_erroneous if fe is not None and has_err else None,
+        fe.accuracy_correct if fe is not None and has_cor else None,
+        fe.correct_flagged_share if fe is not None and has_cor else None,
+        steps.precision if steps is not None and flags else None,
+        steps.recall if steps is not None and wrong else None,
+    )
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    defined = [v for v in values if v is not None]
+    return fmean(defined) if defined else None
+
+
+def average_over_splits(reports: Sequence[SplitReport]) -> dict[str, SourceFigures]:
+    """Each source's figures averaged over the splits it was scored on; a figure undefined on a split is
+    left out of that figure's mean.
+
+    >>> f = SourceFigures(0.5, 0.25, 1.0, 0.0, None, 0.5)
+    >>> g = SourceFigures(0.3, 0.75, 0.5, 0.5, 1.0, 0.5)
+    >>> mean = _average([f, g])
+    >>> (mean.f1, mean.accuracy_erroneous, mean.incorrect_precision, mean.n_splits)
+    (0.4, 0.5, 1.0, 2)
+    """
+    per_source: dict[str, list[SourceFigures]] = {}
+    for report in reports:
+        for name, scores in report.sources.items():
+            per_source.setdefault(name, []).append(source_figures(scores))
+    return {name: _average(per_source[name]) for name in LABEL_SOURCES if name in per_source}
+
+
+def _average(figures: Sequence[SourceFigures]) -> SourceFigures:
+    return SourceFigures(
+        _mean([f.f1 for f in figures]),
+        _mean([f.accuracy_erroneous for f in figures]),
+        _mean([f.accuracy_correct for f in figures]),
+        _mean([f.correct_flagged for f in figures]),
+        _mean([f.incorrect_precision for f in figures]),
+        _mean([f.incorrect_recall for f in figures]),
+        len(figures),
+    )
+
+
+def _figures_json(figures: SourceFigures) -> dict[str, Any]:
+    return {
+        "first_error_f1": figures.f1,
+        "accuracy_erroneous": figures.accuracy_erroneous,
+        "accuracy_correct": figures.accuracy_correct,
+        "correct_chains_flagged": figures.correct_flagged,
+        "incorrect_precision": figures.incorrect_precision,
+        "incorrect_recall": figures.incorrect_recall,
+    }
+
+
+def report_json(input_path: str, reports: Sequence[SplitReport]) -> dict[str, Any]:
+    """The figures as one JSON object: fractions in [0, 1] (null where undefined), the counts behind them."""
+    splits = []
+    for report in reports:
+        chains = report.split.chains
+        sources = {}
+        for name, scores in report.sources.items():
+            fe, steps = scores.first_error, scores.steps
+            sources[name] = {
+                **_figures_json(source_figures(scores)),
+                "counts": {
+                    "correct_chains_flagged": fe.n_correct_flagged if fe else 0,
+                    "incorrect_true_positive": steps.true_positive if steps else 0,
+                    "incorrect_false_positive": steps.false_positive if steps else 0,
+                    "incorrect_false_negative": steps.false_negative if steps else 0,
+                },
+            }
+        splits.append(
+            {
+                "split": report.split.name,
+                "files": list(report.split.files),
+                "chains": len(chains),
+                "erroneous": sum(c.first_error_label not in (None, -1) for c in chains),
+                "correct": sum(c.first_error_label == -1 for c in chains),
+                "with_solution": report.n_with_solution,
+                "rejected": [
+                    {"file": r.file, "line": r.line, "field": r.field, "reason": r.reason}
+                    for r in report.split.rejected
+                ],
+                "sources": sources,
+            }
+        )
+    average = {
+        name: {**_figures_json(figures), "splits": figures.n_splits}
+        for name, figures in average_over_splits(reports).items()
+    }
+    return {"input": input_path, "splits": splits, "average": average}
