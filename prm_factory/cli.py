@@ -125,6 +125,7 @@ COMMAND_MODULES = (
     "prm_factory.commands.serve",
     "prm_factory.commands.sandbox",
     "prm_factory.commands.search",
+    "prm_factory.commands.train",  # train, score
 )
 
 

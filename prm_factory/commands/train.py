@@ -1,0 +1,210 @@
+"""`prm-factory train` and `prm-factory score`: a PRM trained from a dataset version (or a `export trl` file)
+on transformers and accelerate, and its step scores on any ProcessBench-shape chain file (training/)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+
+def _fail(message: str, code: int = 2) -> None:
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _threads(threads: int | None) -> None:
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("train")
+    def train_command(
+        output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Where the trained PRM goes.")],
+        dataset: Annotated[
+            Path | None,
+            typer.Option(help="Dataset root (default: ./datasets/default or $PRM_FACTORY_DATASET)."),
+        ] = None,
+        version: Annotated[
+            str | None, typer.Option(help="Dataset version number or tag (default: latest).")
+        ] = None,
+        data: Annotated[
+            Path | None, typer.Option(help="Train from a `prm-factory export trl` file instead of a dataset.")
+        ] = None,
+        label: Annotated[
+            str, typer.Option(help="Label source: consensus | verifier | reference | mc | judge.")
+        ] = "consensus",
+        soft: Annotated[
+            bool, typer.Option("--soft", help="With --label mc: regress the MC value (1 output, BCE).")
+        ] = False,
+        agreement_only: Annotated[
+            bool, typer.Option("--agreement-only", help="Only steps where verifier and MC agree.")
+        ] = False,
+        since_version: Annotated[
+            str | None, typer.Option("--since-version", help="Only steps new since this version or tag.")
+        ] = None,
+        model: Annotated[
+            Path | None, typer.Option(help="Base checkpoint (default: the embedded SmolLM2-135M-Instruct).")
+        ] = None,
+        step_separator: Annotated[
+            str, typer.Option(help="Written after each step; its last token carries the step's label.")
+        ] = " ки\n",
+        max_length: Annotated[
+            int, typer.Option(help="Tokens per chain; a row cut shorter is skipped.")
+        ] = 1024,
+        epochs: Annotated[int, typer.Option(min=1)] = 1,
+        max_steps: Annotated[
+            int | None, typer.Option(min=1, help="Stop after this many optimiser steps.")
+        ] = None,
+        batch_size: Annotated[int, typer.Option(min=1, help="Chains per batch and process.")] = 4,
+        gradient_accumulation: Annotated[int, typer.Option(min=1)] = 1,
+        learning_rate: Annotated[float, typer.Option()] = 1e-5,
+        held_out: Annotated[float, typer.Option(min=0.0, max=1.0, help="Share of problems held out.")] = 0.2,
+        seed: Annotated[int, typer.Option()] = 0,
+        save_every: Annotated[
+            int | None, typer.Option(min=1, help="Checkpoint every N optimiser steps (and each epoch's end).")
+        ] = None,
+        resume: Annotated[
+            bool, typer.Option("--resume", help="Continue from the latest checkpoint in --output-dir.")
+        ] = False,
+        threads: Annotated[int | None, typer.Option(min=1, help="torch CPU threads.")] = None,
+    ) -> None:
+        """Train a PRM on a dataset version's step labels (hard: cross-entropy; --soft: BCE on MC values)."""
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from storage.errors import StorageError
+        from training.rows import RowsError, rows_from_dataset, rows_from_export
+        from training.trainer import Provenance, TrainingError, TrainSettings, train
+
+        console = Console()
+        _threads(threads)
+        try:
+            if data is not None:
+                if soft or agreement_only or since_version or version:
+                    _fail(
+                        "--data reads an export file as it is: --soft, --agreement-only, --since-version and "
+                        "--version apply to a dataset"
+                    )
+                rows = rows_from_export(data)
+                provenance = Provenance(str(data), None, f"export file ({label} as given at export)")
+            else:
+                from config.run_config import default_dataset_root
+                from storage.dataset import Dataset
+                from storage.versions import resolve
+
+                store = Dataset(str(dataset or default_dataset_root()))
+                resolved = resolve(store, version)
+                since = None if since_version is None else resolve(store, since_version)
+                rows = rows_from_dataset(
+                    store, resolved, label, soft=soft, agreement_only=agreement_only, since_version=since
+                )
+                provenance = Provenance(store.root, resolved, label, agreement_only, since)
+        except (RowsError, StorageError, OSError) as error:
+            _fail(str(error), 1)
+        if not rows:
+            _fail("no rows with labels of that source: nothing to train on", 1)
+        if model is None:
+            from sampling.model_prep import prepare_default_model
+
+            model = prepare_default_model()
+        settings = TrainSettings(
+            base_model=model,
+            output_dir=output_dir,
+            separator=step_separator,
+            max_length=max_length,
+            soft=soft,
+            epochs=epochs,
+            max_steps=max_steps,
+            batch_size=batch_size,
+            gradient_accumulation=gradient_accumulation,
+            learning_rate=learning_rate,
+            held_out=held_out,
+            seed=seed,
+            save_every=save_every,
+        )
+        try:
+            result = train(
+                rows,
+                settings,
+                provenance,
+                resume=resume,
+                progress=lambda line: console.print(escape(line), soft_wrap=True, highlight=False),
+                console=console,
+            )
+        except TrainingError as error:
+            _fail(str(error), 1)
+        loss = "n/a" if result.train_loss is None else f"{result.train_loss:.4f}"
+        rate = result.train_tokens / result.train_seconds if result.train_seconds else 0.0
+        console.print(
+            f"step {result.global_step}: mean train loss {loss}, {result.train_seconds:.1f} s "
+            f"({rate:.0f} tokens/s); saved to {result.output_dir}",
+            soft_wrap=True,
+            highlight=False,
+        )
+
+    @app.command("score")
+    def score_command(
+        checkpoint: Annotated[
+            Path, typer.Argument(help="A PRM from `prm-factory train` (or TRL's PRMTrainer).")
+        ],
+        file: Annotated[Path, typer.Argument(help="Chains: ProcessBench-shape JSONL / JSON, or a folder.")],
+        output: Annotated[
+            Path | None, typer.Option("--output", "-o", help="Write per-step scores as JSON Lines.")
+        ] = None,
+        step_separator: Annotated[
+            str | None, typer.Option(help="Override the checkpoint's separator (prm_factory.json).")
+        ] = None,
+        threshold: Annotated[float, typer.Option(help="A step is called wrong below this P(right).")] = 0.5,
+        batch_size: Annotated[int, typer.Option(min=1)] = 8,
+        threads: Annotated[int | None, typer.Option(min=1, help="torch CPU threads.")] = None,
+    ) -> None:
+        """Score every step of every chain; with gold first errors, print ProcessBench first-error F1."""
+        import json
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from training.scorer import PrmScorer, score_file
+
+        if not (checkpoint / "config.json").is_file():
+            _fail(f"{checkpoint}: not a saved checkpoint (no config.json)")
+        if not file.exists():
+            _fail(f"{file}: no such file or folder")
+        _threads(threads)
+        console = Console()
+        scorer = PrmScorer(checkpoint, separator=step_separator, batch_size=batch_size)
+        result = score_file(scorer, file, threshold)
+        misread = [c for c in result.chains if c.problem is not None]
+        console.print(
+            f"{len(result.chains)} chains scored ({result.rejected} rows refused by the reader); "
+            f"{len(misread)} read off their step ends (alignment check)",
+            highlight=False,
+        )
+        for chain in misread[:5]:
+            console.print(f"  {chain.id}: {escape(chain.problem or '')}", soft_wrap=True, highlight=False)
+        if output is not None:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            with output.open("w", encoding="utf-8") as sink:
+                for chain in result.chains:
+                    record = {
+                        "id": chain.id,
+                        "scores": list(chain.scores),
+                        "predicted_first_error": chain.predicted_first_error,
+                        "gold_first_error": chain.gold_first_error,
+                        "alignment_problem": chain.problem,
+                    }
+                    sink.write(json.dumps(record) + "\n")
+            console.print(f"wrote {output}", highlight=False)
+        if result.first_error is None:
+            console.print("no gold first errors in the file: no F1", highlight=False)
+            return
+        fe = result.first_error
+        console.print(
+            f"first-error F1 {fe.f1:.3f} (threshold {threshold}): erroneous {fe.accuracy_erroneous:.3f} "
+            f"of {fe.n_erroneous}, correct {fe.accuracy_correct:.3f} of {fe.n_correct}",
+            highlight=False,
+        )
