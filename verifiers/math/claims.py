@@ -43,6 +43,7 @@ from verifiers.math.arithmetic import (
 )
 from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from verifiers.math.claim_result import ClaimResult
+from verifiers.math.competition import certain_context, gate_failed
 from verifiers.math.labelled_lines import labelled_line_claims
 from verifiers.math.latex_claims import check_hard_runs_bounded
 from verifiers.math.numbers import RELATIVE_TOLERANCE, Literal, format_value, match_rule
@@ -59,7 +60,9 @@ _APPROX_BEFORE, _APPROX_AFTER = 24, 16
 _SENTENCE_END = re.compile(r"[.!?;:]\s|\n")
 # A whole-number quotient written with its remainder, or counted in whole units: "13 / 6 = 2 full cycles
 # with a remainder of 1", "50 / 12 = 4 boxes, with 2 left over". Only right after a division claim.
-_WHOLE_QUOTIENT = re.compile(r"\b(?:remainder|remaining|left ?over|full|whole|complete)\b", re.IGNORECASE)
+_WHOLE_QUOTIENT = re.compile(
+    r"\b(?:remainder|remaining|left ?over|full|whole|complete|quotient)\b", re.IGNORECASE
+)
 
 
 @dataclass
@@ -102,36 +105,50 @@ class StepState:
 HardChecker = Callable[[Sequence[tuple[int, str, Mapping[str, str]]]], dict[int, list[ClaimResult]]]
 
 
-def check_steps(steps: Sequence[str], *, hard_checker: HardChecker | None = None) -> list[Verdict]:
+def check_steps(
+    steps: Sequence[str], *, hard_checker: HardChecker | None = None, competition: bool = False
+) -> list[Verdict]:
     """One verdict per step: `correct` (claims found, all hold), `incorrect` (one fails: evidence names
     it and the expected value) or `unverifiable` (no claim could be judged).
 
     `hard_checker` judges LaTeX runs the fast path cannot; by default the bounded worker pool.
+    `competition`: the chain solves a competition-style problem, where a failed claim is an error only
+    when its reading is certain (see `competition`); its LaTeX runs get no values substituted.
     """
     per_step: list[list[ClaimResult]] = []
     hard: list[tuple[int, str, Mapping[str, str]]] = []
     state = StepState()  # the walk's state after the last step (an empty chain keeps this one)
-    for index, results, hard_runs, state in walk_steps(steps):
+    for index, results, hard_runs, state in walk_steps(steps, competition=competition):
         per_step.append(results)
-        snapshot = {name: str(value) for name, value in state.bindings.items()}
-        hard.extend((index, run.text, snapshot) for run in hard_runs)
+        snapshot = {} if competition else {name: str(value) for name, value in state.bindings.items()}
+        for run in hard_runs:
+            if competition and not certain_context(steps[index], run.start, run.end):
+                per_step[index].append(
+                    ClaimResult(run.text, None, reason="competition math: the run is cut out of notation")
+                )
+                continue
+            hard.append((index, run.text, snapshot))
     for index, result in labelled_line_claims(steps, state.math_steps).items():
-        per_step[index].append(result)
+        per_step[index].append(gate_failed(result, steps[index]) if competition else result)
     if hard:
         checker = hard_checker or _default_hard_checker
         for index, results in checker(hard).items():
+            if competition:
+                results = [gate_failed(r, steps[index]) for r in results]
             per_step[index].extend(results)
     return [step_verdict(results) for results in per_step]
 
 
-def walk_steps(steps: Sequence[str]) -> Iterator[tuple[int, list[ClaimResult], list[Run], StepState]]:
+def walk_steps(
+    steps: Sequence[str], *, competition: bool = False
+) -> Iterator[tuple[int, list[ClaimResult], list[Run], StepState]]:
     """Judge each step's plain runs in order, carrying one `StepState` through the chain; yields the step's
     index, results, hard runs and the state right after it (the same object, updated in place)."""
     state = StepState()
     for index, step in enumerate(steps):
         state.step_index = index
         state.texts.append(step)
-        results, hard_runs = check_plain_step(step, state)
+        results, hard_runs = check_plain_step(step, state, competition=competition)
         if results or hard_runs:
             state.math_steps.add(index)
         yield index, results, hard_runs, state
@@ -185,7 +202,9 @@ def step_verdict(results: Sequence[ClaimResult]) -> Verdict:
     return Verdict("unverifiable", reason, evidence)
 
 
-def check_plain_step(step: str, state: StepState) -> tuple[list[ClaimResult], list[Run]]:
+def check_plain_step(
+    step: str, state: StepState, *, competition: bool = False
+) -> tuple[list[ClaimResult], list[Run]]:
     """Judge the plain runs of one step (updating `state`); return the hard runs left for the worker."""
     state.step_text = step  # the readings that look around a run (clock times, glosses) need its step
     results: list[ClaimResult] = []
@@ -201,9 +220,36 @@ def check_plain_step(step: str, state: StepState) -> tuple[list[ClaimResult], li
         whole = bool(_WHOLE_QUOTIENT.search(_sentence_after(step, end)))
         continued = carry[0] if carry is not None and step[carry[1] : start].strip() == "," else None
         run_results, final = _check_run(run, state, approximate, continued, whole_quotient=whole)
+        if competition:
+            if _algebra_beyond_linear(run, run_results):
+                hard_runs.append(run)  # `(x+1)^2 = x^2 + 2x + 1`: SymPy reads it as algebra
+                carry = None
+                continue
+            cut = any(t.kind == "sep" and t.text == "…" for t in run.tokens)  # its end was cut off
+            context_ok = not cut and certain_context(step, start, end)
+            run_results = [gate_failed(r, step, context_ok=context_ok) for r in run_results]
         results.extend(run_results)
         carry = (final, end) if final is not None else None
     return results, hard_runs
+
+
+_BEYOND_LINEAR = (
+    "power of an unknown",
+    "non-linear product",
+    "more than one unknown",
+    "division by an unknown",
+)
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+
+
+def _algebra_beyond_linear(run: Run, results: Sequence[ClaimResult]) -> bool:
+    """A run in letters that the linear fast path cannot evaluate and that holds no words (which SymPy
+    would read as products of letters): the symbolic worker judges it, as algebra."""
+    return (
+        any(r.holds is None and r.reason in _BEYOND_LINEAR for r in results)
+        and any(t.kind == "var" for t in run.tokens)
+        and not _WORD.search(run.text)
+    )
 
 
 def _says_approximate(step: str, start: int, end: int) -> bool:

@@ -7,6 +7,8 @@ substituted, consecutive sides compared. Final answers are compared in `answer_s
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 
@@ -39,6 +41,78 @@ def split_top_level(text: str, separators: tuple[str, ...] = ("=", "\\approx")) 
         i += 1
     parts.append(text[start:])
     return [p.strip() for p in parts]
+
+
+# `30^\\circ`, `30^{\\circ}`, `30°`: degrees, read as radians times pi/180 before parsing
+_DEGREE = re.compile(r"(\d+(?:\.\d+)?|[A-Za-z])\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)")
+IDENTITY_FALSE = "false as an identity"  # competition.IDENTITY_FALSE (this module runs in the worker)
+_IDENTITY_POINTS = 3
+# only names and the commands of plain algebra: `f(x)`, `\log`, `\sum` have readings an identity test
+# would get wrong
+_NOT_ALGEBRA = re.compile(
+    r"[A-Za-z]\s*\(|\\(?!(?:[dt]?frac|sqrt|cdot|times|left|right)(?![A-Za-z]))[A-Za-z]+"
+)
+
+
+def in_degrees(side: str) -> str:
+    """`\\sin 30^\\circ` -> `\\sin (\\frac{30 \\pi}{180})`: a degree mark means degrees."""
+    return _DEGREE.sub(lambda m: f"\\left(\\frac{{{m.group(1)} \\pi}}{{180}}\\right)", side)
+
+
+def false_as_identity(left: sympy.Expr, right: sympy.Expr) -> bool:
+    """Is `left = right`, in free variables, false as an identity? Both opinions must agree: exact values
+    at random rational points differ at every point tried, and SymPy's simplification of the difference
+    is not zero."""
+    names = sorted(left.free_symbols | right.free_symbols, key=str)
+    if not names:
+        return False
+    rng = random.Random(1729)
+    differing = 0
+    for _ in range(_IDENTITY_POINTS):
+        point = {n: sympy.Rational(rng.randint(-97, 97), rng.randint(1, 13)) for n in names}
+        try:
+            value = (left - right).subs(point)
+        except Exception:
+            return False
+        if not value.is_Rational:
+            return False  # not plain algebra at this point (a pole, a root): no opinion
+        differing += value != 0
+    return differing == _IDENTITY_POINTS and sympy.simplify(left - right) != 0
+
+
+def _expansion_pair(left_text: str, right_text: str, left: sympy.Expr, right: sympy.Expr) -> bool:
+    """An expansion written out: plain algebra in the same names, one side a product or power of sums
+    and the other side already expanded (`(x+1)^2 = x^2 + 2x + 1`)."""
+    if _NOT_ALGEBRA.search(left_text) or _NOT_ALGEBRA.search(right_text):
+        return False
+    if not left.free_symbols or left.free_symbols != right.free_symbols:
+        return False
+    if isinstance(left, sympy.Symbol) or isinstance(right, sympy.Symbol):
+        return False
+    names = sorted(left.free_symbols, key=str)
+    if not (left.is_polynomial(*names) and right.is_polynomial(*names)):
+        return False
+    expanded_left, expanded_right = sympy.expand(left) == left, sympy.expand(right) == right
+    return expanded_left != expanded_right
+
+
+# `\\approx` promises closeness, not every digit: within 1 % it is not called false
+APPROXIMATION_TOLERANCE = 0.01
+
+
+def _approximate_pairs(text: str, n_sides: int) -> list[bool]:
+    """For each pair of adjacent sides, was it joined by `\\approx` (rather than `=`)?"""
+    marks = split_top_level(text.replace("\\approx", "=\\approx"), ("=",))
+    flags = [part.startswith("\\approx") for part in marks[1:]]
+    return flags if len(flags) == n_sides - 1 else [False] * (n_sides - 1)
+
+
+def _within(left: sympy.Expr, right: sympy.Expr, tolerance: float) -> bool:
+    try:
+        a, b = complex(left.evalf(20)), complex(right.evalf(20))
+    except (TypeError, ValueError):
+        return False
+    return abs(a - b) <= tolerance * max(abs(a), abs(b))
 
 
 def _shown(value: sympy.Expr) -> str:
@@ -76,16 +150,19 @@ def latex_claims(
         results: list[tuple[str, bool | None, str, str]] = []
         try:
             sides = split_top_level(text)
+            approximations = _approximate_pairs(text, len(sides))
             values = {
                 **learned,
                 **{sympy.Symbol(name): sympy.Rational(value) for name, value in bindings.items()},
             }
-            parsed = []
+            parsed, raw = [], []
             for side in sides:
                 try:
-                    parsed.append(latex2sympy(side).subs(values) if side else None)
+                    expr = latex2sympy(in_degrees(side)) if side else None
                 except Exception:
-                    parsed.append(None)
+                    expr = None
+                raw.append(expr)
+                parsed.append(expr.subs(values) if isinstance(expr, sympy.Expr) else None)
             start = 0
             first = parsed[0]
             if len(sides) > 1 and isinstance(first, sympy.Symbol) and first not in values:
@@ -94,12 +171,26 @@ def latex_claims(
                 start = 1
             for k in range(start, len(sides) - 1):
                 left, right = parsed[k], parsed[k + 1]
-                claim = f"{sides[k]} = {sides[k + 1]}"
+                approximate = approximations[k]
+                relation = "\\approx" if approximate else "="
+                claim = f"{sides[k]} {relation} {sides[k + 1]}"
                 if not isinstance(left, sympy.Expr) or not isinstance(right, sympy.Expr):
                     results.append((claim, None, "", "side could not be parsed"))
                     continue
                 holds, expected = _compare(left, right, sides[k + 1])
-                results.append((claim, holds, expected, "symbolic"))
+                reason = "symbolic"
+                if holds is False and approximate and _within(left, right, APPROXIMATION_TOLERANCE):
+                    holds, reason = None, "an approximation, close but not to every digit written"
+                raw_left, raw_right = raw[k], raw[k + 1]
+                if (
+                    holds is not True
+                    and isinstance(raw_left, sympy.Expr)
+                    and isinstance(raw_right, sympy.Expr)
+                    and _expansion_pair(sides[k], sides[k + 1], raw_left, raw_right)
+                    and false_as_identity(raw_left, raw_right)
+                ):
+                    reason = f"{IDENTITY_FALSE} (simplification and {_IDENTITY_POINTS} rational points)"
+                results.append((claim, holds, expected, reason))
         except Exception as exc:  # a bad run is unverifiable, never a crash
             results.append((text, None, "", f"{type(exc).__name__}"))
         yield results

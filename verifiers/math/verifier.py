@@ -21,6 +21,7 @@ from schemas.records import Problem
 from verifiers.math.answers import grade_answers
 from verifiers.math.bounded import BoundedPool, PoolConfig
 from verifiers.math.claims import check_steps
+from verifiers.math.competition import looks_competition
 from verifiers.math.latex_claims import check_hard_runs_bounded
 from verifiers.protocol import Verdict
 
@@ -48,7 +49,9 @@ class MathVerifier:
     # 1.1: fail-closed step verdicts, lenient readings only in their written form; 1.2: names that are
     # never products (s_A, S(2), M:F), clock times, cents as a count, rates and glosses read as written,
     # an equation rewritten across a connecting sentence
-    version = "1.3.0"
+    # 2.0: competition-style problems (LaTeX) get failed claims only where the reading is certain (pure
+    # numbers, no cut-off notation, or a false expansion), degree marks read as degrees
+    version = "2.0.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config
@@ -72,8 +75,10 @@ class MathVerifier:
         )
 
     def check_steps(self, problem: Problem, steps: Sequence[str]) -> list[Verdict]:
-        """One verdict per step: correct | incorrect | unverifiable (see `verifiers.math.claims`)."""
-        return check_steps(steps, hard_checker=self._hard_checker)
+        """One verdict per step: correct | incorrect | unverifiable (see `verifiers.math.claims`); a
+        competition-style problem makes the checker stricter about what it calls false (`competition`)."""
+        competition = looks_competition(problem.text, steps)
+        return check_steps(steps, hard_checker=self._hard_checker, competition=competition)
 
     def close(self) -> None:
         """Stop this verifier's worker processes (they also die with the parent)."""

@@ -1,0 +1,116 @@
+"""When may a false claim in competition math be called an error? Only when its reading is certain.
+
+Competition solutions (MATH, olympiads) write letters for many things a word-problem checker reads as
+values or units: unknowns still being solved for, one branch of an alternative (`b = 0` or `b = 5`), a
+case (`if d = 1 ... if d = -1`), a trial value (`For x = 1: ...`), a dummy index (`\\sum_{m=2}`), a
+product of names (`5AD^2`, `2rs`), a function (`f(2)`, `\\log_2 3`). Each of these, read as arithmetic,
+turns a true step into a "false" claim. So in a chain whose problem is written in competition style
+(LaTeX, see `looks_competition`) a failed claim stays `incorrect` only when:
+
+- its text is pure numbers: no letter left once the few commands with one meaning (`\\frac`, `\\sqrt`,
+  `\\cdot`, `\\times`, `\\div`, `\\left`, `\\right`, `\\pi`; trigonometry only with degree marks, which
+  `symbolic` reads as degrees) are taken out, no factorial, no absolute value, no subscript, no `\\pm`;
+- it does not stand inside notation it cannot see (`\\log_2`, `5!`, `x^{...}`: see `certain_context`);
+- or it is an expansion cue'd in words (`Expanding, (x+1)^2 = x^2 + x + 1`) that is false as an identity
+  both to SymPy's simplification and at random rational points (`symbolic.IDENTITY_FALSE`).
+
+Everything else that fails is unjudged, with the reason. GSM8K-style chains (no LaTeX in the problem)
+keep the word-problem checker's readings unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from verifiers.math.claim_result import ClaimResult
+
+# A problem in competition style: a LaTeX command, math between dollars that starts with a letter or a
+# command (`$x$`, `$\frac12$`, never the currency `$5`), a power or a subscript.
+_COMPETITION = re.compile(r"\\[A-Za-z]+|\\[()\[\]]|\$\s*[A-Za-z\\({]|[\^_]")
+
+_ONE_MEANING = re.compile(r"\\(?:[dt]?frac|sqrt|cdot|times|div|left|right|pi|approx|[,;!: ])(?![A-Za-z])")
+_TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
+_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°")
+_UNSAFE_MARKS = re.compile(r"[!|_]|\\pm|\\mp|\\%|\.\.\.|\\ldots|\\cdots")
+
+# Words that say a step rewrites an expression (so an `=` in it is an identity, not an equation to solve).
+IDENTITY_CUE = re.compile(
+    r"\b(?:expand(?:s|ed|ing)?|simplif(?:y|ies|ied|ying|ication)|distribut(?:e|es|ed|ing|ive)"
+    r"|multiply(?:ing)? out|FOIL)\b",
+    re.IGNORECASE,
+)
+IDENTITY_FALSE = "false as an identity"
+
+
+# Notation of competition math that word-problem solutions do not use: roots, logs, sums, trigonometry,
+# congruences, floors, comparisons, a power of a name.
+_COMPETITION_STEP = re.compile(
+    r"\\(?:sqrt|binom|sum|prod|log|ln|sin|cos|tan|cot|sec|csc|equiv|pmod|bmod|lfloor|lceil|infty|cup|cap"
+    r"|angle|triangle|overline|le|ge|leq|geq|neq|pm|mid|gcd|lcm|circ)(?![A-Za-z])|[A-Za-z]\s*\^|\(mod\b"
+)
+
+
+def looks_competition(problem_text: str | None, steps: Sequence[str] = ()) -> bool:
+    """Is the problem written in competition style (LaTeX math), or its solution in competition notation,
+    rather than a plain word problem worked in arithmetic?
+
+    >>> looks_competition("Find $x$ if $x^2 = 9$."), looks_competition("Tom pays $5 for 2 pens.")
+    (True, False)
+    """
+    if problem_text and _COMPETITION.search(problem_text):
+        return True
+    return any(_COMPETITION_STEP.search(step) for step in steps)
+
+
+def certain_claim_text(claim: str) -> bool:
+    """Is a claim's text pure numbers, with no notation that has a second reading?
+
+    >>> [certain_claim_text(c) for c in ("\\\\frac{48}{2} = 25", "2c = 2", "5! = 12")]
+    [True, False, False]
+    """
+    text = claim
+    if _TRIG.search(text):
+        if not _DEGREES.search(text):
+            return False  # radians or degrees? not said
+        text = _TRIG.sub(" ", text)
+    text = _DEGREES.sub(" ", text)
+    if _UNSAFE_MARKS.search(text):
+        return False
+    text = _ONE_MEANING.sub(" ", text)
+    return not re.search(r"[A-Za-z\\]", text)
+
+
+# Right before a run, touching it: a name, a subscript or power, a command (`\log_2{3} = ...` would start
+# at `2`).
+_BEFORE_UNSAFE = re.compile(r"(?:[A-Za-z{]|\\[A-Za-z]+|[_^]\s*)$")
+# Right after it: a factorial, a power or subscript; touching it, a name or a bracket that the run's last
+# number belongs to (`120 = 5!`, `2 = 2^x`, `= 3x`, `= 3(x + 1)`), a command (`= 0.\overline{3}`).
+_AFTER_UNSAFE = re.compile(r"^(?:\s*[!^_]|[A-Za-z0-9(\[{]|\.?\\[A-Za-z])")
+
+
+def certain_context(step: str, start: int, end: int) -> bool:
+    """Is the run at `step[start:end]` whole, not cut out of notation the lexer does not read?"""
+    return not (_BEFORE_UNSAFE.search(step[max(0, start - 12) : start]) or _AFTER_UNSAFE.match(step[end:]))
+
+
+def unjudged(result: ClaimResult, why: str) -> ClaimResult:
+    """The same claim, not judged, with the reason."""
+    return ClaimResult(result.claim, None, result.expected, f"competition math: {why}", result.kind)
+
+
+def gate_failed(result: ClaimResult, step: str, *, context_ok: bool = True) -> ClaimResult:
+    """A failed claim of a competition chain stays failed only when its reading is certain."""
+    if result.holds is True and result.reason.startswith(IDENTITY_FALSE):
+        return result
+    if result.holds is None and result.reason.startswith(IDENTITY_FALSE):
+        if context_ok and IDENTITY_CUE.search(step):
+            return ClaimResult(result.claim, False, result.expected, result.reason, rule="identity")
+        return result
+    if result.holds is not False:
+        return result
+    if not context_ok:
+        return unjudged(result, "the claim is cut out of notation it does not read")
+    if not certain_claim_text(result.claim):
+        return unjudged(result, "names or notation with more than one reading")
+    return result
