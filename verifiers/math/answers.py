@@ -3,6 +3,10 @@
 Extraction lives in `final_answer` (boxes, `####`, PRM800K `# Answer`, "Final Answer:" lines, "The answer
 is"; the last marker wins) with the last number as an optional fallback; the span is recorded.
 
+Each side of a pair is first cut down to the answer it states (`final_answer.stated_answer`), so a gold
+answer given as `$\\boxed{2}$, $\\boxed{5}$` or `Final Answer: The largest $n$ is 34.` compares as `2, 5` or
+`34`; a sentence stating two values (`The sum is 5 and the product is 6.`) is `unparsed`, never judged.
+
 Equivalence, precision first (a wrong `correct` poisons a PRM dataset; an `unparsed` only costs a sample):
 1. The same text after cosmetic normalization (`$`, `\\text{}`, degrees, `\\dfrac`) is `correct`.
 2. Word answers (`\\text{even}`, `Navin`, `East`) are compared as words, case-insensitively, never
@@ -10,15 +14,17 @@ Equivalence, precision first (a wrong `correct` poisons a PRM dataset; an `unpar
 3. Fast path, in-process and exact: both sides read as plain numbers after stripping `$`, units, `\\text{}`,
    thousands separators and an `x =` prefix, and evaluating simple arithmetic LaTeX (`\\frac{1}{2}`,
    `3\\frac{1}{2}`, `1.5 \\times 10^{3}`, `0.\\overline{3}`) with `Fraction`s. Exact comparison, or
-   relative 1e-6 when a decimal is involved; `p%` may mean p/100 or p. A decimal comma (`2,5`, `0{,}75`)
-   is read as a point only against a reference that is one number, and only where it cannot be a thousands
-   separator (`1,250` stays 1250).
+   relative 1e-6 when a decimal is involved; `p%` may mean p/100 or p. `,\\!` is a thousands separator
+   (`1,\\!000`). A decimal comma (`2,5`, `0{,}75`, on either side) is read as a point only against one
+   number on the other side, never with a space after it (`2, 5` is a list) and never where it can be a
+   thousands separator (`1,250` stays 1250).
 4. Otherwise math-verify's `parse` + `verify` (LaTeX, radicals, expressions, equations in any equivalent
    form, inequalities against intervals, tuples, sets, matrices) in the bounded worker
    (`answer_symbolic`), which also reads inequalities joined by "or" as a union of intervals.
 Before these: an angle with its degree sign against one in radians (`45^\\circ`, `\\frac{\\pi}{4}`) is
 compared in radians (a bare `45` is not an angle), and two numbers with base subscripts are compared as
-values in their bases (the LaTeX reader drops a subscript, making `10101_2` equal `10101_3`).
+values in their bases (the LaTeX reader drops a subscript, making `10101_2` equal `10101_3`); against a
+plain integer a subscripted number is never `correct` (`25_{6}` vs `25` or `17` is `unparsed`).
 
 Outcomes: `correct | incorrect`, or, never as a judgement, `unparsed` (no answer, or one that cannot be
 read), `timeout` (the worker ran past its limit) and `error` (the worker died, could not start, or its
@@ -37,7 +43,7 @@ from functools import lru_cache
 
 from verifiers.math.arithmetic import NotEvaluable, Token, TooLarge, evaluate, lex, parse_side
 from verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, run_items
-from verifiers.math.final_answer import ExtractedAnswer, boxed_answer, extract_answer
+from verifiers.math.final_answer import ExtractedAnswer, boxed_answer, extract_answer, stated_answer
 from verifiers.math.numbers import RELATIVE_TOLERANCE, format_value
 from verifiers.protocol import Verdict
 
@@ -45,12 +51,17 @@ DEFAULT_TIMEOUT_S = 3.0
 _VAR_PREFIX = re.compile(r"^\s*[A-Za-z]\s*=\s*(?!=)")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 _REPEATING = re.compile(r"^(-?)(\d*)\.(\d*)\\overline\{(\d+)\}$")
-_DECIMAL_COMMA = re.compile(r"^(-?\d+)(?:\{,\}|,)(\d+)$")
+_DECIMAL_COMMA = re.compile(r"^(-?\d+)(?:\{,\}|,)(\d+)((?:\s*%)?(?:\s+[A-Za-z][A-Za-z ]*)?)$")  # `3,5 cm`
 _WORD_ANSWER = re.compile(r"^[a-z][a-z .'-]*$")
 _NOT_WORDS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp"}
 _TEXT_COMMAND = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}(?:\^\{?[23]\}?)?")
 _THIN_THOUSANDS = re.compile(r"(\d)\\[,;!: ](\d{3})(?!\d)")
 _BRACED_THOUSANDS = re.compile(r"(\d)\{,\}(\d{3})(?!\d)")
+# `,\!` is LaTeX for a thousands separator only (`1,\!000`, `12,\!345,\!678`): the comma goes too, so the
+# LaTeX reader does not see a list (`1,\!000\pi` would be the set {1, 0})
+_COMMA_THIN_THOUSANDS = re.compile(r"(\d),\\!\s*(?=\d{3}(?!\d))")
+# `{,}` between groups of three after a leading group that is not 0 (`3{,}600\pi`; `0{,}125` is a decimal)
+_BRACED_GROUPS = re.compile(r"(?<![\d.])-?[1-9]\d{0,2}(?:\{,\}\d{3})+(?![\d{])")
 _SPACING_COMMAND = re.compile(r"\\[,;:]")
 _FRAC_DIGITS = re.compile(r"\\frac\s*(\d)\s*(\d)")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\text\s*\{\s*degrees?\s*\}|\s+degrees?\b")
@@ -81,6 +92,8 @@ def normalize_answer(text: str) -> str:
     """Cosmetic normalization shared by both paths: delimiters, `\\text{}` units, degrees, `\\!`."""
     s = _strip_delimiters(text)
     s = _TEXT_COMMAND.sub(lambda m: f" {m.group(1)} ", s)
+    s = _COMMA_THIN_THOUSANDS.sub(r"\1", s)
+    s = _BRACED_GROUPS.sub(lambda m: m.group().replace("{,}", ""), s)
     s = _THIN_THOUSANDS.sub(r"\1\2", s)
     s = _BRACED_THOUSANDS.sub(r"\1,\2", s)  # `1{,}250.00` as `1,250.00`, which the exact path reads
     s = _SPACING_COMMAND.sub(" ", s)  # `\$\,42`: LaTeX spacing is no part of a value
@@ -126,14 +139,15 @@ def _repeating_decimal(text: str) -> Fraction | None:
 
 
 def _decimal_comma(text: str) -> str | None:
-    """`2,5` / `0{,}75` as `2.5` / `0.75`; None for `1,250` (a thousands separator) or a non-number."""
-    match = _DECIMAL_COMMA.match(normalize_answer(text).replace(" ", ""))
+    """`2,5` / `0{,}75` as `2.5` / `0.75`; None for `1,250` (a thousands separator), `2, 5` (a list) or a
+    non-number."""
+    match = _DECIMAL_COMMA.match(normalize_answer(text))
     if match is None:
         return None
-    whole, fraction = match.groups()
+    whole, fraction, unit = match.groups()
     if len(fraction) == 3 and whole.lstrip("-") != "0":
         return None
-    return f"{whole}.{fraction}"
+    return f"{whole}.{fraction}{unit}"
 
 
 class AnswerTooLarge(Exception):
@@ -210,10 +224,15 @@ def _within_written_precision(p: Fraction, r: Fraction) -> bool:
 
 
 def _fast_verdict(predicted: str, reference: str) -> Verdict | None:
+    # a decimal comma is read as a point only against one number on the other side; against a list
+    # (`2, 5`, or `3,5` on both sides) it stays a list
+    comma = _decimal_comma(reference)
+    if comma is not None and _decimal_comma(predicted) is None and _readings(predicted) is not None:
+        reference = comma
     ref = _readings(reference)
     if ref is None:
         return None
-    comma = _decimal_comma(predicted)  # only against a reference that is one number
+    comma = _decimal_comma(predicted)
     if comma is not None:
         predicted = comma
     pred = _readings(predicted)
@@ -283,11 +302,13 @@ def _unwrapped(text: str) -> str:
 def _base_verdict(predicted: str, reference: str) -> Verdict | None:
     """Both sides numbers with a base subscript (`10101_2`): equal only as values in their bases; the
     LaTeX reader drops the subscript, which would make `10101_2` equal `10101_3`."""
-    pred = _BASE.match(normalize_answer(predicted).replace(" ", ""))
-    ref = _BASE.match(normalize_answer(reference).replace(" ", ""))
+    texts = [normalize_answer(side).replace(" ", "") for side in (predicted, reference)]
+    pred, ref = (_BASE.match(text) for text in texts)
+    evidence = {"predicted": predicted, "reference": reference, "path": "base"}
+    if (pred is None) != (ref is None):
+        return _one_base_verdict(pred or ref, texts[0] if pred is None else texts[1], evidence)
     if pred is None or ref is None:
         return None
-    evidence = {"predicted": predicted, "reference": reference, "path": "base"}
     try:
         values = [int(m.group(1), int(m.group(2))) for m in (pred, ref)]
     except ValueError:  # a digit the base does not have, or a base outside 2..36
@@ -295,6 +316,23 @@ def _base_verdict(predicted: str, reference: str) -> Verdict | None:
     if values[0] == values[1]:
         return Verdict("correct", f"both are {values[0]} in base 10", evidence)
     return Verdict("incorrect", f"{values[0]} differs from {values[1]} (in base 10)", evidence)
+
+
+def _one_base_verdict(based: re.Match[str], plain: str, evidence: dict[str, object]) -> Verdict | None:
+    """A number with a base subscript against a plain integer (`25_{6}` vs `25`): the plain one may be
+    written in either base, so a match of its digits or of its value is not judged; anything else
+    differs. None when the subscript is no base (`x_1`) or the other side no integer."""
+    if not re.fullmatch(r"\d+", plain):
+        return None
+    try:
+        value = int(based.group(1), int(based.group(2)))
+    except ValueError:
+        return None
+    if plain.lstrip("0") in (based.group(1).lstrip("0"), str(value)):
+        return Verdict(
+            "unparsed", "a base subscript on one side only: the other may be in either base", evidence
+        )
+    return Verdict("incorrect", f"{value} (in base 10) differs from {plain} in either base", evidence)
 
 
 def answers_equivalent(
@@ -312,8 +350,19 @@ def answers_equivalent_many(
     verdicts: list[Verdict | None] = []
     hard: list[int] = []
     original = list(pairs)
-    pairs = [_degrees_as_radians(predicted, reference) for predicted, reference in original]
+    stated = [(stated_answer(predicted), stated_answer(reference)) for predicted, reference in original]
+    pairs = [_degrees_as_radians(predicted or "", reference or "") for predicted, reference in stated]
     for index, (predicted, reference) in enumerate(pairs):
+        if None in stated[index]:
+            side = "answer" if stated[index][0] is None else "reference"
+            verdicts.append(
+                Verdict(
+                    "unparsed",
+                    f"the {side} states no single value",
+                    {"predicted": predicted, "reference": reference, "path": "text"},
+                )
+            )
+            continue
         if not predicted.strip():
             verdicts.append(
                 Verdict("unparsed", "empty answer", {"predicted": predicted, "reference": reference})

@@ -30,13 +30,18 @@ _HOPE_ANYWHERE = re.compile(r"I hope it is correct", re.IGNORECASE)
 _CHAT_TAIL = re.compile(r"<\|[a-z_]+\|>|</s>|<\|endoftext\|>", re.IGNORECASE)
 _ANSWER_PHRASE = re.compile(r"(?:final answer|the answer|answer)\s*(?:is|:|=)\s*:?\s*", re.IGNORECASE)
 _HOPE = re.compile(r"\.?\s*I hope it is correct\.?\s*$", re.IGNORECASE)
-_LAST_NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?|-?\$?\.\d+%?")
+# digit groups may be joined by `,`, or by LaTeX's `,\!` and `{,}` (`1,\!000`, `3{,}600`)
+_LAST_NUMBER = re.compile(r"-?\$?\d(?:,\\!(?=\d)|\{,\}(?=\d)|[\d,])*(?:\.\d+)?(?:/\d+)?%?|-?\$?\.\d+%?")
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 # a sentence states its value after its last verb of being: "The volume of $V$ is 120 cubic inches."
 _STATES = re.compile(
     r"\s(?:is|are|was|equals|be|=)\s+(?:equal to\s+|approximately\s+|about\s+)?", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z]{3,}")
+_VERB = re.compile(r"\s(?:is|are|was|equals)\s", re.IGNORECASE)
+# a value right after a stating verb, and a math span that states a value (`$x = 3$`, `$27$`)
+_VALUE_AHEAD = re.compile(r"[-+]?(?:\d|\$|\\\(|\\frac|\\sqrt)")
+_STATED_IN_MATH = re.compile(r"^[$\\(\[]*\s*(?:[A-Za-z](?:_\{?\w+\}?)?\s*=\s*)?[-+]?\d")
 _HEADING_WORDS = re.compile(r"^[A-Za-z][A-Za-z ]*:?\s*$")
 _NEW_PROBLEM = re.compile(r"^[ \t]*(?:Problem|Question)(?:[ \t]+\d+)?[ \t]*:", re.MULTILINE)
 # without any marker, a last sentence that ends by stating a maths value: "... the pair is $(7, 6)$."
@@ -157,22 +162,29 @@ def _is_sentence(text: str) -> bool:
     outside = _MATH_SPAN.sub(" ", text)
     outside = re.sub(r"\\[A-Za-z]+\s*(\{[^{}]*\})?", " ", outside)
     words = len(_WORD.findall(outside))
+    if _VERB.search(f" {outside} ") is not None:  # "$x$ is 9" names a variable with no other word
+        return True
     return words >= 3 or (words >= 1 and _STATES.search(f" {outside} ") is not None)
 
 
 def _value_of_sentence(text: str) -> str | None:
     """The value a sentence states, or None: after its last "is / are / =", else its last math span,
-    else its last number. `The largest $n$ is 34` -> `34`."""
-    in_math = [span.span() for span in _MATH_SPAN.finditer(text)]
+    else its last number. `The largest $n$ is 34` -> `34`. A sentence that states two values (`The sum
+    is 5 and the product is 6`, `$x = 3$ and $y = 4$`) states no single answer: None."""
+    spans = list(_MATH_SPAN.finditer(text))
+    in_math = [span.span() for span in spans]
     states = [  # "the line $y = 2x - 3$" states no value at its `=`
         m for m in _STATES.finditer(text) if not any(a <= m.start() < b for a, b in in_math)
     ]
+    if sum(_VALUE_AHEAD.match(text, m.end()) is not None for m in states) > 1:
+        return None
     if states:
         rest = text[states[-1].end() :].strip()
         if rest and not _is_sentence(rest):
             return rest
-    spans = list(_MATH_SPAN.finditer(text))
     if spans:
+        if not states and sum(_STATED_IN_MATH.search(span.group()) is not None for span in spans) > 1:
+            return None
         last = spans[-1]
         return next(g for g in last.groups() if g is not None).strip()
     numbers = list(_LAST_NUMBER.finditer(text))
@@ -281,4 +293,31 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extracted
     return None
 
 
-__all__ = ["ExtractedAnswer", "boxed_answer", "extract_answer"]
+def stated_answer(text: str) -> str | None:
+    """The answer a short text states, for grading answer against answer (a gold answer is often given as
+    `$\\boxed{2}$, $\\boxed{5}$` or as a `Final Answer:` sentence):
+    - a text with a marker (a box, `Final Answer:`, "the answer is", `####`, `# Answer`): its marked answer,
+      None when the marker states none;
+    - a sentence that states its value with "is / are / =": that value (`The largest $n$ is 34.` -> `34`),
+      None when it states two (`The sum is 5 and the product is 6.`);
+    - anything else (`34`, `x = 5`, `\\text{Navin}`, `all real numbers except 3`): the text itself.
+
+    >>> stated_answer("Final Answer: The largest $n$ is 34."), stated_answer(r"$\\boxed{2}$, $\\boxed{5}$")
+    ('34', '2, 5')
+    """
+    if _BOXED.search(text) or _FINAL_LINE.search(text) or _ANSWER_PHRASE.search(text):
+        found = extract_answer(text, last_number_fallback=False)
+        return None if found is None else found.text
+    if _HASHES.search(text) or _PRM800K.search(text):
+        found = extract_answer(text, last_number_fallback=False)
+        return text if found is None else found.text
+    sentence = _clean(text)
+    in_math = [span.span() for span in _MATH_SPAN.finditer(sentence)]
+    states = any(not any(a <= m.start() < b for a, b in in_math) for m in _STATES.finditer(sentence))
+    if not states or not _is_sentence(sentence):
+        return text
+    value = _value_of_sentence(sentence)
+    return None if value is None else _clean(value)
+
+
+__all__ = ["ExtractedAnswer", "boxed_answer", "extract_answer", "stated_answer"]

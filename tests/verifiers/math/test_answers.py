@@ -332,3 +332,64 @@ def test_a_worker_without_math_verify_fails_closed_and_says_so(
 
 def test_check_dependencies_is_empty_on_a_working_install() -> None:
     assert answers.check_dependencies() == []
+
+
+@pytest.mark.parametrize(
+    ("predicted", "reference", "label"),
+    [
+        # a sentence that names a variable states its value; one stating two values is not judged
+        ("Final Answer: The largest $k$ is 17.", "$17$", "correct"),
+        ("Final Answer: The largest $k$ is 17.", "$71$", "incorrect"),
+        ("Final Answer: $x$ is 9.", "9", "correct"),
+        ("The area of triangle $ABC$ is $24$ square units.", "24", "correct"),
+        ("$29$", "Final Answer: The greatest possible $d$ is 29.", "correct"),  # either side
+        ("Final Answer: The value of $a+b$ is 12.", "a+b", "incorrect"),  # the named variable is no answer
+        ("Final Answer: The sum is 5 and the product is 6.", "6", "unparsed"),
+        ("Final Answer: The largest $n$ is 34 and the smallest $n$ is 2.", "34", "unparsed"),
+        ("x = 2 and y = 3", "3", "unparsed"),
+        ("Final Answer: $x = 3$ and $y = 4$.", "4", "incorrect"),
+        ("all real numbers except 3", "3", "incorrect"),  # no stating verb: never cut to its number
+        # `,\!` is a thousands separator, inside boxes and beside other LaTeX
+        (r"\boxed{1,\!000}", "1000", "correct"),
+        (r"\boxed{1,\!001}", "1000", "incorrect"),
+        (r"The answer is $\boxed{12,\!345,\!678}$.", "12345678", "correct"),
+        ("1000", r"$\boxed{1,\!000}$", "correct"),
+        (r"\boxed{1,\!000\pi}", r"1000\pi", "correct"),  # not the set {1, 0}
+        (r"\boxed{1,\!000\pi}", r"100\pi", "incorrect"),
+        (r"\boxed{3{,}600\pi}", r"3600\pi", "correct"),
+        # several boxes against one box holding the list
+        (r"\boxed{3}, \boxed{7}", r"\boxed{3, 7}", "correct"),
+        (r"$\boxed{3}$, $\boxed{7}$", r"$3, 7$", "correct"),
+        (r"\boxed{2, 5}", r"$\boxed{2}$ and $\boxed{5}$", "correct"),
+        (r"\boxed{3}, \boxed{7}", r"\boxed{3}", "incorrect"),
+        (r"\boxed{3}", r"\boxed{3}, \boxed{7}", "incorrect"),
+        (r"$\boxed{3}$ and $\boxed{7}$", r"\boxed{3, 7, 9}", "incorrect"),
+        (r"\boxed{2}, \boxed{5}", "2.5", "incorrect"),  # a list, not a decimal comma
+        # decimal commas, either side, only against one number and never where a list or thousands fits
+        ("3.5", "3,5", "correct"),
+        (r"\frac72", r"$3{,}5$", "correct"),
+        (r"3,5 \text{ cm}", "3.5", "correct"),
+        ("2, 5", "2.5", "incorrect"),
+        ("2.5", "2, 5", "incorrect"),
+        ("1,000", "1.0", "incorrect"),
+        ("3,5", "35", "incorrect"),
+        ("3,5", r"\{3, 5\}", "correct"),  # against a list it stays a list
+    ],
+)
+def test_answers_equivalent_math_style_pairs(predicted: str, reference: str, label: str) -> None:
+    verdict = answers_equivalent(predicted, reference)
+    assert verdict.label == label, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("predicted", "reference", "label"),
+    [
+        ("25_{6}", "25", "unparsed"),  # the plain side may be written in base 6 without its subscript
+        ("25_6", "17", "unparsed"),  # or in base 10
+        ("25_6", "18", "incorrect"),
+        ("1001_2", "9", "unparsed"),
+        ("1001_2", "10", "incorrect"),
+    ],
+)
+def test_a_base_subscript_on_one_side_is_never_correct(predicted: str, reference: str, label: str) -> None:
+    assert answers_equivalent(predicted, reference).label == label

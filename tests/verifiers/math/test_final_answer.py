@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifiers.math.final_answer import extract_answer
+from verifiers.math.final_answer import extract_answer, stated_answer
 
 
 @pytest.mark.parametrize(
@@ -113,4 +113,46 @@ def test_fallback_without_a_marker(text: str, expected: str, method: str) -> Non
     assert answer is not None
     assert (answer.text, answer.method) == (expected, method)
     assert text[answer.start : answer.end] == expected
+    assert extract_answer(text, last_number_fallback=False) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Final Answer: The largest $n$ is 34.", "34"),
+        ("The largest $n$ is 34.", "34"),
+        ("$x$ is 9", "9"),
+        (r"$\boxed{2}$, $\boxed{5}$", "2, 5"),
+        (r"\boxed{1,\!000}", r"1,\!000"),
+        ("#### 5", "5"),
+        # bare answers stay as they are
+        ("34", "34"),
+        ("x = 5", "x = 5"),
+        ("y = 2x + 1", "y = 2x + 1"),
+        (r"\text{Navin}", r"\text{Navin}"),
+        ("Monday and Friday", "Monday and Friday"),
+        ("all real numbers except 3", "all real numbers except 3"),
+        (r"2 \text{ or } 3", r"2 \text{ or } 3"),
+        ("Final Answer: $x = 3$ and $y = 4$.", "$x = 3$ and $y = 4$"),  # judged whole, as a system
+        # two stated values, or a marker stating nothing: no single answer
+        ("The sum is 5 and the product is 6.", None),
+        ("x = 2 and y = 3", None),
+        ("Final Answer: the product of the ways", None),
+    ],
+)
+def test_stated_answer(text: str, expected: str | None) -> None:
+    assert stated_answer(text) == expected
+
+
+def test_the_last_number_keeps_latex_thousands_separators() -> None:
+    for text, expected in (("$1,\\!000$", "$1,\\!000"), ("It is $3{,}600$ m", "$3{,}600")):
+        answer = extract_answer(text)
+        assert answer is not None and answer.text == expected
+
+
+def test_a_sentence_stating_two_values_states_no_answer() -> None:
+    assert (
+        extract_answer("Final Answer: The sum is 5 and the product is 6.", last_number_fallback=False) is None
+    )
+    text = "Final Answer: The largest $n$ is 34 and the smallest $n$ is 2."
     assert extract_answer(text, last_number_fallback=False) is None
