@@ -141,7 +141,7 @@ def _repeating_decimal(text: str) -> Fraction | None:
 def _decimal_comma(text: str) -> str | None:
     """`2,5` / `0{,}75` as `2.5` / `0.75`; None for `1,250` (a thousands separator), `2, 5` (a list) or a
     non-number."""
-    match = _DECIMAL_COMMA.match(normalize_answer(text))
+    match = _DECIMAL_COMMA.match(normalize_answer(text).replace("$", ""))  # `$3{,}5$ cm`, `\$2,50`
     if match is None:
         return None
     whole, fraction, unit = match.groups()
@@ -351,7 +351,13 @@ def answers_equivalent_many(
     hard: list[int] = []
     original = list(pairs)
     stated = [(stated_answer(predicted), stated_answer(reference)) for predicted, reference in original]
-    pairs = [_degrees_as_radians(predicted or "", reference or "") for predicted, reference in stated]
+    pairs = [
+        _degrees_as_radians(
+            original[i][0] if predicted is None else predicted,
+            original[i][1] if reference is None else reference,
+        )
+        for i, (predicted, reference) in enumerate(stated)
+    ]
     for index, (predicted, reference) in enumerate(pairs):
         if None in stated[index]:
             side = "answer" if stated[index][0] is None else "reference"

@@ -35,7 +35,7 @@ _LAST_NUMBER = re.compile(r"-?\$?\d(?:,\\!(?=\d)|\{,\}(?=\d)|[\d,])*(?:\.\d+)?(?
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 # a sentence states its value after its last verb of being: "The volume of $V$ is 120 cubic inches."
 _STATES = re.compile(
-    r"\s(?:is|are|was|equals|be|=)\s+(?:equal to\s+|approximately\s+|about\s+)?", re.IGNORECASE
+    r"\s(?:is|are|was|equals|be|=)\s*:?\s+(?:equal to\s+|approximately\s+|about\s+)?", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _VERB = re.compile(r"\s(?:is|are|was|equals)\s", re.IGNORECASE)
@@ -57,6 +57,8 @@ _BOX_JOIN_GAP = re.compile(
     rf"^{_SPACING}(?:[.,;:]{_SPACING})*(?:{_CONJUNCTION}{_SPACING})+"
     rf"(?P<var>[A-Za-z](?:_\{{?\w+\}}?)?\s*=)?{_SPACING}$"
 )
+# or only spacing on one line: `$\boxed{2}$ $\boxed{5}$`, `\boxed{2} \quad \boxed{5}`
+_BOX_SPACE_GAP = re.compile(r"^(?:[ \t$]|\\[,;:! ]|\\q?quad\b)*$")
 _VAR_BEFORE_BOX = re.compile(r"([A-Za-z](?:_\{?\w+\}?)?\s*=)[\s$]*$")
 
 
@@ -110,7 +112,11 @@ def boxed_answer(text: str) -> ExtractedAnswer | None:
         return None
     group = [boxes[-1]]
     for box in reversed(boxes[:-1]):
-        gap = _BOX_JOIN_GAP.match(text[box[2] + 1 : group[0][0]])
+        between = text[box[2] + 1 : group[0][0]]
+        if _BOX_SPACE_GAP.match(between):
+            group.insert(0, box)
+            continue
+        gap = _BOX_JOIN_GAP.match(between)
         if gap is None:
             break
         if gap["var"] is not None:  # `x = \boxed{-3}$ and $x = \boxed{5}`, never `a = ...` and `b = ...`

@@ -369,6 +369,7 @@ def test_check_dependencies_is_empty_on_a_working_install() -> None:
         ("3.5", "3,5", "correct"),
         (r"\frac72", r"$3{,}5$", "correct"),
         (r"3,5 \text{ cm}", "3.5", "correct"),
+        ("$3{,}5$ cm", "3.5", "correct"),
         ("2, 5", "2.5", "incorrect"),
         ("2.5", "2, 5", "incorrect"),
         ("1,000", "1.0", "incorrect"),

@@ -40,6 +40,11 @@ from verifiers.math.final_answer import extract_answer, stated_answer
         # boxes joined by `\quad \text{and} \quad`, or each after the same `x =`, are one answer
         ("\\[ \\boxed{-2} \\quad \\text{and} \\quad \\boxed{1}. \\]", "-2, 1", "boxed_several"),
         ("The solutions are $x = \\boxed{-3}$ and $x = \\boxed{5}$.", "-3, 5", "boxed_several"),
+        # boxes apart only by spacing on one line are one list; a new paragraph is not spacing
+        ("$\\boxed{2}$ $\\boxed{5}$", "2, 5", "boxed_several"),
+        ("\\boxed{2} \\quad \\boxed{5}", "2, 5", "boxed_several"),
+        ("so $\\boxed{12}$.\n\n$\\boxed{6}$", "6", "boxed"),
+        ("So $a = \\boxed{2}$ $b = \\boxed{7}$.", "7", "boxed"),
         # ... but `a = ...` and `b = ...` are two quantities: the last box stands alone
         ("So $a = \\boxed{2}$ and $b = \\boxed{7}$.", "7", "boxed"),
         ("So $a = \\boxed{2}$ and $b = \\boxed{7}$, giving $a + b = \\boxed{9}$.", "9", "boxed"),
@@ -122,6 +127,7 @@ def test_fallback_without_a_marker(text: str, expected: str, method: str) -> Non
         ("Final Answer: The largest $n$ is 34.", "34"),
         ("The largest $n$ is 34.", "34"),
         ("$x$ is 9", "9"),
+        ("Final Answer: The largest $n$ is: 34.", "34"),
         (r"$\boxed{2}$, $\boxed{5}$", "2, 5"),
         (r"\boxed{1,\!000}", r"1,\!000"),
         ("#### 5", "5"),
