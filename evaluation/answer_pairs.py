@@ -1,16 +1,19 @@
 """Hand-labelled answers: does the final-answer checker agree with a careful human?
 
-Two sets, both scored as precision / recall of the checker's `correct` against `equivalent` (anything but
+Four sets, all scored as precision / recall of the checker's `correct` against `equivalent` (anything but
 `correct` counts as "not correct": it costs recall, never precision):
 - `data/answer_pairs.jsonl`: extracted answers, `{"id", "predicted", "reference", "equivalent", "form"}`
   (`form` names what the pair exercises: thousands, percent, latex-frac, interval, ...);
+- `data/answer_pairs_math_style.jsonl`: the same shape, both sides raw MATH-style strings (`$\\boxed{2}$,
+  $\\boxed{5}$`, `Final Answer: The largest $n$ is 34.`, `1,\\!000`, `3{,}5`), hand-written per class
+  (`data/answer_pairs_math_style.md`);
 - `data/math_outputs_dev.jsonl`: whole MATH-style model outputs, `{"id", "completion", "reference",
   "equivalent", "form", "source", ...}`, graded end to end (extraction + equivalence); where each row comes
   from is in `data/math_outputs_dev.md`;
 - `data/math_outputs_heldout.jsonl`: a second set of whole outputs in the same shape, kept apart from
   development (`data/math_outputs_heldout.md`).
 
-    .venv/bin/python -m evaluation.answer_pairs [FILE ...]     # both sets when no FILE is given
+    .venv/bin/python -m evaluation.answer_pairs [FILE ...]     # every set when no FILE is given
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from evaluation.metrics import PrecisionRecall, answer_correct_scores
 from verifiers.protocol import Verdict
 
 ANSWER_PAIRS = Path(__file__).parent / "data" / "answer_pairs.jsonl"
+ANSWER_PAIRS_MATH_STYLE = Path(__file__).parent / "data" / "answer_pairs_math_style.jsonl"
 MATH_OUTPUTS = Path(__file__).parent / "data" / "math_outputs_dev.jsonl"
 MATH_OUTPUTS_HELDOUT = Path(__file__).parent / "data" / "math_outputs_heldout.jsonl"
 
@@ -207,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("-q", "--quiet", action="store_true", help="scores only")
     args = parser.parse_args(argv)
-    for path in args.files or [ANSWER_PAIRS, MATH_OUTPUTS, MATH_OUTPUTS_HELDOUT]:
+    for path in args.files or [ANSWER_PAIRS, ANSWER_PAIRS_MATH_STYLE, MATH_OUTPUTS, MATH_OUTPUTS_HELDOUT]:
         if "completion" in _rows(path)[0]:
             outputs = load_math_outputs(path)
             scores, labels, wrong = evaluate_math_outputs(outputs)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from evaluation.answer_pairs import (
+    ANSWER_PAIRS_MATH_STYLE,
     MATH_OUTPUTS,
     MATH_OUTPUTS_HELDOUT,
     cross_paired_negatives,
+    evaluate_answer_pairs,
     evaluate_math_outputs,
     load_answer_pairs,
     load_math_outputs,
@@ -65,3 +67,15 @@ def test_answer_checker_meets_the_targets_on_the_held_out_set() -> None:
     assert scores.precision >= 0.995, disagreements
     assert scores.recall >= 0.97, disagreements
     assert not {"timeout", "error"} & set(labels), labels
+
+
+def test_math_style_pairs_cover_every_class_both_ways_and_meet_the_targets() -> None:
+    pairs = load_answer_pairs(ANSWER_PAIRS_MATH_STYLE)
+    assert len({p.id for p in pairs}) == len(pairs) >= 150
+    for form in ("sentence", "thousands-latex", "several-boxes", "decimal-comma", "general"):
+        labels = {p.equivalent for p in pairs if p.form == form}
+        assert labels == {True, False}, form
+    report = evaluate_answer_pairs(pairs)
+    assert report.scores.precision >= 0.995, report.disagreements
+    assert report.scores.recall >= 0.97, report.disagreements
+    assert not {"timeout", "error"} & set(report.labels), report.labels
