@@ -172,8 +172,9 @@ def train(
     total_steps = settings.epochs * steps_per_epoch
     if settings.max_steps is not None:
         total_steps = min(total_steps, settings.max_steps) if settings.max_steps > 0 else total_steps
+    # fused: one kernel over all parameters (CPU and CUDA), several times faster than the per-tensor loop
     optimizer = torch.optim.AdamW(
-        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
+        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay, fused=True
     )
     scheduler = get_linear_schedule_with_warmup(optimizer, 0, max(total_steps, 1))
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)

@@ -71,6 +71,7 @@ def register(app: typer.Typer) -> None:
         save_every: Annotated[
             int | None, typer.Option(min=1, help="Checkpoint every N optimiser steps (and each epoch's end).")
         ] = None,
+        keep_checkpoints: Annotated[int, typer.Option(min=1, help="Checkpoints kept (the newest).")] = 2,
         resume: Annotated[
             bool, typer.Option("--resume", help="Continue from the latest checkpoint in --output-dir.")
         ] = False,
@@ -127,6 +128,7 @@ def register(app: typer.Typer) -> None:
             held_out=held_out,
             seed=seed,
             save_every=save_every,
+            keep_checkpoints=keep_checkpoints,
         )
         try:
             result = train(

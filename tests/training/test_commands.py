@@ -1,0 +1,75 @@
+"""`prm-factory train` and `prm-factory score` on a tiny random model: options, messages, files written."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prm_factory.commands.train import register
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory, tiny_token_classifier) -> Path:
+    return tiny_token_classifier(tmp_path_factory.mktemp("tiny"))
+
+
+def _chains_file(path: Path) -> Path:
+    rows = [
+        {"id": "a", "problem": "What is 2 + 2?", "steps": ["2 + 2 = 4.", "The answer is 4."], "label": -1},
+        {"id": "b", "problem": "What is 3 * 3?", "steps": ["3 * 3 = 6.", "The answer is 6."], "label": 0},
+        {"id": "c", "problem": "What is 1 + 1?", "steps": ["1 + 1 = 2 ки\nso 2"], "label": -1},
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_train_then_score_through_the_cli(
+    tiny_base, committed_dataset, command_app, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "trl", None)  # neither command may need TRL: importing it fails here
+    data = committed_dataset(6)
+    app = command_app(register)
+    out = tmp_path / "prm"
+    args = ["train", "-o", str(out), "--dataset", data.root, "--label", "verifier", "--model", str(tiny_base)]
+    args += [
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "2",
+        "--held-out",
+        "0.5",
+        "--max-length",
+        "128",
+        "--threads",
+        "1",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "held out" in result.output and "step 2: mean train loss" in result.output
+    assert (out / "config.json").is_file() and (out / "README.md").is_file()
+
+    chains = _chains_file(tmp_path / "chains.jsonl")
+    scored = CliRunner().invoke(app, ["score", str(out), str(chains), "-o", str(tmp_path / "scores.jsonl")])
+    assert scored.exit_code == 0, scored.output
+    assert "3 chains scored" in scored.output and "1 read off their step ends" in scored.output
+    assert "first-error F1" in scored.output
+    records = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()]
+    assert [len(r["scores"]) for r in records] == [2, 2, 1]
+    assert all(0.0 <= s <= 1.0 for r in records for s in r["scores"])
+    assert [r["gold_first_error"] for r in records] == [-1, 0, -1]
+
+
+def test_train_refuses_what_it_cannot_do(tiny_base, committed_dataset, command_app, tmp_path) -> None:
+    data = committed_dataset(2)
+    app = command_app(register)
+    base = ["train", "-o", str(tmp_path / "x"), "--dataset", data.root, "--model", str(tiny_base)]
+    soft = CliRunner().invoke(app, [*base, "--label", "verifier", "--soft"])
+    assert soft.exit_code == 1 and "--label mc" in soft.output
+    nothing = CliRunner().invoke(app, [*base, "--held-out", "1.0"])
+    assert nothing.exit_code == 1 and "no training rows" in nothing.output
+    missing = CliRunner().invoke(app, ["score", str(tmp_path / "none"), str(tmp_path)])
+    assert missing.exit_code == 2 and "not a saved checkpoint" in missing.output
