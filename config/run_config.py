@@ -22,8 +22,9 @@ SHIPPED_CODE_PROBLEMS = REPO_ROOT / "data" / "code_problems" / "humaneval_style.
 
 
 def default_dataset_root() -> Path:
-    """Where datasets go unless the config or PRM_FACTORY_DATASET says otherwise: ./datasets/default."""
-    return Path(os.environ.get("PRM_FACTORY_DATASET", Path.cwd() / "datasets" / "default")).resolve()
+    """Where datasets go unless the config or PRM_FACTORY_DATASET says otherwise: ./prm-datasets/default
+    (a folder no Python package can be named like, so a run never shadows an import such as `datasets`)."""
+    return Path(os.environ.get("PRM_FACTORY_DATASET", Path.cwd() / "prm-datasets" / "default")).resolve()
 
 
 class _Section(BaseModel):
@@ -82,11 +83,35 @@ class ModelConfig(_Section):
     served_model_name: str | None = None  # the servers' model name; default: the checkpoint folder name
     seed: int = 0
     max_model_len: int = Field(2048, ge=256)
-    dtype: str = "bfloat16"
+    # auto: bfloat16 where the CPU computes it natively (avx512_bf16 / AMX), float32 on other CPUs, the
+    # checkpoint's own dtype on a GPU (sampling.cpu_host); an explicit value always wins
+    dtype: str = "auto"
+    # CPU engine only: all = every usable core computes; vllm = vLLM's own binding (one core reserved)
+    cpu_threads: Literal["all", "vllm"] = "all"
     enforce_eager: bool = False
     enable_prefix_caching: bool = True
     cpu_kv_cache_gib: int = Field(1, ge=1)
     gpu_memory_utilization: float = Field(0.85, gt=0, le=1)
+    # GPU nodes: vLLM's parallelism and batching (the CPU build runs tensor parallel over NUMA nodes only)
+    tensor_parallel_size: int = Field(1, ge=1)
+    pipeline_parallel_size: int = Field(1, ge=1)
+    data_parallel_size: int = Field(1, ge=1)
+    quantization: str | None = None  # e.g. "awq", "gptq", "fp8"; None: as the checkpoint says
+    max_num_seqs: int | None = Field(None, ge=1)  # None: vLLM's default
+    max_num_batched_tokens: int | None = Field(None, ge=1)
+    # any other vLLM engine argument, passed unchanged (checked against the installed vLLM at load)
+    engine_args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known_engine_args(self) -> ModelConfig:
+        from config.engine_args import engine_args_problems, vllm_engine_arg_names
+
+        problems = engine_args_problems(
+            self.engine_args, vllm_engine_arg_names() if self.engine_args else None
+        )
+        if problems:
+            raise ValueError("engine_args." + problems[0])
+        return self
 
 
 class SamplingConfig(_Section):
@@ -262,4 +287,5 @@ def load_config(path: str | Path | None, overrides: dict | None = None) -> RunCo
             (k for k in from_env if k not in (overrides or {}) and f"{where}.".startswith(f"{k}.")), None
         )
         origin = f" (from {ENV_PREFIX}{named.upper().replace('.', '__')})" if named else ""
-        raise ConfigError(f"{path or 'config'}: field {where}{origin}: {first['msg']}") from err
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{path or 'config'}: field {where}{origin}: {message}") from err

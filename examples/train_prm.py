@@ -13,8 +13,8 @@ it, next to two trivial baselines (always "correct", and the training split's ma
   (the predicted first error, the first step scored below 0.5, must be exactly the labelled one) and the
   accuracy on chains without one (no step may be predicted wrong).
 
-    python examples/train_prm.py --dataset datasets/default --steps 300
-    python examples/train_prm.py --dataset datasets/default --model /path/to/checkpoint --label verifier
+    python examples/train_prm.py --dataset prm-datasets/default --steps 300
+    python examples/train_prm.py --dataset prm-datasets/default --model /path/to/checkpoint --label verifier
 
 A dataset of a few hundred steps (the default demo run) makes these numbers noisy: the script prints the split
 sizes so they can be read for what they are.

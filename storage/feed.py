@@ -12,7 +12,7 @@ Why it looks like this:
 * Files are read with the table's schema, so a column added by a later release reads as nulls in old
   files, and rows of runs not committed at the version are filtered out as everywhere else in storage/.
 
->>> feed = StepFeed("datasets/default", kind="steps", columns=["text", "hard_label"])   # doctest: +SKIP
+>>> feed = StepFeed("prm-datasets/default", kind="steps", columns=["text", "hard_label"])   # doctest: +SKIP
 >>> loader = DataLoader(feed, batch_size=None, num_workers=2)                              # doctest: +SKIP
 """
 

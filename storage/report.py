@@ -10,7 +10,7 @@ Numbers are read with the same DuckDB views `prm-factory query` uses (storage.sq
 the page costs the same on ten million steps as on ten: only histograms and a few sample chains reach
 Python.
 
->>> write_report(Dataset("datasets/default"), Path("report.html"))          # doctest: +SKIP
+>>> write_report(Dataset("prm-datasets/default"), Path("report.html"))          # doctest: +SKIP
 """
 
 from __future__ import annotations
