@@ -43,6 +43,7 @@ import argparse
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -235,30 +236,52 @@ def bench_vllm(
 
 
 # ---------------------------------------------------------------------------------------------------------
-# the CPU engine's documented settings (--engine-settings)
+# the CPU engine's settings (--engine-settings)
+
+START_PHASES = {
+    "weights": re.compile(r"Loading weights took ([0-9.]+) s"),
+    "model_load": re.compile(r"Model loading took [0-9.]+ GiB memory and ([0-9.]+) s"),
+    "compile": re.compile(r"torch\.compile took ([0-9.]+) s in total"),
+    "init_engine": re.compile(r"init engine \(profile, create kv cache, warmup model\) took ([0-9.]+) s"),
+}
+"""Where an engine start goes, as vLLM logs it (INFO lines; `init_engine` includes compile and warm-up)."""
 
 
-def engine_setting_envs() -> dict[str, dict[str, str]]:
-    """Setting name -> environment of its engine process; "current" is the run's own (vLLM preloads torch's
-    libgomp itself and binds its OpenMP threads to the cores it does not reserve for its scheduler)."""
+@dataclass(frozen=True)
+class EngineCandidate:
+    """One way to start the CPU engine: dtype, thread binding, eager or compiled, preloaded libraries."""
+
+    dtype: str
+    threads: str = "all"  # sampling.cpu_host.choose_thread_env: all cores, or vLLM's own binding
+    enforce_eager: bool = False
+    preload: str = ""  # LD_PRELOAD of the engine's processes
+
+    def describe(self) -> str:
+        libs = ",".join(Path(p).name for p in self.preload.split(":") if p)
+        return (
+            f"dtype={self.dtype} threads={self.threads} {'eager' if self.enforce_eager else 'compiled'}"
+            + (f" LD_PRELOAD={libs}" if libs else "")
+        )
+
+
+def engine_candidates() -> dict[str, EngineCandidate]:
+    """Setting name -> candidate. `today` is the config before `dtype = "auto"` (bfloat16, vLLM's own
+    binding), `default` what a run now starts with (dtype auto, all cores); the rest vary one thing."""
     from config.runtime import intel_openmp_library, tcmalloc_library
 
-    tcmalloc, iomp = tcmalloc_library(), intel_openmp_library()
-    settings: dict[str, dict[str, str]] = {"current": {}}
-    if tcmalloc:
-        settings["tcmalloc"] = {"LD_PRELOAD": tcmalloc}
-    if iomp:
-        settings["libiomp5"] = {"LD_PRELOAD": iomp}
-    if tcmalloc and iomp:
-        settings["tcmalloc+libiomp5"] = {"LD_PRELOAD": f"{tcmalloc}:{iomp}"}
-    cores = os.cpu_count() or 1
-    # all cores for the OpenMP threads, none reserved for the scheduler process
-    settings["threads-all"] = {
-        "VLLM_CPU_OMP_THREADS_BIND": f"0-{cores - 1}",
-        "VLLM_CPU_NUM_OF_RESERVED_CPU": "0",
-        "OMP_NUM_THREADS": str(cores),
+    candidates = {
+        "today": EngineCandidate("bfloat16", threads="vllm"),
+        "default": EngineCandidate("auto"),
+        "float32+vllm-binding": EngineCandidate("float32", threads="vllm"),
+        "float32+all-cores": EngineCandidate("float32"),
+        "float32+eager": EngineCandidate("float32", enforce_eager=True),
     }
-    return settings
+    tcmalloc, iomp = tcmalloc_library(), intel_openmp_library()
+    if tcmalloc:
+        candidates["float32+tcmalloc"] = EngineCandidate("float32", preload=tcmalloc)
+    if tcmalloc and iomp:
+        candidates["float32+tcmalloc+iomp"] = EngineCandidate("float32", preload=f"{tcmalloc}:{iomp}")
+    return candidates
 
 
 def _engine_core_pids() -> list[int]:
@@ -308,43 +331,70 @@ def _engine_maps() -> dict[str, bool]:
 
 
 def engine_child(checkpoint: str, args: argparse.Namespace) -> dict:
-    """One engine start under this process's environment, then the small workload; a JSON-able dict."""
+    """One engine start under this process's environment, then both workloads; a JSON-able dict."""
     from transformers import AutoTokenizer
 
     from sampling.vllm_sampler import EngineSettings, VLLMSampler
 
-    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
-    problems = load_gsm8k(args.data, limit=args.problems).problems
-    prompts = [render(tokenizer, p.text) for p in problems]
-    params = GenerationParams(n=args.n, temperature=0.7, top_p=1.0, max_tokens=args.max_tokens)
+    workloads = build_workloads(AutoTokenizer.from_pretrained(checkpoint), args)
     started = time.perf_counter()
-    sampler = VLLMSampler(EngineSettings(checkpoint=checkpoint, model_id=Path(checkpoint).name, seed=0))
+    sampler = VLLMSampler(
+        EngineSettings(
+            checkpoint=checkpoint,
+            model_id=Path(checkpoint).name,
+            seed=0,
+            dtype=args.engine_dtype,
+            cpu_threads=args.engine_threads,
+            enforce_eager=args.enforce_eager,
+        )
+    )
     start_seconds = time.perf_counter() - started
     loaded = _engine_maps()
-    sampler.generate(prompts[:1], GenerationParams(n=1, max_tokens=4))
-    best = None
-    for _ in range(args.engine_reps):
-        before = load_avg()
-        started = time.perf_counter()
-        tokens = sum(g.n_tokens for gens in sampler.generate(prompts, params) for g in gens)
-        seconds = time.perf_counter() - started
-        if best is None or tokens / seconds > best["tokens_per_s"]:
-            best = {
-                "tokens": tokens,
-                "seconds": seconds,
-                "tokens_per_s": tokens / seconds,
-                "load_before": before,
-                "load_after": load_avg(),
-            }
+    sampler.generate(workloads[0].prompts[:1], GenerationParams(n=1, max_tokens=4))
+    results: dict[str, dict] = {}
+    for workload in workloads:
+        best = None
+        for _ in range(args.engine_reps):
+            before = load_avg()
+            started = time.perf_counter()
+            tokens = sum(
+                g.n_tokens for gens in sampler.generate(workload.prompts, workload.params) for g in gens
+            )
+            seconds = time.perf_counter() - started
+            if best is None or tokens / seconds > best["tokens_per_s"]:
+                best = {
+                    "tokens": tokens,
+                    "seconds": seconds,
+                    "tokens_per_s": tokens / seconds,
+                    "load_before": before,
+                    "load_after": load_avg(),
+                }
+        results[workload.name] = best or {}
     sampler.close()
-    return {"start_seconds": start_seconds, "loaded": loaded, **(best or {})}
+    return {"start_seconds": start_seconds, "loaded": loaded, "workloads": results}
+
+
+def start_phases(log_text: str) -> dict[str, float]:
+    """Seconds of each START_PHASES entry found in one engine's log (absent phases are left out)."""
+    found = {}
+    for name, pattern in START_PHASES.items():
+        match = pattern.search(log_text)
+        if match:
+            found[name] = float(match.group(1))
+    return found
 
 
 def _run_setting(
-    name: str, env: dict[str, str], checkpoint: str, args: argparse.Namespace, log: Path
+    name: str, candidate: EngineCandidate, checkpoint: str, args: argparse.Namespace, log: Path
 ) -> dict:
-    child_env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD",)} | env
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+    child_env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD",)}
+    if candidate.preload:
+        child_env["LD_PRELOAD"] = candidate.preload
+    child_env["VLLM_LOGGING_LEVEL"] = "INFO"  # the start phases are INFO lines
+    with (
+        tempfile.NamedTemporaryFile(suffix=".json") as out,
+        tempfile.NamedTemporaryFile(suffix=".log") as own,
+    ):
         command = [
             sys.executable,
             __file__,
@@ -360,56 +410,83 @@ def _run_setting(
             str(args.n),
             "--max-tokens",
             str(args.max_tokens),
+            "--rollout-problems",
+            str(args.rollout_problems),
+            "--rollout-offset",
+            str(args.rollout_offset),
+            "--k",
+            str(args.k),
+            "--rollout-max-tokens",
+            str(args.rollout_max_tokens),
             "--engine-reps",
             str(args.engine_reps),
+            "--engine-dtype",
+            candidate.dtype,
+            "--engine-threads",
+            candidate.threads,
+            *(["--enforce-eager"] if candidate.enforce_eager else []),
         ]
         _wait_for_free_engine_slot()
+        done = subprocess.run(command, env=child_env, stdout=own, stderr=subprocess.STDOUT)
+        engine_log = Path(own.name).read_text(errors="replace")
         with log.open("a") as sink:
-            sink.write(f"\n===== {name} {env}\n")
-            sink.flush()
-            done = subprocess.run(command, env=child_env, stdout=sink, stderr=subprocess.STDOUT)
+            sink.write(f"\n===== {name}: {candidate.describe()}\n{engine_log}")
         text = Path(out.name).read_text()
     if done.returncode != 0 or not text:
-        return {"name": name, "env": env, "error": f"exit {done.returncode}, see {log}"}
-    return {"name": name, "env": env, **json.loads(text)}
+        return {"name": name, "setting": candidate.describe(), "error": f"exit {done.returncode}, see {log}"}
+    result = json.loads(text)
+    return {"name": name, "setting": candidate.describe(), "phases": start_phases(engine_log), **result}
 
 
-def _setting_line(row: dict, baseline: float | None) -> str:
+def _setting_line(row: dict, baseline: dict | None) -> str:
     if "error" in row:
-        return f"  {row['name']:18} failed: {row['error']}"
-    ratio = row["tokens_per_s"] / baseline if baseline else float("nan")
+        return f"  {row['name']:22} failed: {row['error']}"
+    cells = []
+    for workload, timing in row["workloads"].items():
+        base = (baseline or {}).get("workloads", {}).get(workload, {}).get("tokens_per_s")
+        ratio = timing["tokens_per_s"] / base if base else float("nan")
+        cells.append(f"{workload} {timing['tokens_per_s']:>6.1f} tok/s {ratio:>5.2f}x")
+    phases = " ".join(f"{k} {v:.0f}" for k, v in row.get("phases", {}).items())
     libs = ",".join(k for k, v in row["loaded"].items() if v) or "-"
+    load = max((t["load_after"] for t in row["workloads"].values()), default=0.0)
     return (
-        f"  {row['name']:18} {row['tokens']:>6} tok {row['seconds']:>6.1f} s "
-        f"{row['tokens_per_s']:>7.1f} tok/s {ratio:>5.2f}x  start {row['start_seconds']:>4.0f} s  "
-        f"load {row['load_before']:.1f}->"
-        f"{row['load_after']:.1f}  engine maps: {libs}"
+        f"  {row['name']:22} {' | '.join(cells)}  start {row['start_seconds']:>4.0f} s ({phases})  "
+        f"load<={load:.1f}  maps: {libs}"
     )
 
 
 def bench_engine_settings(checkpoint: str, args: argparse.Namespace) -> dict:
-    """Every setting once, then the two fastest once more; ratios against "current" of the same round."""
+    """Every candidate once, in a fresh process each, ratios against `today` of the same run."""
+    from sampling.cpu_host import SIMD_FLAGS, detect_host
+
     log = Path(args.engine_log or tempfile.mkstemp(prefix="bench-engine-settings-", suffix=".log")[1])
-    settings = engine_setting_envs()
-    print(f"engine settings: {', '.join(settings)}; engine output in {log}", flush=True)
-    print(f"workload: {args.problems} GSM8K questions x n={args.n}, max_tokens={args.max_tokens}", flush=True)
-    rounds: list[list[dict]] = [[]]
-    for name, env in settings.items():
-        row = _run_setting(name, env, checkpoint, args, log)
-        rounds[0].append(row)
-        base = next((r.get("tokens_per_s") for r in rounds[0] if r["name"] == "current"), None)
-        print(_setting_line(row, base), flush=True)
-    ok = sorted((r for r in rounds[0] if "error" not in r), key=lambda r: -r["tokens_per_s"])
-    # "current" first: the second round's ratios are against its own baseline
-    again = ["current", *(r["name"] for r in ok[:2] if r["name"] != "current")]
-    print(f"second round: {', '.join(again)}", flush=True)
-    rounds.append([])
-    for name in again:
-        row = _run_setting(name, settings[name], checkpoint, args, log)
-        rounds[1].append(row)
-        base = next((r.get("tokens_per_s") for r in rounds[1] if r["name"] == "current"), None)
-        print(_setting_line(row, base), flush=True)
-    return {"cpu_count": os.cpu_count(), "args": vars(args), "rounds": rounds}
+    candidates = engine_candidates()
+    if args.only:
+        candidates = {k: v for k, v in candidates.items() if k in {"today", *args.only.split(",")}}
+    host = detect_host()
+    flags = [f for f in SIMD_FLAGS if f in host.flags]
+    print(f"CPU: {host.model_name}; cores {list(host.cpus)}; flags {' '.join(flags) or '(none of interest)'}")
+    print(f"engine output in {log}", flush=True)
+    print(
+        f"workloads: {args.problems} GSM8K questions x n={args.n} x {args.max_tokens} tokens; rollouts from "
+        f"the gold-solution prefixes of {args.rollout_problems} questions x k={args.k} x "
+        f"{args.rollout_max_tokens} tokens; best of {args.engine_reps}",
+        flush=True,
+    )
+    rows: list[dict] = []
+    for name, candidate in candidates.items():
+        print(f"  {name}: {candidate.describe()} ...", flush=True)
+        row = _run_setting(name, candidate, checkpoint, args, log)
+        rows.append(row)
+        baseline = next((r for r in rows if r["name"] == "today" and "error" not in r), None)
+        print(_setting_line(row, baseline), flush=True)
+    return {
+        "cpu_model": host.model_name,
+        "cpu_flags": flags,
+        "cpus": list(host.cpus),
+        "args": vars(args),
+        "rows": rows,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -474,6 +551,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--engine-reps", type=int, default=2, help="timed workload calls per engine start")
     parser.add_argument("--engine-log", help="file for the engine's own output (default: a temp file)")
     parser.add_argument("--engine-child", metavar="OUT", help=argparse.SUPPRESS)
+    parser.add_argument("--engine-dtype", default="bfloat16", help=argparse.SUPPRESS)
+    parser.add_argument("--engine-threads", default="vllm", help=argparse.SUPPRESS)
+    parser.add_argument("--only", help="--engine-settings: these candidates (comma-separated) beside `today`")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

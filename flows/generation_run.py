@@ -61,7 +61,7 @@ from sampling.backends import drop_sampler, get_sampler
 from sampling.chains import DrawnChain, draw_chains
 from sampling.model_prep import resolve_model, weights_hash
 from sampling.protocol import GenerationParams, Sampler
-from sampling.vllm_sampler import EngineSettings
+from sampling.vllm_sampler import EngineSettings, engine_choice, engine_record
 from schemas.records import Chain, Problem, Rejection, RunInfo, Step
 from storage.dataset import Dataset
 from storage.staging import chunk_dir, drop_staged, is_staged, read_note, stage_chunk
@@ -86,6 +86,7 @@ class RunSummary:
     rollout_tokens: int
     tally: RunTally = field(default_factory=RunTally)  # totals over the committed rows (none when failed)
     cached_stages: list[str] = field(default_factory=list)
+    engine: dict = field(default_factory=dict)  # the engine's host-dependent settings and why (runs.engine)
 
 
 class RunFailed(RuntimeError):
@@ -114,7 +115,15 @@ def engine_settings(config: RunConfig) -> EngineSettings:
         seed=m.seed,
         max_model_len=m.max_model_len,
         dtype=m.dtype,
+        cpu_threads=m.cpu_threads,
         enforce_eager=m.enforce_eager,
+        tensor_parallel_size=m.tensor_parallel_size,
+        pipeline_parallel_size=m.pipeline_parallel_size,
+        data_parallel_size=m.data_parallel_size,
+        quantization=m.quantization,
+        max_num_seqs=m.max_num_seqs,
+        max_num_batched_tokens=m.max_num_batched_tokens,
+        engine_args=tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in m.engine_args.items())),
         enable_prefix_caching=m.enable_prefix_caching,
         cpu_kv_cache_gib=m.cpu_kv_cache_gib,
         gpu_memory_utilization=m.gpu_memory_utilization,
@@ -376,7 +385,7 @@ def _stage_keys(
             "model": settings.model_id,
             "weights": weights,
             "seed": m.seed,
-            "dtype": m.dtype,
+            "dtype": engine_choice(settings).dtype,  # what `auto` became on this host
             "max_model_len": m.max_model_len,
         },
         sampling=config.sampling.model_dump(mode="json"),
@@ -690,6 +699,7 @@ def finish_run(
         error=error,
         stage_seconds=clock.seconds(),
         prefix_cache_hit_rate=progress.hit_rate(),
+        engine=engine_record(plan.settings) if plan else None,
     )
     version = clock.once("write", lambda: commit_staged_task(root, run, staged, rejections))
     get_run_logger().info(
@@ -728,6 +738,7 @@ def finish_run(
         rollout_tokens=run.rollout_tokens,
         tally=tally,
         cached_stages=clock.cached_stages(),
+        engine=json.loads(run.engine),
     )
     if error:  # the flow run is Failed in the UI (and for automations), the summary travels with it
         message = f"run {run_id} failed in stage {failed_stage}: {error}"

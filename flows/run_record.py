@@ -55,6 +55,7 @@ def run_record(
     stage_seconds: dict[str, float] | None = None,
     prefix_cache_hit_rate: float | None = None,
     config_json: str | None = None,
+    engine: dict | None = None,
 ) -> RunInfo:
     """The `RunInfo` of a run that ends now: `failed` when `error` is set, else `succeeded`."""
     tally = output.totals()
@@ -88,6 +89,7 @@ def run_record(
         rollouts_drawn=tally.rollouts_drawn,
         rollout_seconds=round(tally.rollout_seconds, 3),
         prefix_cache_hit_rate=prefix_cache_hit_rate,
+        engine=json.dumps(engine or {}, sort_keys=True),
     )
 
 

@@ -46,6 +46,22 @@ def label_table(summary: RunSummary) -> Table:
     return table
 
 
+def engine_line(engine: dict) -> str:
+    """One line of the engine's host-dependent settings and why (the runs table's `engine` column).
+
+    >>> engine_line({"dtype": "float32", "dtype_reason": "auto: no bf16", "threads_reason": "all 2 cores",
+    ...              "cpu_flags": ["avx2"]})
+    'engine: dtype float32 (auto: no bf16); threads: all 2 cores; CPU flags: avx2'
+    """
+    if "backend" in engine:
+        return f"engine: {engine['backend']} servers {', '.join(engine.get('base_urls') or [])}"
+    flags = " ".join(engine.get("cpu_flags") or []) or "-"
+    return (
+        f"engine: dtype {engine.get('dtype')} ({engine.get('dtype_reason')}); "
+        f"threads: {engine.get('threads_reason')}; CPU flags: {flags}"
+    )
+
+
 def print_summary(summary: RunSummary, console: Console | None = None, log_path: Path | None = None) -> None:
     """The report after the progress bars; `log_path` is where the engine's and libraries' output went."""
     console = console or Console()
@@ -68,6 +84,8 @@ def print_summary(summary: RunSummary, console: Console | None = None, log_path:
         f"over {tally.mc_count} probed prefixes"
     )
     console.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()))
+    if summary.engine:
+        console.print(engine_line(summary.engine), soft_wrap=True, highlight=False)
     if tally.steps:
         print_whole(console, label_table(summary))
     warning = signal_warning(summary) if tally.chains else None

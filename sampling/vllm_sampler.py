@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from sampling.cpu_host import CpuEngineChoice, choose_cpu_engine, detect_host, on_cpu
 from sampling.protocol import Generation, GenerationParams
 
 
@@ -18,46 +22,100 @@ class EngineSettings:
     model_id: str
     seed: int = 0
     max_model_len: int = 2048
-    dtype: str = "bfloat16"
+    dtype: str = "auto"  # auto: the CPU's native width (sampling.cpu_host), the checkpoint's on a GPU
+    cpu_threads: str = "all"  # all: every usable core computes; vllm: vLLM's binding (one core reserved)
     enforce_eager: bool = False
     enable_prefix_caching: bool = True
     cpu_kv_cache_gib: int = 1
     gpu_memory_utilization: float = 0.85
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    quantization: str | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    engine_args: tuple[tuple[str, str], ...] = ()  # (name, JSON value): any other vLLM engine argument
     # "vllm": this process's offline engine; "openai": a fleet of OpenAI-compatible servers (vllm serve)
     backend: str = "vllm"
     base_urls: tuple[str, ...] = ()
     served_model_name: str | None = None
 
 
-def _on_cpu() -> bool:
-    try:
-        import torch
+_ENV_SET_HERE: set[str] = set()
+"""Engine variables this process set itself: a later engine's choice does not mistake them for the user's."""
 
-        return not torch.cuda.is_available()
-    except ImportError:
-        return True
+
+def engine_choice(settings: EngineSettings) -> CpuEngineChoice:
+    """The host-dependent settings an engine for `settings` starts with (dtype, thread binding), with
+    reasons; the same answer the sampler acts on, for cache keys and the runs row."""
+    if settings.backend != "vllm":
+        return CpuEngineChoice(settings.dtype, "the servers' own setting", {}, "the servers' own binding")
+    user_env = {k: v for k, v in os.environ.items() if k not in _ENV_SET_HERE}
+    return choose_cpu_engine(settings.dtype, settings.cpu_threads, detect_host(), user_env, on_cpu=on_cpu())
+
+
+def engine_kwargs(settings: EngineSettings) -> dict[str, Any]:
+    """The `vllm.LLM` keyword arguments of the parallelism, batching and pass-through fields (defaults left
+    out, so vLLM's own defaults stay in force)."""
+    kwargs: dict[str, Any] = {}
+    for name in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"):
+        if getattr(settings, name) != 1:
+            kwargs[name] = getattr(settings, name)
+    for name in ("quantization", "max_num_seqs", "max_num_batched_tokens"):
+        if getattr(settings, name) is not None:
+            kwargs[name] = getattr(settings, name)
+    kwargs.update({name: json.loads(value) for name, value in settings.engine_args})
+    return kwargs
+
+
+def engine_record(settings: EngineSettings) -> dict[str, Any]:
+    """What the runs table keeps of an engine: host choices with reasons, seeding, engine arguments."""
+    if settings.backend != "vllm":
+        return {"backend": settings.backend, "base_urls": list(settings.base_urls)}
+    return {
+        **engine_choice(settings).as_record(),
+        "seed_mode": "engine" if on_cpu() else "request",
+        "engine_args": engine_kwargs(settings),
+    }
+
+
+def request_seed(engine_seed: int, prompt: str) -> int:
+    """A per-request seed from the run's seed and the prompt (problem, chain prefix and step prefix are all in
+    it), so a prefix's rollouts are reproducible whichever batch they land in; GPU builds only.
+
+    >>> request_seed(0, "Q: 1+1?") == request_seed(0, "Q: 1+1?") != request_seed(1, "Q: 1+1?")
+    True
+    """
+    digest = hashlib.sha256(f"{engine_seed}\x00{prompt}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 class VLLMSampler:
-    """One offline `vllm.LLM` per process. Seeds the engine, not the requests: the CPU build crashes on
-    per-request seeds once prompts are prefilled in chunks, so the engine seed is what a run records."""
+    """One offline `vllm.LLM` per process. On a GPU each request is seeded (`request_seed`); the CPU build
+    crashes on per-request seeds once prompts are prefilled in chunks, so there only the engine is seeded.
+    `seed_mode` says which, and the run records it."""
 
     def __init__(self, settings: EngineSettings) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(settings.cpu_kv_cache_gib))
+        self.host_choice = engine_choice(settings)
+        for key, value in self.host_choice.env.items():  # inherited by the engine's spawned processes
+            os.environ[key] = value
+            _ENV_SET_HERE.add(key)
         from vllm import LLM
 
         self.settings = settings
         self.model_id = settings.model_id
         self.seed = settings.seed
-        kwargs: dict = {}
-        if not _on_cpu():
+        kwargs: dict = engine_kwargs(settings)
+        self.seed_mode = "engine" if on_cpu() else "request"
+        if not on_cpu():
             kwargs["gpu_memory_utilization"] = settings.gpu_memory_utilization
         self._llm = LLM(
             model=settings.checkpoint,
             seed=settings.seed,
             max_model_len=settings.max_model_len,
-            dtype=settings.dtype,
+            dtype=self.host_choice.dtype,
             enforce_eager=settings.enforce_eager,
             enable_prefix_caching=settings.enable_prefix_caching,
             disable_log_stats=False,  # keeps the Prometheus counters that prefix_cache_stats reads
@@ -78,16 +136,21 @@ class VLLMSampler:
 
         if not prompts:
             return []
-        sampling = SamplingParams(
-            n=params.n,
-            temperature=params.temperature,
-            top_p=params.top_p,
-            max_tokens=params.max_tokens,
-            stop=list(params.stop) or None,
-        )
+
+        def sampling(prompt: str) -> SamplingParams:
+            return SamplingParams(
+                n=params.n,
+                temperature=params.temperature,
+                top_p=params.top_p,
+                max_tokens=params.max_tokens,
+                stop=list(params.stop) or None,
+                seed=request_seed(self.seed, prompt) if self.seed_mode == "request" else None,
+            )
+
+        per_request = [sampling(p) for p in prompts] if self.seed_mode == "request" else sampling("")
         with self._lock:
             started = time.perf_counter()
-            outputs = self._llm.generate(list(prompts), sampling, use_tqdm=False)
+            outputs = self._llm.generate(list(prompts), per_request, use_tqdm=False)
             self.engine_seconds += time.perf_counter() - started
         return [
             [

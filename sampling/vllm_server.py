@@ -11,6 +11,7 @@ log file whose tail is quoted when it fails to come up.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -23,8 +24,28 @@ from types import TracebackType
 
 import httpx
 
+from sampling.cpu_host import choose_cpu_engine, detect_host, on_cpu
+
 # Engine start on a 2-core CPU machine: 55-140 s when quiet, 210 s seen at load average 10; leave room.
 DEFAULT_STARTUP_TIMEOUT_S = 300.0
+
+
+def engine_arg_flags(engine_args: dict[str, object]) -> list[str]:
+    """`vllm serve` flags of engine arguments given as in a config (`[model.engine_args]`).
+
+    >>> engine_arg_flags({"max_num_seqs": 32, "enable_chunked_prefill": False, "kv_cache_dtype": "fp8"})
+    ['--max-num-seqs', '32', '--no-enable-chunked-prefill', '--kv-cache-dtype', 'fp8']
+    """
+    flags: list[str] = []
+    for name, value in engine_args.items():
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            flags.append(flag)
+        elif value is False:
+            flags.append("--no-" + flag[2:])
+        else:
+            flags += [flag, json.dumps(value) if isinstance(value, dict | list) else str(value)]
+    return flags
 
 
 class ServerStartError(RuntimeError):
@@ -64,6 +85,9 @@ class VLLMServer:
         kv_cache_gib: int = 1,
         extra_args: tuple[str, ...] = (),
         log_path: str | Path | None = None,
+        dtype: str = "auto",
+        cpu_threads: str = "all",
+        engine_args: dict[str, object] | None = None,
     ) -> None:
         self.checkpoint = str(checkpoint)
         self.served_model_name = served_model_name
@@ -72,7 +96,9 @@ class VLLMServer:
         self.enforce_eager = enforce_eager
         self.max_model_len = max_model_len
         self.kv_cache_gib = kv_cache_gib
-        self.extra_args = extra_args
+        self.extra_args = tuple(engine_arg_flags(engine_args or {})) + tuple(extra_args)
+        # the same host rule as the in-process engine (sampling.cpu_host): float32 on CPUs without bf16
+        self.host_choice = choose_cpu_engine(dtype, cpu_threads, detect_host(), os.environ, on_cpu=on_cpu())
         self.log_path = Path(log_path) if log_path else Path(tempfile.mkdtemp()) / "vllm-server.log"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -97,6 +123,8 @@ class VLLMServer:
             str(self.seed),
             "--max-model-len",
             str(self.max_model_len),
+            "--dtype",
+            self.host_choice.dtype,
         ]
         if self.enforce_eager:
             cmd.append("--enforce-eager")
@@ -109,6 +137,7 @@ class VLLMServer:
             raise RuntimeError(f"server on {self.base_url} already started")
         env = {
             **os.environ,
+            **self.host_choice.env,
             "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib),
             "HF_HUB_OFFLINE": "1",
         }

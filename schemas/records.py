@@ -133,6 +133,7 @@ class RunInfo:
     rollouts_drawn: int = 0  # rollouts the engine generated (a prefix shared by chains is drawn once)
     rollout_seconds: float = 0.0  # engine seconds spent on rollouts
     prefix_cache_hit_rate: float | None = None  # share of rollout prompt tokens served from the prefix cache
+    engine: str = "{}"  # JSON: host-dependent engine settings (dtype, thread binding), each with its reason
 
 
 ARROW_TYPES: dict[Any, pa.DataType] = {

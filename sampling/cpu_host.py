@@ -1,0 +1,174 @@
+"""Engine settings chosen from the host CPU, for vLLM's CPU build.
+
+Why: the same default config ran 3x slower on an AVX2 machine than on the AVX-512 ones it was tuned on.
+`bfloat16` needs the CPU's bf16 instructions (avx512_bf16 or AMX); without them oneDNN refuses the layers
+("Failed to create oneDNN linear") and torch emulates bf16 matmuls in slow scalar code, so `dtype = "auto"`
+picks float32 there. Threads: vLLM's auto binding reserves one core per worker for its scheduler process,
+which on a 2-core machine leaves one core computing; `threads = "all"` binds the worker's OpenMP threads to
+every core the process may use instead. What was chosen, and why, goes into the run's `runs` row.
+
+The functions are pure (flags, cores and the environment come in as arguments) so the choices are tested
+without the CPU they describe; `detect_host()` reads this machine.
+
+>>> choose_dtype("auto", frozenset({"avx2"}), on_cpu=True)
+('float32', 'auto: this CPU has no bf16 instructions (avx512_bf16 / amx_bf16), so bfloat16 would be emulated')
+>>> choose_dtype("auto", frozenset({"avx512f", "avx512_bf16"}), on_cpu=True)[0]
+'bfloat16'
+>>> choose_dtype("bfloat16", frozenset({"avx2"}), on_cpu=True)[0]
+'bfloat16'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+"""CPU flags (as /proc/cpuinfo spells them) of native bf16 arithmetic, which vLLM's oneDNN kernels use."""
+
+SIMD_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8")
+"""The flags a run records, to tell which kind of machine a timing came from."""
+
+THREAD_ENV = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU", "OMP_NUM_THREADS")
+"""Variables of vLLM's CPU build that place its compute threads; one set by the user wins over our choice."""
+
+
+@dataclass(frozen=True)
+class HostCpu:
+    """What the engine choice needs to know about the machine."""
+
+    flags: frozenset[str]
+    cpus: tuple[int, ...]  # the cores this process may run on (sched_getaffinity)
+    model_name: str = ""
+
+
+@dataclass(frozen=True)
+class CpuEngineChoice:
+    """dtype and process environment for the engine, each with the reason it was chosen."""
+
+    dtype: str
+    dtype_reason: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    threads_reason: str = ""
+    host: HostCpu | None = None
+
+    def as_record(self) -> dict[str, object]:
+        """The JSON-able form the runs table and the summary keep."""
+        host = self.host
+        return {
+            "dtype": self.dtype,
+            "dtype_reason": self.dtype_reason,
+            "env": dict(sorted(self.env.items())),
+            "threads_reason": self.threads_reason,
+            "cpu_model": host.model_name if host else "",
+            "cpu_flags": sorted(f for f in SIMD_FLAGS if host and f in host.flags),
+            "cpus": list(host.cpus) if host else [],
+        }
+
+
+def on_cpu() -> bool:
+    """Whether engines here run on the CPU (no CUDA device torch can see, or no torch at all)."""
+    try:
+        import torch
+
+        return not torch.cuda.is_available()
+    except ImportError:
+        return True
+
+
+def parse_cpuinfo(text: str) -> tuple[frozenset[str], str]:
+    """(flags, model name) of the first processor in a /proc/cpuinfo text; empty when it has none."""
+    flags: frozenset[str] = frozenset()
+    model = ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "flags" and not flags:
+            flags = frozenset(value.split())
+        elif key == "model name" and not model:
+            model = value.strip()
+        if flags and model:
+            break
+    return flags, model
+
+
+def detect_host(cpuinfo: Path = Path("/proc/cpuinfo")) -> HostCpu:
+    """This machine's CPU flags and usable cores (no flags off Linux: the choice then stays conservative)."""
+    try:
+        flags, model = parse_cpuinfo(cpuinfo.read_text(errors="replace"))
+    except OSError:
+        flags, model = frozenset(), ""
+    try:
+        cpus = tuple(sorted(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        cpus = tuple(range(os.cpu_count() or 1))
+    return HostCpu(flags, cpus, model)
+
+
+def choose_dtype(requested: str, flags: frozenset[str], *, on_cpu: bool) -> tuple[str, str]:
+    """(dtype for vLLM, why). An explicit dtype always wins; `auto` on a GPU is left to vLLM (the
+    checkpoint's dtype), on a CPU it is bfloat16 only where the CPU computes bf16 natively."""
+    if requested != "auto":
+        return requested, "set in the config"
+    if not on_cpu:
+        return "auto", "auto: vLLM takes the checkpoint's dtype on the GPU"
+    native = [f for f in BF16_FLAGS if f in flags]
+    if native:
+        return "bfloat16", f"auto: this CPU has native bf16 ({', '.join(native)})"
+    return "float32", (
+        "auto: this CPU has no bf16 instructions (avx512_bf16 / amx_bf16), so bfloat16 would be emulated"
+    )
+
+
+def choose_thread_env(threads: str, cpus: Sequence[int], environ: Mapping[str, str]) -> tuple[dict, str]:
+    """(variables for the engine's processes, why).
+
+    `threads = "vllm"` keeps vLLM's own binding (one core per worker reserved for its scheduler).
+    `threads = "all"` binds the worker's OpenMP threads to every usable core and reserves none: on a machine
+    of few cores the scheduler process mostly waits on the worker, so the reserved core would sit idle.
+    Any of THREAD_ENV already set by the user is left as it is and nothing is added.
+    """
+    given = sorted(k for k in THREAD_ENV if k in environ)
+    if given:
+        return {}, f"set by the user: {', '.join(given)}"
+    if threads == "vllm" or len(cpus) < 2:
+        return {}, "vLLM's own binding" + (" (one usable core)" if len(cpus) < 2 else "")
+    if threads != "all":
+        raise ValueError(f"threads must be 'all' or 'vllm', got {threads!r}")
+    return {
+        "VLLM_CPU_OMP_THREADS_BIND": _cpu_list(cpus),
+        "VLLM_CPU_NUM_OF_RESERVED_CPU": "0",
+    }, f"all {len(cpus)} usable cores bound to the worker's OpenMP threads, none reserved"
+
+
+def _cpu_list(cpus: Sequence[int]) -> str:
+    """'0-3,6' for [0, 1, 2, 3, 6]: the form VLLM_CPU_OMP_THREADS_BIND reads."""
+    parts: list[str] = []
+    ordered = sorted(set(cpus))
+    start = prev = ordered[0]
+    for cpu in ordered[1:] + [None]:  # type: ignore[list-item]
+        if cpu is not None and cpu == prev + 1:
+            prev = cpu
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if cpu is not None:
+            start = prev = cpu
+    return ",".join(parts)
+
+
+def choose_cpu_engine(
+    requested_dtype: str,
+    threads: str,
+    host: HostCpu,
+    environ: Mapping[str, str],
+    *,
+    on_cpu: bool,
+) -> CpuEngineChoice:
+    """Every host-dependent engine setting in one record; off the CPU only the dtype rule applies."""
+    dtype, dtype_reason = choose_dtype(requested_dtype, host.flags, on_cpu=on_cpu)
+    if not on_cpu:
+        return CpuEngineChoice(dtype, dtype_reason, {}, "GPU: no CPU thread binding", host)
+    env, threads_reason = choose_thread_env(threads, host.cpus, environ)
+    return CpuEngineChoice(dtype, dtype_reason, env, threads_reason, host)

@@ -1,0 +1,90 @@
+"""The engine's host-dependent choices: dtype from CPU flags, thread binding from usable cores."""
+
+from __future__ import annotations
+
+import pytest
+
+from sampling.cpu_host import (
+    HostCpu,
+    _cpu_list,
+    choose_cpu_engine,
+    choose_dtype,
+    choose_thread_env,
+    detect_host,
+    parse_cpuinfo,
+)
+
+AVX2 = frozenset({"sse4_2", "avx", "avx2", "fma"})
+AVX512 = AVX2 | {"avx512f", "avx512bw", "avx512_vnni"}  # Skylake/Cascade Lake: AVX-512 but no bf16
+SAPPHIRE = AVX512 | {"avx512_bf16", "amx_bf16", "amx_int8"}
+
+CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC
+flags\t\t: fpu sse avx avx2 fma
+processor\t: 1
+model name\t: AMD EPYC
+flags\t\t: fpu sse avx avx2 fma
+"""
+
+
+def test_parse_cpuinfo_reads_the_first_processor() -> None:
+    flags, model = parse_cpuinfo(CPUINFO)
+    assert model == "AMD EPYC" and "avx2" in flags and "avx512f" not in flags
+    assert parse_cpuinfo("") == (frozenset(), "")
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [(AVX2, "float32"), (AVX512, "float32"), (SAPPHIRE, "bfloat16"), (frozenset(), "float32")],
+)
+def test_auto_dtype_is_bfloat16_only_with_native_bf16(flags: frozenset[str], expected: str) -> None:
+    dtype, reason = choose_dtype("auto", flags, on_cpu=True)
+    assert dtype == expected and reason.startswith("auto")
+
+
+def test_an_explicit_dtype_wins_and_a_gpu_keeps_auto() -> None:
+    assert choose_dtype("bfloat16", AVX2, on_cpu=True) == ("bfloat16", "set in the config")
+    assert choose_dtype("float16", SAPPHIRE, on_cpu=False)[0] == "float16"
+    assert choose_dtype("auto", AVX2, on_cpu=False)[0] == "auto"
+
+
+def test_all_threads_binds_every_usable_core_and_reserves_none() -> None:
+    env, reason = choose_thread_env("all", (0, 1), {})
+    assert env == {"VLLM_CPU_OMP_THREADS_BIND": "0-1", "VLLM_CPU_NUM_OF_RESERVED_CPU": "0"}
+    assert "all 2" in reason
+
+
+def test_vllm_threads_and_a_single_core_leave_vllm_binding() -> None:
+    assert choose_thread_env("vllm", (0, 1, 2, 3), {})[0] == {}
+    assert choose_thread_env("all", (3,), {})[0] == {}
+
+
+def test_a_user_setting_wins_over_the_choice() -> None:
+    env, reason = choose_thread_env("all", (0, 1), {"VLLM_CPU_OMP_THREADS_BIND": "1"})
+    assert env == {} and "VLLM_CPU_OMP_THREADS_BIND" in reason
+
+
+def test_an_unknown_threads_value_is_refused() -> None:
+    with pytest.raises(ValueError, match="threads"):
+        choose_thread_env("half", (0, 1), {})
+
+
+def test_cpu_list_compacts_ranges() -> None:
+    assert _cpu_list([0, 1, 2, 3, 6]) == "0-3,6"
+    assert _cpu_list([5]) == "5"
+    assert _cpu_list([2, 0, 1, 8, 9]) == "0-2,8-9"
+
+
+def test_the_record_names_flags_cores_and_reasons() -> None:
+    host = HostCpu(AVX2, (0, 1), "AMD EPYC")
+    record = choose_cpu_engine("auto", "all", host, {}, on_cpu=True).as_record()
+    assert record["dtype"] == "float32" and record["cpu_flags"] == ["avx2"] and record["cpus"] == [0, 1]
+    assert record["env"] == {"VLLM_CPU_NUM_OF_RESERVED_CPU": "0", "VLLM_CPU_OMP_THREADS_BIND": "0-1"}
+    gpu = choose_cpu_engine("auto", "all", host, {}, on_cpu=False)
+    assert gpu.env == {} and gpu.dtype == "auto"
+
+
+def test_detect_host_reads_this_machine() -> None:
+    host = detect_host()
+    assert host.cpus and all(isinstance(c, int) for c in host.cpus)
