@@ -69,7 +69,9 @@ class ExtractedAnswer:
     text: str
     start: int
     end: int
-    method: str  # boxed | boxed_several | hashes | prm800k | final_answer | the_answer_is | last_number
+    # boxed | boxed_several | hashes | prm800k | final_answer | the_answer_is | whole_math | last_sentence
+    # | last_number
+    method: str
 
 
 def _closing_braces(text: str) -> dict[int, int]:
@@ -173,6 +175,17 @@ def _is_sentence(text: str) -> bool:
     return words >= 3 or (words >= 1 and _STATES.search(f" {outside} ") is not None)
 
 
+def _stated_head(text: str, start: int) -> str | None:
+    """The value a stating verb is followed by at `start` (its math span or number), else None."""
+    if _VALUE_AHEAD.match(text, start) is None:
+        return None
+    span = _MATH_SPAN.match(text, start)
+    if span is not None:
+        return "".join(next(g for g in span.groups() if g is not None).split())
+    number = _LAST_NUMBER.match(text, start)
+    return number.group().rstrip(",") if number is not None else text[start : start + 12]
+
+
 def _value_of_sentence(text: str) -> str | None:
     """The value a sentence states, or None: after its last "is / are / =", else its last math span,
     else its last number. `The largest $n$ is 34` -> `34`. A sentence that states two values (`The sum
@@ -182,8 +195,8 @@ def _value_of_sentence(text: str) -> str | None:
     states = [  # "the line $y = 2x - 3$" states no value at its `=`
         m for m in _STATES.finditer(text) if not any(a <= m.start() < b for a, b in in_math)
     ]
-    if sum(_VALUE_AHEAD.match(text, m.end()) is not None for m in states) > 1:
-        return None
+    if len({_stated_head(text, m.end()) for m in states} - {None}) > 1:
+        return None  # two values; `... is $-\frac{1}{2}$, so the answer is $-\frac{1}{2}$` states one
     if states:
         rest = text[states[-1].end() :].strip()
         if rest and not _is_sentence(rest):
@@ -282,6 +295,13 @@ def extract_answer(text: str, *, last_number_fallback: bool = True) -> Extracted
     if candidates:
         return candidates[-1][1]
     if last_number_fallback:
+        whole = _MATH_SPAN.fullmatch(text.strip().rstrip(".").strip())
+        if whole is not None:  # the output is one maths span (`$\\frac{1}{2}$`): all of it is the answer
+            group = next(i for i, g in enumerate(whole.groups(), 1) if g is not None)
+            value = whole.group(group).strip()
+            if value and "$" not in value:
+                start = text.find(value)
+                return ExtractedAnswer(value, start, start + len(value), "whole_math")
         # only the end of the text can hold its last sentence; a bounded window keeps the search linear
         window = max(0, len(text) - _LAST_SENTENCE_CHARS)
         stated = _LAST_SENTENCE_VALUE.search(text, window)

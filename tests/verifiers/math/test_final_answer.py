@@ -142,6 +142,9 @@ def test_fallback_without_a_marker(text: str, expected: str, method: str) -> Non
         ("Final Answer: $x = 3$ and $y = 4$.", "$x = 3$ and $y = 4$"),  # judged whole, as a system
         # two stated values, or a marker stating nothing: no single answer
         ("The sum is 5 and the product is 6.", None),
+        ("The sum is $5$ and the product is $-5$.", None),
+        # ... but one value stated twice is one value
+        (r"Final Answer: $k$ is $-\frac{1}{2}$, so the answer is $-\frac{1}{2}$.", r"$-\frac{1}{2}$"),
         ("x = 2 and y = 3", None),
         ("Final Answer: the product of the ways", None),
     ],
@@ -151,7 +154,7 @@ def test_stated_answer(text: str, expected: str | None) -> None:
 
 
 def test_the_last_number_keeps_latex_thousands_separators() -> None:
-    for text, expected in (("$1,\\!000$", "$1,\\!000"), ("It is $3{,}600$ m", "$3{,}600")):
+    for text, expected in (("It costs $1,\\!000$ in all", "$1,\\!000"), ("It is $3{,}600$ m", "$3{,}600")):
         answer = extract_answer(text)
         assert answer is not None and answer.text == expected
 
@@ -162,3 +165,13 @@ def test_a_sentence_stating_two_values_states_no_answer() -> None:
     )
     text = "Final Answer: The largest $n$ is 34 and the smallest $n$ is 2."
     assert extract_answer(text, last_number_fallback=False) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [(r"$\frac{1}{2}$", r"\frac{1}{2}"), (r"\(x = 5\).", "x = 5"), (r"$1,\!000$", r"1,\!000")],
+)
+def test_an_output_that_is_one_maths_span_is_its_answer(text: str, expected: str) -> None:
+    answer = extract_answer(text)
+    assert answer is not None and (answer.text, answer.method) == (expected, "whole_math")
+    assert extract_answer("$a$ and $b$") is None  # two spans, no number: no answer
