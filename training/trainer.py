@@ -83,7 +83,8 @@ class TrainResult:
     skipped: list[Skipped]
     n_train: int
     n_held_out: int
-    train_seconds: float
+    train_seconds: float  # the training loop, held-out evaluation and checkpoint writes excluded
+    other_seconds: float  # held-out evaluation and checkpoint writes
     train_tokens: int  # tokens read in training by this call, padding excluded
     output_dir: Path
 
@@ -200,8 +201,10 @@ def train(
     evaluations: list[tuple[int, StepMetrics]] = []
     tokens = 0
     started = time.perf_counter()
+    aside = [0.0]  # seconds of evaluation and checkpoint writes inside the loop
 
     def save_checkpoint() -> None:
+        mark = time.perf_counter()
         accelerator.wait_for_everyone()
         folder = settings.output_dir / "checkpoints" / f"step-{state['global_step']}"
         accelerator.save_state(str(folder))
@@ -213,8 +216,10 @@ def train(
             )
             for stale in older[: max(0, len(older) - settings.keep_checkpoints + 1)]:
                 shutil.rmtree(stale, ignore_errors=True)
+        aside[0] += time.perf_counter() - mark
 
     def evaluate(epoch: int) -> None:
+        mark = time.perf_counter()
         accelerator.wait_for_everyone()
         if main and held_examples:
             scores = score_examples(
@@ -228,6 +233,7 @@ def train(
             evaluations.append((epoch, metrics))
             say(f"epoch {epoch + 1} held out: {metrics.line()}")
         accelerator.wait_for_everyone()
+        aside[0] += time.perf_counter() - mark
 
     bar = _progress_bar(console if main else None)
     model.train()
@@ -275,7 +281,7 @@ def train(
                 state["epoch"] += 1
                 state["batches_done"] = 0
             save_checkpoint()
-    seconds = time.perf_counter() - started
+    seconds = time.perf_counter() - started - aside[0]
 
     train_loss = sum(losses) / len(losses) if losses else None
     if main:
@@ -292,6 +298,7 @@ def train(
         n_train=len(train_examples),
         n_held_out=len(held_examples),
         train_seconds=seconds,
+        other_seconds=aside[0],
         train_tokens=tokens,
         output_dir=settings.output_dir,
     )

@@ -145,7 +145,8 @@ def register(app: typer.Typer) -> None:
         rate = result.train_tokens / result.train_seconds if result.train_seconds else 0.0
         console.print(
             f"step {result.global_step}: mean train loss {loss}, {result.train_seconds:.1f} s "
-            f"({rate:.0f} tokens/s); saved to {result.output_dir}",
+            f"({rate:.0f} tokens/s; evaluation and checkpoints {result.other_seconds:.1f} s); saved to "
+            f"{result.output_dir}",
             soft_wrap=True,
             highlight=False,
         )
