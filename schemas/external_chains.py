@@ -132,19 +132,30 @@ def solution_final_answer(solution: str) -> str | None:
     final = gsm8k_reference(solution)
     if final:
         return final
-    start = solution.rfind("\\boxed{")
-    if start >= 0:
-        depth, begin = 0, start + len("\\boxed{")
-        for i in range(begin, len(solution)):
-            if solution[i] == "{":
-                depth += 1
-            elif solution[i] == "}":
-                if depth == 0:
-                    return solution[begin:i].strip() or None
-                depth -= 1
-        return None  # an unclosed box is no answer
+    if "\\boxed{" in solution:
+        return boxed_content(solution)  # an unclosed box is no answer
     lines = [line.strip() for line in solution.strip().splitlines() if line.strip()]
     return lines[-1] if lines else None
+
+
+def boxed_content(text: str) -> str | None:
+    """What the last `\\boxed{}` of `text` holds (braces balanced), None without a closed, non-empty box.
+
+    >>> boxed_content(r"so $\\boxed{\\frac{1}{2}}$."), boxed_content(r"\\boxed{3")
+    ('\\\\frac{1}{2}', None)
+    """
+    start = text.rfind("\\boxed{")
+    if start < 0:
+        return None
+    depth, begin = 0, start + len("\\boxed{")
+    for i in range(begin, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            if depth == 0:
+                return text[begin:i].strip() or None
+            depth -= 1
+    return None
 
 
 def _prm800k(row: dict[str, Any], line: int) -> ExternalChain:
