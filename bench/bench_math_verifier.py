@@ -1,6 +1,7 @@
 """Throughput of the math verifier beside its natural baseline, math-verify, in one run.
 
     .venv/bin/python bench/bench_math_verifier.py [--problems 2000] [--source PATH]
+        [--math-dev PROCESSBENCH_MATH_JSON --old-checkout DIR [--math-chains 300]]
 
 `--source` defaults to the GSM8K train split in the repository's sibling folder `../shared`.
 
@@ -16,6 +17,11 @@
    Ours is `answers_equivalent_many` (exact fast path, then math-verify in the bounded worker); the
    baseline is math-verify's `verify(parse(reference), parse(predicted))`, as its README uses it. Caches
    are cleared before each timed pass and every pair is distinct, so nothing is graded twice.
+3. With `--math-dev` (a ProcessBench-style JSON list of chains) and `--old-checkout` (a checkout of an
+   earlier commit, e.g. `git worktree add /tmp/old <commit>`): `MathVerifier.check_steps` of that checkout
+   beside this one's, each in its own interpreter, on GSM8K-style model steps (evaluation/data/
+   real_errors_gsm8k.jsonl, with their problems) and on MATH-style steps (the first `--math-chains` chains
+   of the dev file). "Per core" here divides by the CPU time of the process and of its SymPy worker.
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ import json
 import logging
 import random
 import re
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -88,6 +96,80 @@ def bench_steps(chains: list[list[str]]) -> None:
     )
 
 
+REPO = Path(__file__).resolve().parents[1]
+GSM8K_STYLE_STEPS = REPO / "evaluation" / "data" / "real_errors_gsm8k.jsonl"
+
+# Run in a child interpreter whose first path entry is the checkout under test, so two versions of the
+# checker never share one process. Prints steps, wall seconds and CPU seconds (itself + its workers).
+_MEASURE = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from schemas.records import Problem
+from verifiers.math.verifier import MathVerifier
+
+def children_cpu():
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == os.getpid():
+                total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+chains = json.load(open(sys.argv[2]))
+verifier = MathVerifier()
+problems = [Problem(str(i), "bench", "math", c["problem"]) for i, c in enumerate(chains)]
+verifier.check_steps(problems[0], chains[0]["steps"])
+wall, cpu, workers = time.perf_counter(), time.process_time(), children_cpu()
+for problem, chain in zip(problems, chains):
+    verifier.check_steps(problem, chain["steps"])
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+workers = children_cpu() - workers
+verifier.close()
+print(json.dumps({"steps": sum(len(c["steps"]) for c in chains), "wall": wall, "cpu": cpu + workers}))
+"""
+
+
+def measure_checker(checkout: Path, chains: list[dict]) -> dict:
+    """Steps, wall and CPU seconds of `checkout`'s `MathVerifier.check_steps` over `chains`."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as handle:
+        json.dump(chains, handle)
+        handle.flush()
+        out = subprocess.run(
+            [sys.executable, "-c", _MEASURE, str(checkout), handle.name],
+            cwd=checkout,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_step_checkers(old_checkout: Path, math_dev: Path, math_chains: int) -> None:
+    gsm8k = [json.loads(line) for line in GSM8K_STYLE_STEPS.read_text(encoding="utf-8").splitlines()]
+    sets = {
+        "GSM8K-style": [{"problem": r["problem"], "steps": r["steps"]} for r in gsm8k],
+        "MATH-style": [
+            {"problem": r["problem"], "steps": r["steps"]}
+            for r in json.loads(math_dev.read_text(encoding="utf-8"))[:math_chains]
+        ],
+    }
+    for name, chains in sets.items():
+        old, new = measure_checker(old_checkout, chains), measure_checker(REPO, chains)
+        print(f"step checks, {name}: {old['steps']:,} steps in {len(chains):,} chains")
+        for label, result in (("old", old), ("new", new)):
+            print(
+                f"  {label}  {result['steps'] / result['cpu']:>8,.0f} steps/s per core "
+                f"(CPU {result['cpu']:.2f} s with its worker; wall {result['wall']:.2f} s)"
+            )
+        ratio = (new["steps"] / new["cpu"]) / (old["steps"] / old["cpu"])
+        print(f"  new / old per core: {ratio:.2f}x")
+
+
 def bench_answers(
     name: str, pairs: list[tuple[str, str]], pool: BoundedPool, gold: list[bool] | None = None
 ) -> None:
@@ -133,8 +215,16 @@ def main() -> None:
     )
     parser.add_argument("--source", type=Path, default=SHARED_GSM8K, help="GSM8K train jsonl")
     parser.add_argument("--problems", type=int, default=2000)
+    parser.add_argument("--math-dev", type=Path, help="ProcessBench-style JSON list of MATH chains")
+    parser.add_argument("--old-checkout", type=Path, help="checkout of the checker to compare against")
+    parser.add_argument("--math-chains", type=int, default=300, help="MATH chains to time")
+    parser.add_argument("--steps-only", action="store_true", help="only the old-beside-new step timing")
     args = parser.parse_args()
     logging.getLogger("math_verify").setLevel(logging.ERROR)
+    if args.math_dev and args.old_checkout:
+        bench_step_checkers(args.old_checkout, args.math_dev, args.math_chains)
+    if args.steps_only:
+        return
 
     chains, finals = gold_chains(args.source, args.problems)
     bench_steps(chains)

@@ -43,7 +43,7 @@ from verifiers.math.arithmetic import (
 )
 from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from verifiers.math.claim_result import ClaimResult
-from verifiers.math.competition import certain_context, gate_failed
+from verifiers.math.competition import certain_context, gate_failed, safe_binding
 from verifiers.math.labelled_lines import labelled_line_claims
 from verifiers.math.latex_claims import check_hard_runs_bounded
 from verifiers.math.numbers import RELATIVE_TOLERANCE, Literal, format_value, match_rule
@@ -77,6 +77,7 @@ class StepState:
     texts: list[str] = field(default_factory=list)  # the chain's steps so far, this one included
     math_steps: set[int] = field(default_factory=set)  # earlier steps that wrote any math run
     held_at: dict[str, int] = field(default_factory=dict)  # last step whose equation in a solved letter held
+    chain: Sequence[str] = ()  # the whole chain (competition math asks whether a name is bound only once)
 
     def rewrites(self, name: str) -> bool:
         """Does this step rewrite the equation that solved `name`, or its last rewrite that still held? Only
@@ -144,7 +145,7 @@ def walk_steps(
 ) -> Iterator[tuple[int, list[ClaimResult], list[Run], StepState]]:
     """Judge each step's plain runs in order, carrying one `StepState` through the chain; yields the step's
     index, results, hard runs and the state right after it (the same object, updated in place)."""
-    state = StepState()
+    state = StepState(chain=steps)
     for index, step in enumerate(steps):
         state.step_index = index
         state.texts.append(step)
@@ -227,7 +228,8 @@ def check_plain_step(
                 continue
             cut = any(t.kind == "sep" and t.text == "…" for t in run.tokens)  # its end was cut off
             context_ok = not cut and certain_context(step, start, end)
-            run_results = [gate_failed(r, step, context_ok=context_ok) for r in run_results]
+            safe = _safe_names(run, state)
+            run_results = [gate_failed(r, step, context_ok=context_ok, safe_names=safe) for r in run_results]
         results.extend(run_results)
         carry = (final, end) if final is not None else None
     return results, hard_runs
@@ -250,6 +252,20 @@ def _algebra_beyond_linear(run: Run, results: Sequence[ClaimResult]) -> bool:
         and any(t.kind == "var" for t in run.tokens)
         and not _WORD.search(run.text)
     )
+
+
+def _safe_names(run: Run, state: StepState) -> list[str]:
+    """The run's names whose value was set once, unambiguously, by `x = value` before this run (never
+    solved from an equation): a failed claim in them is judged in competition math."""
+    names = {t.text for t in run.tokens if t.kind == "var"}
+    return [
+        name
+        for name in sorted(names)
+        if name in state.bindings
+        and name not in state.solved
+        and state.bound_at.get(name, state.step_index) < state.step_index
+        and safe_binding(name, state.chain)
+    ]
 
 
 def _says_approximate(step: str, start: int, end: int) -> bool:

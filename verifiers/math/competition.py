@@ -32,7 +32,9 @@ _COMPETITION = re.compile(r"\\[A-Za-z]+|\\[()\[\]]|\$\s*[A-Za-z\\({]|[\^_]")
 _ONE_MEANING = re.compile(r"\\(?:[dt]?frac|sqrt|cdot|times|div|left|right|pi|approx|[,;!: ])(?![A-Za-z])")
 _TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°")
-_UNSAFE_MARKS = re.compile(r"[!|_]|\\pm|\\mp|\\%|\.\.\.|\\ldots|\\cdots")
+# a factorial, absolute value, subscript, plus-minus, an ellipsis, or a number before a fraction (a mixed
+# number or a product?)
+_UNSAFE_MARKS = re.compile(r"[!|_]|\\pm|\\mp|\\%|\.\.\.|\\ldots|\\cdots|\d\s*\\[dt]?frac")
 
 # Words that say a step rewrites an expression (so an `=` in it is an identity, not an equation to solve).
 IDENTITY_CUE = re.compile(
@@ -99,8 +101,57 @@ def unjudged(result: ClaimResult, why: str) -> ClaimResult:
     return ClaimResult(result.claim, None, result.expected, f"competition math: {why}", result.kind)
 
 
-def gate_failed(result: ClaimResult, step: str, *, context_ok: bool = True) -> ClaimResult:
-    """A failed claim of a competition chain stays failed only when its reading is certain."""
+# Around a binding: words of an alternative, a case, a trial or an example make it no binding at all.
+_NOT_A_BINDING = re.compile(
+    r"\b(?:or|if|for|when|whenever|case|cases|suppose|assume|assuming|try|trying|test|testing|check|checking"
+    r"|say|example|instance|e\.g|either|otherwise|possible|possibly|could|might)\b|\\pm|\\mp|\\in\b",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"[.;:!?](?:\s|$)|\n|\\\]|\$\$")
+
+
+def _sites(name: str, chain: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the chain sets `name` (`x = ...`, an index `{x=1}`), as (step, offset)."""
+    pattern = re.compile(rf"(?<![A-Za-z\\_^']){re.escape(name)}\s*(?:=(?!=)|\\in\b|\\to\b)")
+    return [(i, m.start()) for i, text in enumerate(chain) for m in pattern.finditer(text)]
+
+
+def safe_binding(name: str, chain: Sequence[str]) -> bool:
+    """Is `name` bound once and unambiguously in the whole chain? Never a subscript or index anywhere,
+    set at exactly one place, and that place says no alternative, case or trial around it.
+
+    >>> safe_binding("s", ["Here $s = 1$.", "So $2s + 1 = 3$."]), safe_binding("b", ["$b = 0$ or $b = 5$"])
+    (True, False)
+    """
+    if len(name) != 1 or name in "eiIo":
+        return False
+    index = re.compile(rf"_\{{?[^{{}}\s]*(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])|\\(?:sum|prod|lim)")
+    if any(index.search(text) for text in chain):
+        return False
+    sites = _sites(name, chain)
+    if len(sites) != 1:
+        return False
+    step, offset = sites[0]
+    text = chain[step]
+    starts = [m.end() for m in _CLAUSE_END.finditer(text, 0, offset)]
+    start = starts[-1] if starts else 0
+    end_match = _CLAUSE_END.search(text, offset)
+    end = end_match.start() if end_match else len(text)
+    return not _NOT_A_BINDING.search(text[start:end])
+
+
+def with_safe_names(claim: str, names: Sequence[str]) -> str:
+    """The claim with each standalone safe name written as a number, for `certain_claim_text`."""
+    for name in names:
+        claim = re.sub(rf"(?<![A-Za-z\\_^{{]){re.escape(name)}(?![A-Za-z_('])", "1", claim)
+    return claim
+
+
+def gate_failed(
+    result: ClaimResult, step: str, *, context_ok: bool = True, safe_names: Sequence[str] = ()
+) -> ClaimResult:
+    """A failed claim of a competition chain stays failed only when its reading is certain; a name counts
+    as read with certainty only when it is in `safe_names` (bound once, unambiguously: `safe_binding`)."""
     if result.holds is True and result.reason.startswith(IDENTITY_FALSE):
         return result
     if result.holds is None and result.reason.startswith(IDENTITY_FALSE):
@@ -111,6 +162,8 @@ def gate_failed(result: ClaimResult, step: str, *, context_ok: bool = True) -> C
         return result
     if not context_ok:
         return unjudged(result, "the claim is cut out of notation it does not read")
-    if not certain_claim_text(result.claim):
+    if not certain_claim_text(with_safe_names(result.claim, safe_names)):
         return unjudged(result, "names or notation with more than one reading")
+    if safe_names and not certain_claim_text(result.claim):
+        return ClaimResult(result.claim, False, result.expected, result.reason, rule="names bound once")
     return result

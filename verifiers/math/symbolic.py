@@ -54,6 +54,14 @@ _NOT_ALGEBRA = re.compile(
 )
 
 
+# `6 \\left(\\frac{1}{7}\\right)`, `6(2)`: a number before a bracket multiplies it (never a mixed number)
+_NUMBER_BEFORE_BRACKET = re.compile(r"(\d)\s*(\\left\(|\()")
+
+
+def _explicit_products(side: str) -> str:
+    return _NUMBER_BEFORE_BRACKET.sub(r"\1 \\cdot \2", side)
+
+
 def in_degrees(side: str) -> str:
     """`\\sin 30^\\circ` -> `\\sin (\\frac{30 \\pi}{180})`: a degree mark means degrees."""
     return _DEGREE.sub(lambda m: f"\\left(\\frac{{{m.group(1)} \\pi}}{{180}}\\right)", side)
@@ -120,12 +128,25 @@ def _shown(value: sympy.Expr) -> str:
     return str(value) if value.is_Rational else str(value.evalf(10))
 
 
+def _numerically_equal(left: sympy.Expr, right: sympy.Expr) -> bool:
+    """Two closed forms equal to 30 digits (`\\tan 105^\\circ` and `-\\cot 15^\\circ`): far cheaper than
+    simplifying trigonometry, which may run past the worker's limit."""
+    try:
+        a, b = complex(left.evalf(30)), complex(right.evalf(30))
+    except (TypeError, ValueError):
+        return False
+    return abs(a - b) <= 1e-20 * max(abs(a), abs(b), 1e-300) or a == b
+
+
 def _compare(left: sympy.Expr, right: sympy.Expr, right_text: str) -> tuple[bool | None, str]:
-    difference = sympy.simplify(left - right)
-    if difference == 0:
+    if not (left.free_symbols or right.free_symbols) and _numerically_equal(left, right):
         return True, _shown(left)
-    if difference.free_symbols:
-        return None, ""
+    if left.free_symbols or right.free_symbols:
+        difference = sympy.simplify(left - right)
+        if difference == 0:
+            return True, _shown(left)
+        if difference.free_symbols:
+            return None, ""
     left_value = sympy.nsimplify(left) if left.is_Float else left
     if left_value.is_Rational:
         written = Literal.parse(right_text.replace("{,}", ","))
@@ -158,7 +179,7 @@ def latex_claims(
             parsed, raw = [], []
             for side in sides:
                 try:
-                    expr = latex2sympy(in_degrees(side)) if side else None
+                    expr = latex2sympy(_explicit_products(in_degrees(side))) if side else None
                 except Exception:
                     expr = None
                 raw.append(expr)

@@ -9,7 +9,7 @@ import pytest
 import sympy
 
 from schemas.records import Problem
-from verifiers.math.competition import certain_claim_text, certain_context, looks_competition
+from verifiers.math.competition import certain_claim_text, certain_context, looks_competition, safe_binding
 from verifiers.math.symbolic import false_as_identity, in_degrees
 from verifiers.math.verifier import MathVerifier
 
@@ -113,3 +113,28 @@ def test_degree_marks_read_as_degrees() -> None:
     assert in_degrees(r"\cos 45^{\circ}") == r"\cos \left(\frac{45 \pi}{180}\right)"
     assert in_degrees("90°") == r"\left(\frac{90 \pi}{180}\right)"
     assert in_degrees(r"x^2") == "x^2"
+
+
+def test_a_name_bound_once_is_substituted(verifier: MathVerifier) -> None:
+    assert labels(verifier, [r"Here $s = 1$.", r"So $2s + 1 = 3$."]) == ["unverifiable", "correct"]
+    assert labels(verifier, [r"Here $s = 1$.", r"So $2s + 1 = 4$."])[1] == "incorrect"
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        [r"So $b = 0$ or $b = 5$.", r"Then $2b + 1 = 11$."],  # an alternative
+        [r"If $d = 1$, the sum is 1.", r"Then $d + 3 = 2$."],  # a case
+        [r"Let $s = 1$.", r"Later $s = 2$.", r"So $2s = 4$."],  # set twice
+        [r"Let $n = 1$.", r"Then $\sum_{n=2}^{4} n = 9$ and $n + 1 = 5$."],  # also an index
+    ],
+)
+def test_a_name_not_bound_once_is_not_substituted(verifier: MathVerifier, chain: list[str]) -> None:
+    assert "incorrect" not in labels(verifier, chain)
+
+
+def test_safe_binding() -> None:
+    assert safe_binding("s", ["Here $s = 1$.", "So $2s + 1 = 3$."])
+    assert not safe_binding("b", ["$b = 0$ or $b = 5$"])
+    assert not safe_binding("x", ["For $x = 1$: $x^2 = 1$."])
+    assert not safe_binding("k", ["Let $k = 2$.", r"$a_k = 3$"])
