@@ -225,8 +225,9 @@ def _within_written_precision(p: Fraction, r: Fraction) -> bool:
 
 def _fast_verdict(predicted: str, reference: str) -> Verdict | None:
     # a decimal comma is read as a point only against one number on the other side; against a list
-    # (`2, 5`, or `3,5` on both sides) it stays a list
-    comma = _decimal_comma(reference)
+    # (`2, 5`, or `3,5` on both sides) it stays a list. In a reference only the explicit `{,}` form counts:
+    # MATH writes lists of answers as `1,3`, and `1.3` must not pass for one (precision first)
+    comma = _decimal_comma(reference) if "{,}" in reference else None
     if comma is not None and _decimal_comma(predicted) is None and _readings(predicted) is not None:
         reference = comma
     ref = _readings(reference)

@@ -366,7 +366,8 @@ def test_check_dependencies_is_empty_on_a_working_install() -> None:
         (r"$\boxed{3}$ and $\boxed{7}$", r"\boxed{3, 7, 9}", "incorrect"),
         (r"\boxed{2}, \boxed{5}", "2.5", "incorrect"),  # a list, not a decimal comma
         # decimal commas, either side, only against one number and never where a list or thousands fits
-        ("3.5", "3,5", "correct"),
+        ("3.5", "3,5", "incorrect"),  # a bare `3,5` reference is a list in MATH; only `3{,}5` is a decimal
+        ("3.5", "3{,}5", "correct"),
         (r"\frac72", r"$3{,}5$", "correct"),
         (r"3,5 \text{ cm}", "3.5", "correct"),
         ("$3{,}5$ cm", "3.5", "correct"),
