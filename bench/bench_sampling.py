@@ -267,11 +267,13 @@ class EngineCandidate:
 def engine_candidates() -> dict[str, EngineCandidate]:
     """Setting name -> candidate. `today` is the config before `dtype = "auto"` (bfloat16, vLLM's own
     binding), `default` what a run now starts with (dtype auto, all cores); the rest vary one thing."""
+    from config.run_config import ModelConfig
     from config.runtime import intel_openmp_library, tcmalloc_library
 
+    defaults = ModelConfig()
     candidates = {
         "today": EngineCandidate("bfloat16", threads="vllm"),
-        "default": EngineCandidate("auto"),
+        "default": EngineCandidate(defaults.dtype, threads=defaults.cpu_threads),
         "float32+vllm-binding": EngineCandidate("float32", threads="vllm"),
         "float32+all-cores": EngineCandidate("float32"),
         "float32+eager": EngineCandidate("float32", enforce_eager=True),

@@ -86,8 +86,9 @@ class ModelConfig(_Section):
     # auto: bfloat16 where the CPU computes it natively (avx512_bf16 / AMX), float32 on other CPUs, the
     # checkpoint's own dtype on a GPU (sampling.cpu_host); an explicit value always wins
     dtype: str = "auto"
-    # CPU engine only: all = every usable core computes; vllm = vLLM's own binding (one core reserved)
-    cpu_threads: Literal["all", "vllm"] = "all"
+    # CPU engine only: vllm = vLLM's binding (one core per worker reserved for its scheduler process);
+    # all = every usable core computes (compare both on your host: bench_sampling --engine-settings)
+    cpu_threads: Literal["all", "vllm"] = "vllm"
     enforce_eager: bool = False
     enable_prefix_caching: bool = True
     cpu_kv_cache_gib: int = Field(1, ge=1)
