@@ -43,7 +43,7 @@ from verifiers.math.arithmetic import (
 )
 from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from verifiers.math.claim_result import ClaimResult
-from verifiers.math.competition import certain_context, gate_failed, safe_binding
+from verifiers.math.competition import certain_context, gate_failed, hypothetical, safe_binding
 from verifiers.math.labelled_lines import labelled_line_claims
 from verifiers.math.latex_claims import check_hard_runs_bounded
 from verifiers.math.numbers import RELATIVE_TOLERANCE, Literal, format_value, match_rule
@@ -61,8 +61,11 @@ _SENTENCE_END = re.compile(r"[.!?;:]\s|\n")
 # A whole-number quotient written with its remainder, or counted in whole units: "13 / 6 = 2 full cycles
 # with a remainder of 1", "50 / 12 = 4 boxes, with 2 left over". Only right after a division claim.
 _WHOLE_QUOTIENT = re.compile(
-    r"\b(?:remainder|remaining|left ?over|full|whole|complete|quotient)\b", re.IGNORECASE
+    r"\b(?:remainder|remaining|left ?over|full|whole|complete|quotient)\b|(?<![A-Za-z])R(?=[\s\\,]*\d)",
+    re.IGNORECASE,
 )
+# "the remainder of 2004 divided by 12 is 0": the claim after it states a remainder
+_REMAINDER_OF = re.compile(r"\b(?:remainder|residue)\s+(?:of|when)\b|\bmod(?:ulo)?\b", re.IGNORECASE)
 
 
 @dataclass
@@ -123,7 +126,8 @@ def check_steps(
         per_step.append(results)
         snapshot = {} if competition else {name: str(value) for name, value in state.bindings.items()}
         for run in hard_runs:
-            if competition and not certain_context(steps[index], run.start, run.end):
+            blanked = run.text != steps[index][run.start : run.end]
+            if competition and (blanked or not certain_context(steps[index], run.start, run.end)):
                 per_step[index].append(
                     ClaimResult(run.text, None, reason="competition math: the run is cut out of notation")
                 )
@@ -227,9 +231,13 @@ def check_plain_step(
                 carry = None
                 continue
             cut = any(t.kind == "sep" and t.text == "…" for t in run.tokens)  # its end was cut off
-            context_ok = not cut and certain_context(step, start, end)
+            blanked = run.text != step[start:end]  # a bracketed label `(r')` was taken out as prose
+            context_ok = not (cut or blanked) and certain_context(step, start, end)
             safe = _safe_names(run, state)
-            run_results = [gate_failed(r, step, context_ok=context_ok, safe_names=safe) for r in run_results]
+            run_results = [
+                gate_failed(r, step, context_ok=context_ok, safe_names=safe, approximate=approximate)
+                for r in run_results
+            ]
         results.extend(run_results)
         carry = (final, end) if final is not None else None
     return results, hard_runs
@@ -352,6 +360,17 @@ def _check_run(
     first = asts[0] if asts else None
     complete = len(asts) < 3 or asts[2] != _CUT  # "T = 1/3 * A": the value side runs on into words
     if (
+        len(asts) == 2
+        and isinstance(first, tuple)
+        and first[0] == "var"
+        and isinstance(asts[1], tuple)
+        and bare_literal(asts[1]) is not None
+        and hypothetical(state.step_text, run.start)
+    ):
+        # "If G = 26, then ...", "b = 0 or b = 5", "For x = 1: ...": a value tried or one branch, neither a
+        # claim nor a binding
+        return [ClaimResult(run.text, None, reason="a value tried or one branch (if, or, for, ...)")], None
+    if (
         len(asts) >= 2
         and complete
         and isinstance(first, tuple)
@@ -384,6 +403,8 @@ def _check_run(
             result = _judge(left, right, claim, state, approximate, running_total_ok=followed)
             if result.holds is False and whole_quotient and k == len(asts) - 2:
                 result = _whole_quotient(left, right, claim, state.bindings) or result
+            if result.holds is False and k == 0 and _REMAINDER_OF.search(state.step_text[: run.start][-40:]):
+                result = ClaimResult(claim, None, reason="the remainder of a division, not its quotient")
         except TooLarge as exc:
             result = ClaimResult(claim, None, reason=f"too large to evaluate: {exc}")
         except NotEvaluable as exc:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from fractions import Fraction
 
 from verifiers.math.claim_result import ClaimResult
 
@@ -110,6 +111,19 @@ _NOT_A_BINDING = re.compile(
 _CLAUSE_END = re.compile(r"[.;:!?](?:\s|$)|\n|\\\]|\$\$")
 
 
+def _clause(text: str, offset: int) -> str:
+    """The clause of `text` around `offset` (between sentence or display ends)."""
+    starts = [m.end() for m in _CLAUSE_END.finditer(text, 0, offset)]
+    start = starts[-1] if starts else 0
+    end_match = _CLAUSE_END.search(text, offset)
+    return text[start : end_match.start() if end_match else len(text)]
+
+
+def hypothetical(text: str, offset: int) -> bool:
+    """Does the clause around `offset` try a value or name one branch (`If G = 26`, `b = 0 or b = 5`)?"""
+    return bool(_NOT_A_BINDING.search(_clause(text, offset)))
+
+
 def _sites(name: str, chain: Sequence[str]) -> list[tuple[int, int]]:
     """Where the chain sets `name` (`x = ...`, an index `{x=1}`), as (step, offset)."""
     pattern = re.compile(rf"(?<![A-Za-z\\_^']){re.escape(name)}\s*(?:=(?!=)|\\in\b|\\to\b)")
@@ -132,12 +146,7 @@ def safe_binding(name: str, chain: Sequence[str]) -> bool:
     if len(sites) != 1:
         return False
     step, offset = sites[0]
-    text = chain[step]
-    starts = [m.end() for m in _CLAUSE_END.finditer(text, 0, offset)]
-    start = starts[-1] if starts else 0
-    end_match = _CLAUSE_END.search(text, offset)
-    end = end_match.start() if end_match else len(text)
-    return not _NOT_A_BINDING.search(text[start:end])
+    return not hypothetical(chain[step], offset)
 
 
 def with_safe_names(claim: str, names: Sequence[str]) -> str:
@@ -147,8 +156,34 @@ def with_safe_names(claim: str, names: Sequence[str]) -> str:
     return claim
 
 
+# `\\approx`, `≈`, or a decimal of three or more places (a rounded value carried: `(2.8284)^2 = 8`)
+_APPROXIMATE_CLAIM = re.compile(r"\\approx|≈|\d\.\d{3,}")
+APPROXIMATION_TOLERANCE = Fraction(1, 100)
+
+
+def _value_of(text: str) -> Fraction | None:
+    try:
+        return Fraction(text.replace("\\", "").replace("$", "").replace(",", "").strip())
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _far_off(result: ClaimResult) -> bool:
+    """Is a failed approximate claim off by more than 1 % (its expected value against its last side)?"""
+    written = _value_of(re.split(r"=|\\approx|≈", result.claim)[-1])
+    expected = _value_of(result.expected or "")
+    if written is None or expected is None:
+        return False
+    return abs(written - expected) > APPROXIMATION_TOLERANCE * max(abs(written), abs(expected))
+
+
 def gate_failed(
-    result: ClaimResult, step: str, *, context_ok: bool = True, safe_names: Sequence[str] = ()
+    result: ClaimResult,
+    step: str,
+    *,
+    context_ok: bool = True,
+    safe_names: Sequence[str] = (),
+    approximate: bool = False,
 ) -> ClaimResult:
     """A failed claim of a competition chain stays failed only when its reading is certain; a name counts
     as read with certainty only when it is in `safe_names` (bound once, unambiguously: `safe_binding`)."""
@@ -162,6 +197,8 @@ def gate_failed(
         return result
     if not context_ok:
         return unjudged(result, "the claim is cut out of notation it does not read")
+    if (approximate or _APPROXIMATE_CLAIM.search(result.claim)) and not _far_off(result):
+        return unjudged(result, "an approximation or a rounded value carried, within 1 %")
     if not certain_claim_text(with_safe_names(result.claim, safe_names)):
         return unjudged(result, "names or notation with more than one reading")
     if safe_names and not certain_claim_text(result.claim):

@@ -54,17 +54,26 @@ _NOT_ALGEBRA = re.compile(
 )
 
 
-# `6 \\left(\\frac{1}{7}\\right)`, `6(2)`: a number before a bracket multiplies it (never a mixed number)
-_NUMBER_BEFORE_BRACKET = re.compile(r"(\d)\s*(\\left\(|\()")
+# `6 \\left(\\frac{1}{7}\\right)`, `6(2)`, `(0)(2)`: a number or a bracket before a bracket multiplies it
+# (never a mixed number, never a function applied)
+_NUMBER_BEFORE_BRACKET = re.compile(r"(\d|\)|\\right\))\s*(\\left\(|\()")
 
 
 def _explicit_products(side: str) -> str:
     return _NUMBER_BEFORE_BRACKET.sub(r"\1 \\cdot \2", side)
 
 
+_BRACKET_DEGREE = re.compile(r"(\)|\\right\))\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)")
+
+
 def in_degrees(side: str) -> str:
-    """`\\sin 30^\\circ` -> `\\sin (\\frac{30 \\pi}{180})`: a degree mark means degrees."""
-    return _DEGREE.sub(lambda m: f"\\left(\\frac{{{m.group(1)} \\pi}}{{180}}\\right)", side)
+    """`\\sin 30^\\circ` -> `\\sin (\\frac{30 \\pi}{180})`: a degree mark means degrees; a mark left
+    unread (after anything but a number, a letter or a bracket) makes the side unreadable."""
+    side = _DEGREE.sub(lambda m: f"\\left(\\frac{{{m.group(1)} \\pi}}{{180}}\\right)", side)
+    side = _BRACKET_DEGREE.sub(lambda m: f"{m.group(1)} \\cdot \\frac{{\\pi}}{{180}}", side)
+    if "\\circ" in side or "°" in side:
+        raise ValueError("a degree mark that could not be read")
+    return side
 
 
 def false_as_identity(left: sympy.Expr, right: sympy.Expr) -> bool:
@@ -88,6 +97,10 @@ def false_as_identity(left: sympy.Expr, right: sympy.Expr) -> bool:
     return differing == _IDENTITY_POINTS and sympy.simplify(left - right) != 0
 
 
+# a bracket raised to a power or multiplied (`(x+1)^2`, `2(x - 3)`, `(a+b)(a-b)`)
+_UNEXPANDED = re.compile(r"\)\s*(?:\^|\(|\\left\(|[A-Za-z0-9])|[A-Za-z0-9]\s*(?:\(|\\left\()")
+
+
 def _expansion_pair(left_text: str, right_text: str, left: sympy.Expr, right: sympy.Expr) -> bool:
     """An expansion written out: plain algebra in the same names, one side a product or power of sums
     and the other side already expanded (`(x+1)^2 = x^2 + 2x + 1`)."""
@@ -100,8 +113,9 @@ def _expansion_pair(left_text: str, right_text: str, left: sympy.Expr, right: sy
     names = sorted(left.free_symbols, key=str)
     if not (left.is_polynomial(*names) and right.is_polynomial(*names)):
         return False
-    expanded_left, expanded_right = sympy.expand(left) == left, sympy.expand(right) == right
-    return expanded_left != expanded_right
+    bracketed_left, bracketed_right = "(" in left_text, "(" in right_text
+    unexpanded = _UNEXPANDED.search(left_text) or _UNEXPANDED.search(right_text)
+    return bool(unexpanded) and bracketed_left != bracketed_right
 
 
 # `\\approx` promises closeness, not every digit: within 1 % it is not called false
@@ -135,7 +149,7 @@ def _numerically_equal(left: sympy.Expr, right: sympy.Expr) -> bool:
         a, b = complex(left.evalf(30)), complex(right.evalf(30))
     except (TypeError, ValueError):
         return False
-    return abs(a - b) <= 1e-20 * max(abs(a), abs(b), 1e-300) or a == b
+    return abs(a - b) <= 1e-20 * max(abs(a), abs(b), 1.0)  # unevaluated forms leave ~1e-70 residues
 
 
 def _compare(left: sympy.Expr, right: sympy.Expr, right_text: str) -> tuple[bool | None, str]:

@@ -46,6 +46,19 @@ TRUE_CHAINS = {
     "quotient": [r"\[ 2863 \div 1344 = 2 \quad \text{(quotient)} \]"],
     "expansion": [r"Expanding, $(x+1)^2 = x^2 + 2x + 1$."],
     "equation chain": [r"$2x + 3 = 7$", r"$2x = 4$", r"$x = 2$"],
+    "equation after expanding": [
+        r"We expand both sides of the equation: \[ x^3 - 2x^2 - 3x + 6 = 2x^2 + 4x. \]"
+    ],
+    "trial value in words": [r"Let $G = 13$.", r"If \(G = 26\), then \(B = 35 - 26 = 9\)."],
+    "remainder stated": ["So the remainder of 2004 divided by 12 is 0."],
+    "rounded value carried": [r"\[ x^2 = (2.8284)^2 = 8 \]", r"and $145 / 488 \approx 0.2969$."],
+    "bracketed name": [r"\[ \pi (r')^2 = 16\pi \]"],
+    "degrees after a bracket": [r"\(3 \times 30^\circ + (30/2)^\circ = 90^\circ + 15^\circ = 105^\circ\)"],
+    "products of brackets": [
+        r"\[ (0)\left(\frac{2}{3}\right) + (1)\left(-\frac{1}{3}\right) = -\frac{1}{3} \]"
+    ],
+    "closed forms": [r"$\cos(90^\circ) = 0$ and $\frac{\sqrt{1-1}}{1-2} = \frac{\sqrt{0}}{-1}$"],
+    "quotient and remainder": [r"\[20 \div 6 = 3\, R\, 2\]"],
 }
 
 
@@ -62,6 +75,7 @@ def test_true_step_of_each_class_is_never_incorrect(verifier: MathVerifier, name
         r"We know $\cos 60^\circ = \frac{\sqrt{3}}{2}$.",  # degrees, read as degrees, still false
         r"Expanding, $(x+1)^2 = x^2 + x + 1$.",  # a false expansion
         r"$\sqrt{2} \approx 2.5$",  # far beyond any rounding
+        r"$(2.8284)^2 = 9$",  # a rounded value carried, but far off
     ],
 )
 def test_certainly_false_claim_is_still_caught(verifier: MathVerifier, step: str) -> None:
