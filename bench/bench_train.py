@@ -138,6 +138,7 @@ def train_ours(
     return {
         "seconds": result.train_seconds,  # the loop only: evaluation and checkpoint writes excluded
         "eval_and_checkpoint_seconds": result.other_seconds,
+        "cpu_seconds": result.train_cpu_seconds,
         "rows": result.n_train * args.epochs,
         "tokens": result.train_tokens,
         "loss": result.train_loss,
@@ -179,13 +180,14 @@ def train_trl(rows: list[TrainRow], base: Path, out: Path, args: argparse.Namesp
     )
     trainer = PRMTrainer(model=model, args=config, train_dataset=data, processing_class=tokenizer)
     tokens = sum(len(ids) for ids in trainer.train_dataset["input_ids"]) * args.epochs
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     result = trainer.train()
-    seconds = time.perf_counter() - started
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - started_cpu
     trainer.save_model(str(out))
     tokenizer.save_pretrained(out)
     return {
         "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
         "rows": len(train_rows) * args.epochs,
         "tokens": tokens,
         "loss": result.training_loss,
@@ -267,6 +269,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--skip-trl", action="store_true", help="only the soft / hard comparison")
     p.add_argument("--skip-soft", action="store_true", help="only the TRL comparison")
+    p.add_argument(
+        "--trl-first", action="store_true", help="train with TRL first (load drifts on a shared host)"
+    )
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -297,11 +302,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "trl 1.13.0 PRMTrainer": lambda: train_trl(truth, base, args.out / "trl", args),
         }
         folders = {"prm-factory train": args.out / "ours", "trl 1.13.0 PRMTrainer": args.out / "trl"}
+        if args.trl_first:
+            runs = dict(reversed(runs.items()))
         throughput, scored = {}, {}
         for name, run in runs.items():
             stats = run()
             stats["rows_per_s"] = stats["rows"] / stats["seconds"]
             stats["tokens_per_s"] = stats["tokens"] / stats["seconds"]
+            stats["tokens_per_cpu_s"] = stats["tokens"] / stats["cpu_seconds"]
             throughput[name] = stats
             scored[name] = held_out_scores(folders[name], held)
             print(name, json.dumps(stats), flush=True)

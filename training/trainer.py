@@ -85,6 +85,7 @@ class TrainResult:
     n_held_out: int
     train_seconds: float  # the training loop, held-out evaluation and checkpoint writes excluded
     other_seconds: float  # held-out evaluation and checkpoint writes
+    train_cpu_seconds: float  # CPU time of this process in the loop (a fair measure on a shared machine)
     train_tokens: int  # tokens read in training by this call, padding excluded
     output_dir: Path
 
@@ -200,11 +201,11 @@ def train(
     losses: list[float] = []
     evaluations: list[tuple[int, StepMetrics]] = []
     tokens = 0
-    started = time.perf_counter()
-    aside = [0.0]  # seconds of evaluation and checkpoint writes inside the loop
+    started, started_cpu = time.perf_counter(), time.process_time()
+    aside = [0.0, 0.0]  # wall and CPU seconds of evaluation and checkpoint writes inside the loop
 
     def save_checkpoint() -> None:
-        mark = time.perf_counter()
+        mark, mark_cpu = time.perf_counter(), time.process_time()
         accelerator.wait_for_everyone()
         folder = settings.output_dir / "checkpoints" / f"step-{state['global_step']}"
         accelerator.save_state(str(folder))
@@ -217,9 +218,10 @@ def train(
             for stale in older[: max(0, len(older) - settings.keep_checkpoints + 1)]:
                 shutil.rmtree(stale, ignore_errors=True)
         aside[0] += time.perf_counter() - mark
+        aside[1] += time.process_time() - mark_cpu
 
     def evaluate(epoch: int) -> None:
-        mark = time.perf_counter()
+        mark, mark_cpu = time.perf_counter(), time.process_time()
         accelerator.wait_for_everyone()
         if main and held_examples:
             scores = score_examples(
@@ -234,6 +236,7 @@ def train(
             say(f"epoch {epoch + 1} held out: {metrics.line()}")
         accelerator.wait_for_everyone()
         aside[0] += time.perf_counter() - mark
+        aside[1] += time.process_time() - mark_cpu
 
     bar = _progress_bar(console if main else None)
     model.train()
@@ -282,6 +285,7 @@ def train(
                 state["batches_done"] = 0
             save_checkpoint()
     seconds = time.perf_counter() - started - aside[0]
+    cpu_seconds = time.process_time() - started_cpu - aside[1]
 
     train_loss = sum(losses) / len(losses) if losses else None
     if main:
@@ -299,6 +303,7 @@ def train(
         n_held_out=len(held_examples),
         train_seconds=seconds,
         other_seconds=aside[0],
+        train_cpu_seconds=cpu_seconds,
         train_tokens=tokens,
         output_dir=settings.output_dir,
     )

@@ -49,6 +49,7 @@ def test_train_checkpoints_resumes_exactly_and_writes_a_card(tiny_base, committe
     straight = train(rows, _settings(tiny_base, tmp_path / "a"), provenance)
     assert straight.global_step == 3 and straight.n_train > 0 and straight.n_held_out > 0
     assert straight.train_loss is not None and straight.train_loss > 0 and straight.train_tokens > 0
+    assert straight.train_seconds > 0 and straight.train_cpu_seconds > 0 and straight.other_seconds > 0
     assert [p.name for p in sorted((tmp_path / "a" / "checkpoints").iterdir())] == ["step-2", "step-3"]
     assert straight.evaluations and straight.evaluations[-1][1].n_steps == 3 * straight.n_held_out
 
