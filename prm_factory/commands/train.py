@@ -164,6 +164,9 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Override the checkpoint's separator (prm_factory.json).")
         ] = None,
         threshold: Annotated[float, typer.Option(help="A step is called wrong below this P(right).")] = 0.5,
+        max_length: Annotated[
+            int | None, typer.Option(min=1, help="Override the checkpoint's max length (tokens per chain).")
+        ] = None,
         batch_size: Annotated[int, typer.Option(min=1)] = 8,
         threads: Annotated[int | None, typer.Option(min=1, help="torch CPU threads.")] = None,
     ) -> None:
@@ -179,7 +182,7 @@ def register(app: typer.Typer) -> None:
             _fail(f"{file}: no such file or folder")
         _threads(threads)
         console = Console()
-        scorer = PrmScorer(checkpoint, separator=step_separator, batch_size=batch_size)
+        scorer = PrmScorer(checkpoint, separator=step_separator, max_length=max_length, batch_size=batch_size)
         result = score_file(scorer, file, threshold)
         misread = [c for c in result.chains if c.problem is not None]
         console.print(
