@@ -102,14 +102,14 @@ GSM8K_STYLE_STEPS = REPO / "evaluation" / "data" / "real_errors_gsm8k.jsonl"
 # Run in a child interpreter whose first path entry is the checkout under test, so two versions of the
 # checker never share one process. Prints steps, wall seconds and CPU seconds (itself + its workers).
 _MEASURE = """
-import json, os, sys, time
+import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from schemas.records import Problem
 from verifiers.math.verifier import MathVerifier
 
-def children_cpu():
+def live_children():
     ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+    cpu = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -117,18 +117,26 @@ def children_cpu():
             except OSError:
                 continue
             if int(fields[1]) == os.getpid():
-                total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
+                cpu[entry] = (int(fields[11]) + int(fields[12])) / ticks
+    return cpu
+
+def reaped():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 chains = json.load(open(sys.argv[2]))
 verifier = MathVerifier()
 problems = [Problem(str(i), "bench", "math", c["problem"]) for i, c in enumerate(chains)]
 verifier.check_steps(problems[0], chains[0]["steps"])
-wall, cpu, workers = time.perf_counter(), time.process_time(), children_cpu()
+live, dead = live_children(), reaped()
+wall, cpu = time.perf_counter(), time.process_time()
 for problem, chain in zip(problems, chains):
     verifier.check_steps(problem, chain["steps"])
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-workers = children_cpu() - workers
+now = live_children()
+# a worker killed past its time limit is reaped: its CPU comes back through RUSAGE_CHILDREN
+workers = sum(t - live.get(p, 0.0) for p, t in now.items()) + reaped() - dead
+workers -= sum(t for p, t in live.items() if p not in now)
 verifier.close()
 print(json.dumps({"steps": sum(len(c["steps"]) for c in chains), "wall": wall, "cpu": cpu + workers}))
 """
