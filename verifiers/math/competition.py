@@ -30,7 +30,9 @@ from verifiers.math.claim_result import ClaimResult
 # command (`$x$`, `$\frac12$`, never the currency `$5`), a power or a subscript.
 _COMPETITION = re.compile(r"\\[A-Za-z]+|\\[()\[\]]|\$\s*[A-Za-z\\({]|[\^_]")
 
-_ONE_MEANING = re.compile(r"\\(?:[dt]?frac|sqrt|cdot|times|div|left|right|pi|approx|[,;!: ])(?![A-Za-z])")
+_ONE_MEANING = re.compile(
+    r"\\(?:[dt]?frac|sqrt|cdot|times|div|left|right|pi|approx|boxed|[lr]floor|[lr]ceil|[,;!: ])(?![A-Za-z])"
+)
 _TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°")
 # a factorial, absolute value, subscript, plus-minus, an ellipsis, or a number before a fraction (a mixed
@@ -156,9 +158,12 @@ def with_safe_names(claim: str, names: Sequence[str]) -> str:
     return claim
 
 
-# `\\approx`, `≈`, or a decimal of three or more places (a rounded value carried: `(2.8284)^2 = 8`)
-_APPROXIMATE_CLAIM = re.compile(r"\\approx|≈|\d\.\d{3,}")
+# `\\approx`, `≈`: close within 1 %; a decimal of three or more places, a rounded value carried
+# (`(2.8284)^2 = 8`): within 0.05 %
+_APPROXIMATE_MARK = re.compile(r"\\approx|≈")
+_ROUNDED_DECIMAL = re.compile(r"\d\.\d{3,}")
 APPROXIMATION_TOLERANCE = Fraction(1, 100)
+CARRIED_ROUNDING_TOLERANCE = Fraction(5, 10_000)
 
 
 def _value_of(text: str) -> Fraction | None:
@@ -168,13 +173,14 @@ def _value_of(text: str) -> Fraction | None:
         return None
 
 
-def _far_off(result: ClaimResult) -> bool:
-    """Is a failed approximate claim off by more than 1 % (its expected value against its last side)?"""
+def _far_off(result: ClaimResult, tolerance: Fraction) -> bool:
+    """Is a failed approximate claim off by more than `tolerance` (its expected value against its last
+    side)? Unreadable values are not far off (the claim stays unjudged)."""
     written = _value_of(re.split(r"=|\\approx|≈", result.claim)[-1])
     expected = _value_of(result.expected or "")
     if written is None or expected is None:
         return False
-    return abs(written - expected) > APPROXIMATION_TOLERANCE * max(abs(written), abs(expected))
+    return abs(written - expected) > tolerance * max(abs(written), abs(expected))
 
 
 def gate_failed(
@@ -197,8 +203,11 @@ def gate_failed(
         return result
     if not context_ok:
         return unjudged(result, "the claim is cut out of notation it does not read")
-    if (approximate or _APPROXIMATE_CLAIM.search(result.claim)) and not _far_off(result):
-        return unjudged(result, "an approximation or a rounded value carried, within 1 %")
+    said_approximate = approximate or _APPROXIMATE_MARK.search(result.claim)
+    if said_approximate and not _far_off(result, APPROXIMATION_TOLERANCE):
+        return unjudged(result, "an approximation, within 1 %")
+    if _ROUNDED_DECIMAL.search(result.claim) and not _far_off(result, CARRIED_ROUNDING_TOLERANCE):
+        return unjudged(result, "a rounded value carried, within 0.05 %")
     if not certain_claim_text(with_safe_names(result.claim, safe_names)):
         return unjudged(result, "names or notation with more than one reading")
     if safe_names and not certain_claim_text(result.claim):

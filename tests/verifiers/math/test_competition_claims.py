@@ -76,6 +76,9 @@ def test_true_step_of_each_class_is_never_incorrect(verifier: MathVerifier, name
         r"Expanding, $(x+1)^2 = x^2 + x + 1$.",  # a false expansion
         r"$\sqrt{2} \approx 2.5$",  # far beyond any rounding
         r"$(2.8284)^2 = 9$",  # a rounded value carried, but far off
+        r"So $\frac{1024-1}{512} = 1.9999995$.",  # a decimal far beyond its rounding
+        r"$\lceil -8.8 \rceil = -9$",  # ceiling of a pure number
+        r"$\left(\frac{3}{2}\right)^2 - 2(2) = \boxed{\frac{1}{4}}$",  # a box holds a value
     ],
 )
 def test_certainly_false_claim_is_still_caught(verifier: MathVerifier, step: str) -> None:
