@@ -34,6 +34,12 @@ SIMD_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_
 THREAD_ENV = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU", "OMP_NUM_THREADS")
 """Variables of vLLM's CPU build that place its compute threads; one set by the user wins over our choice."""
 
+COMPILE_CACHE_ENV = {"VLLM_USE_AOT_COMPILE": "0"}
+"""vllm-cpu 0.32 saves AOT-compiled artifacts but cannot load them ("'function' object has no attribute
+'finalize_loading'"), so every start compiled again (143-166 s of a 186-229 s start here). Without AOT the
+engine uses vLLM's compile cache of inductor graphs, which loads: the second start of the same settings took
+36 s in `init engine` instead of 166 s."""
+
 
 @dataclass(frozen=True)
 class HostCpu:
@@ -171,4 +177,5 @@ def choose_cpu_engine(
     if not on_cpu:
         return CpuEngineChoice(dtype, dtype_reason, {}, "GPU: no CPU thread binding", host)
     env, threads_reason = choose_thread_env(threads, host.cpus, environ)
+    env |= {k: v for k, v in COMPILE_CACHE_ENV.items() if k not in environ}
     return CpuEngineChoice(dtype, dtype_reason, env, threads_reason, host)

@@ -34,6 +34,8 @@ fi
 
 log "preparing the embedded model"
 .venv/bin/prm-factory model prepare
+log "warming the engine's compile cache (minutes once per engine settings, then seconds)"
+.venv/bin/prm-factory model warm --once
 
 log "starting the Docker engine"
 bash scripts/start_dockerd.sh
