@@ -252,7 +252,7 @@ class EngineCandidate:
     """One way to start the CPU engine: dtype, thread binding, eager or compiled, preloaded libraries."""
 
     dtype: str
-    threads: str = "all"  # sampling.cpu_host.choose_thread_env: all cores, or vLLM's own binding
+    threads: str = "vllm"  # sampling.cpu_host.choose_thread_env: vLLM's own binding, or all cores
     enforce_eager: bool = False
     preload: str = ""  # LD_PRELOAD of the engine's processes
 
@@ -274,8 +274,7 @@ def engine_candidates() -> dict[str, EngineCandidate]:
     candidates = {
         "today": EngineCandidate("bfloat16", threads="vllm"),
         "default": EngineCandidate(defaults.dtype, threads=defaults.cpu_threads),
-        "float32+vllm-binding": EngineCandidate("float32", threads="vllm"),
-        "float32+all-cores": EngineCandidate("float32"),
+        "float32+all-cores": EngineCandidate("float32", threads="all"),
         "float32+eager": EngineCandidate("float32", enforce_eager=True),
     }
     tcmalloc, iomp = tcmalloc_library(), intel_openmp_library()
