@@ -45,10 +45,10 @@ from storage.tokenizer_check import (
     placeholder_problem,
 )
 
-LabelKind = Literal["hard", "soft", "verifier", "reference", "consensus"]
+LabelKind = Literal["hard", "soft", "verifier", "reference", "consensus", "judge"]
 ExportFormat = Literal["trl", "openrlhf", "math-shepherd", "steps"]
 EXPORT_FORMATS: tuple[str, ...] = ("trl", "openrlhf", "math-shepherd", "steps")
-LABEL_KINDS: tuple[str, ...] = ("hard", "soft", "verifier", "reference", "consensus")
+LABEL_KINDS: tuple[str, ...] = ("hard", "soft", "verifier", "reference", "consensus", "judge")
 
 PLACEHOLDER = "ки"
 """Math-Shepherd's step tag, which OpenRLHF's PRM recipe also uses as the placeholder token."""
@@ -59,6 +59,7 @@ LABEL_SQL: dict[str, str] = {
     "verifier": "CASE s.verdict WHEN 'correct' THEN true WHEN 'incorrect' THEN false END",
     "reference": "CASE s.reference_verdict WHEN 'correct' THEN true WHEN 'incorrect' THEN false END",
     "consensus": "CASE s.consensus WHEN 'positive' THEN true WHEN 'negative' THEN false END",
+    "judge": "CASE s.judge_verdict WHEN 'correct' THEN true WHEN 'incorrect' THEN false END",
 }
 """The raw label of each kind; NULL means "no label of this kind" (unverifiable, disputed, no rollouts)."""
 

@@ -60,12 +60,13 @@ def test_agreement_only_and_since_version_filter_as_the_exports_do(committed_dat
 
 
 def test_a_source_the_exports_lack_is_refused_by_name(committed_dataset) -> None:
-    from storage.export import LABEL_SQL
+    with pytest.raises(RowsError, match="'debate'"):
+        rows_from_dataset(committed_dataset(2), None, "debate")
 
-    if "judge" in LABEL_SQL:
-        pytest.skip("the exports carry judge labels now")
-    with pytest.raises(RowsError, match="'judge'"):
-        rows_from_dataset(committed_dataset(2), None, "judge")
+
+def test_judge_labels_are_a_source_like_the_others(committed_dataset) -> None:
+    """The fixture's chains were never judged: their judge-labelled training set is empty, not an error."""
+    assert rows_from_dataset(committed_dataset(2), None, "judge") == []
 
 
 def test_group_steps_keeps_chains_apart_and_skips_soft_steps_without_a_hard_label() -> None:
