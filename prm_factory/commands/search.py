@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from evaluation.step_scorer import ChainScorer
 
 
 def _fail(message: str) -> None:
@@ -24,6 +27,16 @@ def _ints(text: str, option: str) -> list[int]:
     if any(v < 1 for v in values):
         _fail(f"{option} values must be at least 1, got {text!r}")
     return values
+
+
+def scorer_of(checkpoint: Path) -> ChainScorer:
+    """A `prm-factory train` checkpoint is read at its own layout (training.scorer), others as TRL wrote them
+    (evaluation.step_scorer)."""
+    from evaluation.step_scorer import StepScorer
+    from training.model import METADATA
+    from training.scorer import PrmScorer
+
+    return PrmScorer(checkpoint) if (checkpoint / METADATA).is_file() else StepScorer(checkpoint)
 
 
 def register(app: typer.Typer) -> None:
@@ -85,7 +98,6 @@ def register(app: typer.Typer) -> None:
             problems = load_gsm8k(path or SHARED_GSM8K, offset=offset, limit=limit).problems
 
         from evaluation.search_eval import evaluate_search
-        from evaluation.step_scorer import StepScorer
         from flows.generation_run import engine_settings
         from sampling.backends import drop_sampler, get_sampler, is_running
         from sampling.protocol import GenerationParams
@@ -93,7 +105,8 @@ def register(app: typer.Typer) -> None:
         console = Console()
         s = cfg.sampling
         settings = engine_settings(cfg)
-        scorers = StepScorer(prm), (StepScorer(orm) if orm is not None else None)
+
+        scorers = scorer_of(prm), (scorer_of(orm) if orm is not None else None)
         owned = not is_running(settings)  # an engine already up (a test session's) stays up
         sampler = get_sampler(settings)
         try:
