@@ -44,12 +44,21 @@ def test_math_run_writes_a_labeled_dataset_version(
     assert {s["consensus"] for s in steps} <= {"positive", "negative", "disputed", "unlabeled"}
     probed = [s for s in steps if s["value_source"] == "rollouts"]
     assert probed, "at least one step prefix must have been rolled out"
+    chains = {c["chain_id"]: c for c in query(dataset, "SELECT * FROM chains").to_pylist()}
+    texts: dict[str, list[str]] = {}
+    for s in steps:
+        texts.setdefault(s["chain_id"], []).append(s["text"])
+
+    def prefix(step: dict) -> tuple:
+        return (chains[step["chain_id"]]["problem_id"], *texts[step["chain_id"]][: step["step_index"] + 1])
+
+    charged = {prefix(s) for s in probed if s["rollout_tokens"] > 0}
     for s in probed:
         assert s["n_rollouts"] == 2 and 0.0 <= s["mc_value"] <= 1.0
         assert s["hard_label"] == (s["n_rollouts_correct"] > 0) and s["soft_label"] == s["mc_value"]
-        assert s["rollout_tokens"] > 0
+        # a prefix two chains share is drawn once and its cost charged to one of them (rollouts.pool)
+        assert s["rollout_tokens"] > 0 or prefix(s) in charged
     lasts = [s for s in steps if s["value_source"] == "outcome"]
-    chains = {c["chain_id"]: c for c in query(dataset, "SELECT * FROM chains").to_pylist()}
     for s in lasts:
         assert s["hard_label"] == (chains[s["chain_id"]]["outcome"] == "correct")
     assert all(s["verifier"] == "math-sympy" and s["verifier_version"] for s in steps)
