@@ -35,7 +35,7 @@ from schemas.records import Problem
 from schemas.rejected import RejectedRow
 from verifiers.protocol import Verifier
 
-LABEL_SOURCES = ("verifier", "reference", "combined")
+LABEL_SOURCES = ("verifier", "reference", "combined", "prm")  # prm: a trained checkpoint (`eval --prm`)
 
 
 def chain_problem(chain: ExternalChain) -> Problem:
@@ -150,10 +150,28 @@ class SplitReport:
         return sum(bool(c.reference_solution) for c in self.split.chains)
 
 
+def prm_step_labels(scores: Sequence[Sequence[float | None]], threshold: float = 0.5) -> list[list[str]]:
+    """A trained PRM's step scores as labels: `incorrect` below the threshold on P(right), `unverifiable`
+    where it gave no score (a step cut by its max length).
+
+    >>> prm_step_labels([[0.9, 0.2, None]])
+    [['correct', 'incorrect', 'unverifiable']]
+    """
+    return [
+        ["unverifiable" if p is None else ("correct" if p >= threshold else "incorrect") for p in chain]
+        for chain in scores
+    ]
+
+
 def evaluate_split(
-    split: Split, verifier: Verifier, done: Callable[[int], None] | None = None
+    split: Split,
+    verifier: Verifier,
+    done: Callable[[int], None] | None = None,
+    prm_scores: Sequence[Sequence[float | None]] | None = None,
 ) -> SplitReport:
     labelled = label_sources(split.chains, verifier, done)
+    if prm_scores is not None:
+        labelled["prm"] = prm_step_labels(prm_scores)
     return SplitReport(
         split, {name: evaluate_external(split.chains, labels) for name, labels in labelled.items()}
     )

@@ -6,6 +6,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "evaluation.processbench",
     "labels.consensus",
     "labels.judge",
     "labels.reference",

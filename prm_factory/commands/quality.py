@@ -220,6 +220,13 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[
             Path | None, typer.Option("--json", help="chains: also write the figures as JSON to this file")
         ] = None,
+        prm: Annotated[
+            Path | None,
+            typer.Option(
+                "--prm",
+                help="chains: also score a trained PRM checkpoint (prm-factory train, TRL) as source `prm`",
+            ),
+        ] = None,
     ) -> None:
         """Score the labels against gold: chains with a ProcessBench first error or PRM800K ratings (per
         split, averaged over splits, and per label source: first-error F1 with both accuracies, correct
@@ -240,12 +247,13 @@ def register(app: typer.Typer) -> None:
                 ("--limit", limit),
                 ("--spread", spread),
                 ("--json", json_out),
+                ("--prm", prm),
             )
             given = [name for name, value in options if value]
             if given:
                 _fail(f"{', '.join(given)} apply to chain sets only; {input_path} is read as {kind.value}")
         if kind is EvalKind.chains:
-            _eval_chains(console, input_path, solutions, limit, spread, json_out)
+            _eval_chains(console, input_path, solutions, limit, spread, json_out, prm)
         elif kind is EvalKind.claim_steps:
             _eval_claim_steps(console, input_path)
         elif kind is EvalKind.math_outputs:
@@ -326,6 +334,7 @@ def _eval_chains(
     limit: int | None,
     spread: bool,
     json_out: Path | None,
+    prm: Path | None = None,
 ) -> None:
     """Per split and label source, then averaged over the splits (`evaluation.processbench`)."""
     from evaluation.processbench import (
@@ -357,10 +366,25 @@ def _eval_chains(
     if not gold:
         _fail(f"{path}: no chain carries gold labels (ProcessBench `label` or PRM800K ratings)")
     verifier = MathVerifier()
+    scorer = None
+    if prm is not None:
+        if not prm.is_dir():
+            _fail(f"PRM checkpoint not found: {prm}")
+        from prm_factory.commands.search import scorer_of
+
+        scorer = scorer_of(prm)
     reports = []
     with _chain_progress(sum(len(s.chains) for s in splits)) as done:
         for split in splits:
-            reports.append(evaluate_split(split, verifier, done))
+            scores = None
+            if scorer is not None:
+                scored = scorer.score([(c.problem, list(c.steps)) for c in split.chains])
+                # steps past the checkpoint's max length get no score: unverifiable, never a verdict
+                scores = [
+                    [*got.scores, *[None] * (len(c.steps) - len(got.scores))]
+                    for got, c in zip(scored, split.chains, strict=True)
+                ]
+            reports.append(evaluate_split(split, verifier, done, scores))
     for report in reports:
         split = report.split
         names = ", ".join(Path(f).name for f in split.files)

@@ -107,3 +107,24 @@ def test_kind_is_told_by_fields_named_by_option_and_an_unknown_file_is_named(tmp
     assert code == 2 and "labels.jsonl" in out and "--kind" in out
     code, out = run(unknown, "--kind", "chains")
     assert code == 2 and "no chain carries gold labels" in out
+
+
+def test_a_trained_prm_is_scored_beside_the_label_sources(tmp_path: Path, tiny_token_classifier) -> None:
+    """`eval --prm`: a checkpoint's step scores become source `prm` (incorrect below 0.5), table and JSON."""
+    checkpoint = tiny_token_classifier(tmp_path / "prm")
+    split = write_split(tmp_path / "math.json", [RIGHT, WRONG])
+    out = tmp_path / "figures.json"
+    code, output = run(split, "--prm", checkpoint, "--json", out)
+    assert code == 0, output
+    assert "prm" in output
+    figures = json.loads(out.read_text())
+    assert "prm" in json.dumps(figures) and "verifier" in json.dumps(figures)
+
+
+def test_prm_is_refused_for_other_eval_sets_and_for_a_missing_checkpoint(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"predicted": "1", "reference": "1", "equivalent": True}) + "\n")
+    code, output = run(pairs, "--prm", tmp_path)
+    assert code == 2 and "--prm" in output
+    code, output = run(write_split(tmp_path / "math.json", [RIGHT]), "--prm", tmp_path / "absent")
+    assert code == 2 and "PRM checkpoint not found" in output
