@@ -87,6 +87,7 @@ def to_sampled(
         steps=spans,
         outcome=outcome,
         final_answer=chain.final_answer,
+        source_row_id=chain.id,
     )
 
 

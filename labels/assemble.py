@@ -31,6 +31,7 @@ class SampledChain:
     steps: tuple[StepSpan, ...]
     outcome: Verdict
     final_answer: str | None
+    source_row_id: str | None = None  # a chain from elsewhere: its input row's own id
 
 
 def chain_id_for(
@@ -237,6 +238,7 @@ def build_records(
         label_config_hash=context.label_config_hash,
         first_error_reference=first_error_reference,
         first_error_judge=judge_first_error if judge is not None else None,
+        source_row_id=sampled.source_row_id,
     )
     return chain, rows
 

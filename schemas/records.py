@@ -52,6 +52,8 @@ class Chain:
     label_config_hash: str | None = None
     first_error_reference: int | None = None  # first step the reference alignment calls incorrect
     first_error_judge: int | None = None  # earliest wrong step a generative judge named (-1: none)
+    # chains labelled from elsewhere (`prm-factory label`): the input row's own id, to join labels back
+    source_row_id: str | None = None
 
 
 @dataclass(frozen=True)

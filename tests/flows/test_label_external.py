@@ -48,6 +48,10 @@ def test_external_chains_are_labeled_and_committed(prefect_server: None, tmp_pat
     assert all(s["text"][s["char_start"] : s["char_end"]] for s in steps)
     problems = query(ds, "SELECT source_line FROM problems ORDER BY source_line").to_pylist()
     assert [p["source_line"] for p in problems] == [1, 3]
+    # the input rows' own ids come back, so labels join back to the user's data (two chains of one
+    # problem are told apart by them, not only by the problem's file and line)
+    ids = query(ds, "SELECT source_row_id FROM chains ORDER BY source_row_id").to_pylist()
+    assert [r["source_row_id"] for r in ids] == ["a", "b"]
 
 
 GSM8K_ROW = {
