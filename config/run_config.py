@@ -87,8 +87,9 @@ class ModelConfig(_Section):
     # checkpoint's own dtype on a GPU (sampling.cpu_host); an explicit value always wins
     dtype: str = "auto"
     # CPU engine only: vllm = vLLM's binding (one core per worker reserved for its scheduler process);
-    # all = every usable core computes (compare both on your host: bench_sampling --engine-settings)
-    cpu_threads: Literal["all", "vllm"] = "vllm"
+    # all = every usable core computes; auto = all on an otherwise idle machine, vllm on a busy one
+    # (sampling.cpu_host.choose_thread_env; bench_sampling --engine-settings compares them on your host)
+    cpu_threads: Literal["auto", "all", "vllm"] = "auto"
     enforce_eager: bool = False
     enable_prefix_caching: bool = True
     cpu_kv_cache_gib: int = Field(1, ge=1)

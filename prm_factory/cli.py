@@ -170,7 +170,8 @@ def _warm_stamp(settings: object) -> Path:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             continue
-    key = json.dumps([repr(settings), engine_record(settings), versions], sort_keys=True, default=str)
+    record = {k: v for k, v in engine_record(settings).items() if k != "threads_reason"}  # names the load
+    key = json.dumps([repr(settings), record, versions], sort_keys=True, default=str)
     root = Path(os.environ.get("VLLM_CACHE_ROOT", Path.home() / ".cache" / "vllm"))
     return root / "torch_compile_cache" / "prm-factory-warm" / hashlib.sha256(key.encode()).hexdigest()[:16]
 

@@ -23,7 +23,7 @@ class EngineSettings:
     seed: int = 0
     max_model_len: int = 2048
     dtype: str = "auto"  # auto: the CPU's native width (sampling.cpu_host), the checkpoint's on a GPU
-    cpu_threads: str = "vllm"  # vllm: vLLM's binding (one core reserved); all: every usable core computes
+    cpu_threads: str = "auto"  # auto | all | vllm (sampling.cpu_host.choose_thread_env)
     enforce_eager: bool = False
     enable_prefix_caching: bool = True
     cpu_kv_cache_gib: int = 1

@@ -86,7 +86,7 @@ class VLLMServer:
         extra_args: tuple[str, ...] = (),
         log_path: str | Path | None = None,
         dtype: str = "auto",
-        cpu_threads: str = "vllm",
+        cpu_threads: str = "auto",
         engine_args: dict[str, object] | None = None,
     ) -> None:
         self.checkpoint = str(checkpoint)

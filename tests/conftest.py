@@ -20,6 +20,11 @@ if TYPE_CHECKING:
     from sampling.vllm_server import VLLMServer
 
 apply_runtime_defaults()
+# The suite's engines share the machine with the suite's own work (pytest, Prefect's server, Docker, verifier
+# workers), where binding every core to the engine was measured 3x slower than vLLM's own binding; setting
+# vLLM's own default value marks the binding as chosen, so `model.cpu_threads = "auto"` leaves it alone
+# (sampling.cpu_host.choose_thread_env), also in the CLI runs the tests start.
+os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "auto")
 
 
 @pytest.fixture

@@ -99,3 +99,18 @@ def test_the_compile_cache_setting_is_cpu_only_and_a_user_value_wins() -> None:
     assert choose_cpu_engine("auto", "vllm", host, {}, on_cpu=True).env == {"VLLM_USE_AOT_COMPILE": "0"}
     assert choose_cpu_engine("auto", "vllm", host, {"VLLM_USE_AOT_COMPILE": "1"}, on_cpu=True).env == {}
     assert choose_cpu_engine("auto", "vllm", host, {}, on_cpu=False).env == {}
+
+
+def test_auto_threads_bind_all_cores_only_on_an_idle_machine() -> None:
+    idle, reason = choose_thread_env("auto", (0, 1), {}, load=0.4)
+    assert idle["VLLM_CPU_OMP_THREADS_BIND"] == "0-1" and "auto: load average 0.4" in reason
+    busy, reason = choose_thread_env("auto", (0, 1), {}, load=3.0)
+    assert busy == {} and "3.0 > 1 of 2" in reason
+    assert choose_thread_env("auto", (0, 1, 2, 3), {}, load=2.5)[0]  # 4 cores: up to 3 busy is still idle
+    assert choose_thread_env("auto", (0,), {}, load=0.0)[0] == {}  # one core: nothing to bind
+
+
+def test_the_run_default_is_auto() -> None:
+    from config.run_config import ModelConfig
+
+    assert ModelConfig().cpu_threads == "auto"
