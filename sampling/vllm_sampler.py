@@ -72,8 +72,12 @@ def engine_record(settings: EngineSettings) -> dict[str, Any]:
     """What the runs table keeps of an engine: host choices with reasons, seeding, engine arguments."""
     if settings.backend != "vllm":
         return {"backend": settings.backend, "base_urls": list(settings.base_urls)}
+    with _ENGINES_LOCK:
+        running = _ENGINES.get(settings)
+    # the choice the engine started with (`auto` threads read the load then), else the one it would make now
+    choice = running.host_choice if running is not None else engine_choice(settings)
     return {
-        **engine_choice(settings).as_record(),
+        **choice.as_record(),
         "seed_mode": "engine" if on_cpu() else "request",
         "engine_args": engine_kwargs(settings),
     }

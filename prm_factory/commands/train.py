@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Where the trained PRM goes.")],
         dataset: Annotated[
             Path | None,
-            typer.Option(help="Dataset root (default: ./datasets/default or $PRM_FACTORY_DATASET)."),
+            typer.Option(help="Dataset root (default: ./prm-datasets/default or $PRM_FACTORY_DATASET)."),
         ] = None,
         version: Annotated[
             str | None, typer.Option(help="Dataset version number or tag (default: latest).")
