@@ -7,30 +7,15 @@ through the CLI as a user would type it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from prm_factory.commands.train import register
-from storage.dataset import Dataset
+from tests.storage_fixtures import committed_fixture_dataset
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _fixtures():
-    name = "storage_test_fixtures"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "tests" / "storage" / "conftest.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def test_train_resume_and_score_smollm2(tmp_path, command_app) -> None:
@@ -39,8 +24,7 @@ def test_train_resume_and_score_smollm2(tmp_path, command_app) -> None:
     from training.trainer import latest_checkpoint
 
     torch.set_num_threads(2)
-    data = Dataset(str(tmp_path / "ds"))
-    data.commit_run(*_fixtures().make_run("a", n_problems=4).args())
+    data = committed_fixture_dataset(tmp_path / "ds", n_problems=4)
     app = command_app(register)
     out = tmp_path / "prm"
     train = ["train", "-o", str(out), "--dataset", data.root, "--label", "verifier", "--batch-size", "2"]
