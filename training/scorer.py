@@ -4,6 +4,9 @@
 wrote it: two labels, separator "\\n"); its `score` answers evaluation.step_scorer's `ChainScorer` protocol,
 so search can use either. `score_file` scores a ProcessBench-shape file (schemas.external_chains) and, when
 the chains carry gold first errors, gives ProcessBench's first-error F1 at threshold 0.5 on P(right).
+`score_rows` scores a dataset version's chains (training.rows, chosen as training chooses them) against
+their stored step labels: step AUROC and accuracy and first-error F1 (training.step_metrics), over the
+chains the alignment check passes, as training evaluates. `write_scores` writes either as JSONL or parquet.
 
 >>> scorer = PrmScorer(Path("/tmp/prm"))                                   # doctest: +SKIP
 >>> scorer.score([("Ana has 3 apples, buys 2.", ["3 + 2 = 5", "The answer is 5."])])  # doctest: +SKIP
@@ -12,15 +15,24 @@ the chains carry gold first errors, gives ProcessBench's first-error F1 at thres
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evaluation.metrics import FirstErrorScores, first_error_scores
 from evaluation.step_scorer import StepScores
 from training.layout import Example, alignment_problem, layout_chain
-from training.model import HeadSpec, load_model, score_examples
-from training.step_metrics import THRESHOLD, predicted_first_error
+from training.model import METADATA, HeadSpec, load_model, score_examples
+from training.rows import TrainRow, is_held_out
+from training.step_metrics import (
+    THRESHOLD,
+    StepMetrics,
+    gold_first_error,
+    predicted_first_error,
+    step_metrics,
+)
 
 
 class PrmScorer:
@@ -71,6 +83,19 @@ class ScoredChain:
     predicted_first_error: int
     gold_first_error: int | None
     problem: str | None  # the alignment check's complaint; the chain is still scored where it can be
+    problem_id: str | None = None
+    labels: tuple[bool, ...] | None = None  # the stored step labels (dataset rows), None for a chain file
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "problem_id": self.problem_id,
+            "scores": list(self.scores),
+            "labels": None if self.labels is None else list(self.labels),
+            "predicted_first_error": self.predicted_first_error,
+            "gold_first_error": self.gold_first_error,
+            "alignment_problem": self.problem,
+        }
 
 
 @dataclass(frozen=True)
@@ -104,3 +129,76 @@ def score_file(scorer: PrmScorer, path: Path, threshold: float = THRESHOLD) -> S
         else None
     )
     return ScoredFile(out, len(rejected), f1)
+
+
+@dataclass(frozen=True)
+class ScoredRows:
+    chains: list[ScoredChain]
+    metrics: StepMetrics | None  # over the aligned chains; None when no chain passed the alignment check
+    n_misaligned: int  # chains the alignment check refused, scored but left out of `metrics`
+
+
+def score_rows(scorer: PrmScorer, rows: Sequence[TrainRow], threshold: float = THRESHOLD) -> ScoredRows:
+    """Score dataset rows (training.rows) at training's positions and measure them against their labels.
+
+    A chain the alignment check refuses is scored where it can be but left out of the metrics, as training
+    leaves it out of its evaluation: its scores would not sit one per labelled step.
+    """
+    scored = scorer.score([(row.prompt, row.steps) for row in rows])
+    chains = []
+    for row, steps in zip(rows, scored, strict=True):
+        chains.append(
+            ScoredChain(
+                id=row.chain_id,
+                scores=steps.scores,
+                predicted_first_error=predicted_first_error(steps.scores, threshold),
+                gold_first_error=gold_first_error(row.labels),
+                problem=scorer.problem(row.prompt, row.steps),
+                problem_id=row.problem_id,
+                labels=row.labels,
+            )
+        )
+    aligned = [c for c in chains if c.problem is None]
+    metrics = (
+        step_metrics([c.scores for c in aligned], [c.labels or () for c in aligned], threshold)
+        if aligned
+        else None
+    )
+    return ScoredRows(chains, metrics, len(chains) - len(aligned))
+
+
+def held_out_rows(checkpoint: Path, rows: Sequence[TrainRow]) -> list[TrainRow]:
+    """The rows of the problems this checkpoint held out in training (its recorded share, by problem id)."""
+    path = Path(checkpoint) / METADATA
+    share = json.loads(path.read_text()).get("training", {}).get("held_out") if path.exists() else None
+    if share is None:
+        raise ValueError(
+            f"{checkpoint}: no held-out share recorded ({METADATA}); not from `prm-factory train`"
+        )
+    return [row for row in rows if is_held_out(row.problem_id, float(share))]
+
+
+def write_scores(chains: Sequence[ScoredChain], path: Path) -> None:
+    """One record per chain (ScoredChain.record): parquet for a `.parquet` path, JSON Lines otherwise."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = [chain.record() for chain in chains]
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pa.schema(
+            [
+                ("id", pa.string()),
+                ("problem_id", pa.string()),
+                ("scores", pa.list_(pa.float64())),
+                ("labels", pa.list_(pa.bool_())),
+                ("predicted_first_error", pa.int64()),
+                ("gold_first_error", pa.int64()),
+                ("alignment_problem", pa.string()),
+            ]
+        )
+        pq.write_table(pa.Table.from_pylist(records, schema=schema), path)
+        return
+    with path.open("w", encoding="utf-8") as sink:
+        for record in records:
+            sink.write(json.dumps(record) + "\n")

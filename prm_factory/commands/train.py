@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code)
 
@@ -156,9 +156,41 @@ def register(app: typer.Typer) -> None:
         checkpoint: Annotated[
             Path, typer.Argument(help="A PRM from `prm-factory train` (or TRL's PRMTrainer).")
         ],
-        file: Annotated[Path, typer.Argument(help="Chains: ProcessBench-shape JSONL / JSON, or a folder.")],
+        file: Annotated[
+            Path | None,
+            typer.Argument(help="Chains: ProcessBench-shape JSONL / JSON, or a folder (or use --dataset)."),
+        ] = None,
+        dataset: Annotated[
+            Path | None,
+            typer.Option(
+                help="Score a dataset version's chains against its stored labels instead of a file."
+            ),
+        ] = None,
+        version: Annotated[
+            str | None, typer.Option(help="With --dataset: version number or tag (default: latest).")
+        ] = None,
+        label: Annotated[
+            str,
+            typer.Option(
+                help="With --dataset: the labels scored against: consensus | verifier | reference | mc."
+            ),
+        ] = "consensus",
+        agreement_only: Annotated[
+            bool, typer.Option("--agreement-only", help="Only steps where verifier and MC agree.")
+        ] = False,
+        since_version: Annotated[
+            str | None, typer.Option("--since-version", help="Only steps new since this version or tag.")
+        ] = None,
+        held_out_only: Annotated[
+            bool,
+            typer.Option(
+                "--held-out-only",
+                help="With --dataset: only the problems the checkpoint held out in training.",
+            ),
+        ] = False,
         output: Annotated[
-            Path | None, typer.Option("--output", "-o", help="Write per-step scores as JSON Lines.")
+            Path | None,
+            typer.Option("--output", "-o", help="Write per-chain step scores: .parquet, else JSON Lines."),
         ] = None,
         step_separator: Annotated[
             str | None, typer.Option(help="Override the checkpoint's separator (prm_factory.json).")
@@ -170,41 +202,71 @@ def register(app: typer.Typer) -> None:
         batch_size: Annotated[int, typer.Option(min=1)] = 8,
         threads: Annotated[int | None, typer.Option(min=1, help="torch CPU threads.")] = None,
     ) -> None:
-        """Score every step of every chain; with gold first errors, print ProcessBench first-error F1."""
-        import json
-
+        """Score every step of every chain: of a file (first-error F1 with gold first errors), or of a dataset
+        version (step AUROC, accuracy and first-error F1 against its stored labels)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from training.scorer import PrmScorer, score_file
+        from training.scorer import PrmScorer, score_file, write_scores
 
         if not (checkpoint / "config.json").is_file():
             _fail(f"{checkpoint}: not a saved checkpoint (no config.json)")
-        if not file.exists():
+        if (file is None) == (dataset is None):
+            _fail("give a chain FILE or --dataset ROOT (one of them)")
+        if file is not None and (version or since_version or agreement_only or held_out_only):
+            _fail("--version, --since-version, --agreement-only and --held-out-only apply to --dataset")
+        if file is not None and not file.exists():
             _fail(f"{file}: no such file or folder")
+        rows = None
+        if dataset is not None:
+            rows = _dataset_rows(dataset, version, label, agreement_only, since_version)
+            if held_out_only:
+                from training.scorer import held_out_rows
+
+                try:
+                    rows = held_out_rows(checkpoint, rows)
+                except ValueError as error:
+                    _fail(str(error))
+            if not rows:
+                _fail("no chains with labels of that source to score", 1)
         _threads(threads)
         console = Console()
         scorer = PrmScorer(checkpoint, separator=step_separator, max_length=max_length, batch_size=batch_size)
-        result = score_file(scorer, file, threshold)
-        misread = [c for c in result.chains if c.problem is not None]
-        console.print(
-            f"{len(result.chains)} chains scored ({result.rejected} rows refused by the reader); "
-            f"{len(misread)} read off their step ends (alignment check)",
-            highlight=False,
-        )
-        for chain in misread[:5]:
+        if rows is not None:
+            from training.scorer import score_rows
+
+            scored_rows = score_rows(scorer, rows, threshold)
+            chains = scored_rows.chains
+            console.print(
+                f"{len(chains)} chains of {escape(str(dataset))} scored against their {label} labels; "
+                f"{scored_rows.n_misaligned} refused by the alignment check (left out of the figures)",
+                soft_wrap=True,
+                highlight=False,
+            )
+        else:
+            result = score_file(scorer, file, threshold)  # type: ignore[arg-type]  # checked above
+            chains = result.chains
+            console.print(
+                f"{len(chains)} chains scored ({result.rejected} rows refused by the reader); "
+                f"{sum(c.problem is not None for c in chains)} read off their step ends (alignment check)",
+                highlight=False,
+            )
+        for chain in [c for c in chains if c.problem is not None][:5]:
             console.print(f"  {chain.id}: {escape(chain.problem or '')}", soft_wrap=True, highlight=False)
         if output is not None:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            with output.open("w", encoding="utf-8") as sink:
-                for chain in result.chains:
-                    record = {
-                        "id": chain.id,
-                        "scores": list(chain.scores),
-                        "predicted_first_error": chain.predicted_first_error,
-                        "gold_first_error": chain.gold_first_error,
-                        "alignment_problem": chain.problem,
-                    }
-                    sink.write(json.dumps(record) + "\n")
+            write_scores(chains, output)
             console.print(f"wrote {output}", highlight=False)
+        if rows is not None:
+            metrics = scored_rows.metrics
+            if metrics is None:
+                console.print("no chain passed the alignment check: no figures", highlight=False)
+                return
+            roc = "n/a (one kind of label only)" if metrics.auroc is None else f"{metrics.auroc:.3f}"
+            console.print(
+                f"step AUROC {roc}, first-error F1 {metrics.first_error_f1:.3f}, step accuracy "
+                f"{metrics.accuracy:.3f} (threshold {threshold}; always right {metrics.always_correct:.3f}) "
+                f"over {metrics.n_chains} chains, {metrics.n_steps} steps",
+                highlight=False,
+            )
+            return
         if result.first_error is None:
             console.print("no gold first errors in the file: no F1", highlight=False)
             return
@@ -214,3 +276,23 @@ def register(app: typer.Typer) -> None:
             f"of {fe.n_erroneous}, correct {fe.accuracy_correct:.3f} of {fe.n_correct}",
             highlight=False,
         )
+
+
+def _dataset_rows(
+    dataset: Path | None, version: str | None, label: str, agreement_only: bool, since_version: str | None
+) -> list:
+    """A dataset version's rows for `label`, chosen as training chooses them (training.rows)."""
+    from storage.errors import StorageError
+    from training.rows import RowsError, rows_from_dataset
+
+    try:
+        from config.run_config import default_dataset_root
+        from storage.dataset import Dataset
+        from storage.versions import resolve
+
+        store = Dataset(str(dataset or default_dataset_root()))
+        resolved = resolve(store, version)
+        since = None if since_version is None else resolve(store, since_version)
+        return rows_from_dataset(store, resolved, label, agreement_only=agreement_only, since_version=since)
+    except (RowsError, StorageError, OSError) as error:
+        _fail(str(error), 1)

@@ -73,3 +73,74 @@ def test_train_refuses_what_it_cannot_do(tiny_base, committed_dataset, command_a
     assert nothing.exit_code == 1 and "no training rows" in nothing.output
     missing = CliRunner().invoke(app, ["score", str(tmp_path / "none"), str(tmp_path)])
     assert missing.exit_code == 2 and "not a saved checkpoint" in missing.output
+
+
+@pytest.fixture(scope="module")
+def tiny_prm(tmp_path_factory, tiny_base) -> Path:
+    """The tiny model as `prm-factory train` leaves it: its layout and held-out share recorded."""
+    import shutil
+
+    from training.model import HeadSpec
+
+    folder = tmp_path_factory.mktemp("prm") / "prm"
+    shutil.copytree(tiny_base, folder)
+    HeadSpec("classes", " ки\n", 128).save(folder, {"training": {"held_out": 0.5}})
+    return folder
+
+
+def test_score_a_dataset_version_against_its_stored_labels(
+    tiny_prm, committed_dataset, command_app, tmp_path
+) -> None:
+    import pyarrow.parquet as pq
+
+    from training.rows import is_held_out, rows_from_dataset
+
+    data = committed_dataset(6)
+    app = command_app(register)
+    out = tmp_path / "scores.parquet"
+    args = ["score", str(tiny_prm), "--dataset", data.root, "--label", "verifier", "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, "--version", "1", "--threads", "1"])
+    assert result.exit_code == 0, result.output
+    rows = rows_from_dataset(data, 1, "verifier")
+    assert f"{len(rows)} chains of {data.root} scored against their verifier labels" in result.output
+    assert "step AUROC" in result.output and "first-error F1" in result.output
+    table = pq.read_table(out).to_pylist()
+    assert [r["id"] for r in table] == [row.chain_id for row in rows]
+    assert [r["labels"] for r in table] == [list(row.labels) for row in rows]
+    assert all(len(r["scores"]) == len(r["labels"]) for r in table)
+
+    held = CliRunner().invoke(app, [*args, "--held-out-only", "-o", str(tmp_path / "held.jsonl")])
+    assert held.exit_code == 0, held.output
+    records = [json.loads(line) for line in (tmp_path / "held.jsonl").read_text().splitlines()]
+    expected = [row.chain_id for row in rows if is_held_out(row.problem_id, 0.5)]
+    assert 0 < len(records) < len(rows) and [r["id"] for r in records] == expected
+
+
+def test_score_dataset_scores_sit_where_training_put_the_labels(tiny_prm, committed_dataset) -> None:
+    from training.layout import prepare
+    from training.model import score_examples
+    from training.rows import rows_from_dataset
+    from training.scorer import PrmScorer, score_rows
+
+    rows = rows_from_dataset(committed_dataset(4), None, "verifier")
+    scorer = PrmScorer(tiny_prm)
+    scored = score_rows(scorer, rows)
+    examples, skipped = prepare(rows, scorer.tokenizer, " ки\n", 128)
+    assert not skipped and scored.n_misaligned == 0
+    expected = score_examples(scorer.model, examples, "classes", scorer.tokenizer.pad_token_id, 8)
+    assert [list(c.scores) for c in scored.chains] == [list(s) for s in expected]
+    assert scored.metrics is not None and scored.metrics.n_steps == sum(len(r.steps) for r in rows)
+
+
+def test_score_takes_a_file_or_a_dataset(tiny_prm, committed_dataset, command_app, tmp_path) -> None:
+    app = command_app(register)
+    data = committed_dataset(2)
+    chains = _chains_file(tmp_path / "chains.jsonl")
+    both = CliRunner().invoke(app, ["score", str(tiny_prm), str(chains), "--dataset", data.root])
+    assert both.exit_code == 2 and "one of them" in both.output
+    neither = CliRunner().invoke(app, ["score", str(tiny_prm)])
+    assert neither.exit_code == 2 and "one of them" in neither.output
+    version = CliRunner().invoke(app, ["score", str(tiny_prm), str(chains), "--version", "1"])
+    assert version.exit_code == 2 and "apply to --dataset" in version.output
+    unknown = CliRunner().invoke(app, ["score", str(tiny_prm), "--dataset", data.root, "--label", "oracle"])
+    assert unknown.exit_code == 1 and "unknown label source" in unknown.output
