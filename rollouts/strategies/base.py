@@ -114,3 +114,33 @@ def check_record(wanted: Mapping[int, int], outcomes: Mapping[int, Sequence[Roll
     if set(outcomes) != set(wanted) or any(len(outcomes[s]) != n for s, n in wanted.items()):
         got = {s: len(o) for s, o in outcomes.items()}
         raise ValueError(f"outcomes {got} do not match the request {dict(wanted)}")
+
+
+class OneRoundState:
+    """A chain's state for a strategy that asks for all its probes in one round (every prefix for
+    exhaustive estimation, a few checkpoints of a correct chain for the search): a step not probed keeps
+    its initial estimate.
+
+    >>> state = OneRoundState([StepEstimate(0), StepEstimate(1)], {1: 2})
+    >>> state.wanted()
+    {1: 2}
+    >>> state.record({1: [True, None]})
+    >>> [(e.source, e.hard_label) for e in state.estimates()], state.wanted()
+    ([('none', None), ('rollouts', True)], {})
+    """
+
+    def __init__(self, initial: Sequence[StepEstimate], probes: Mapping[int, int]) -> None:
+        self._estimates = list(initial)
+        self._pending = dict(probes)
+
+    def wanted(self) -> dict[int, int]:
+        return dict(self._pending)
+
+    def record(self, outcomes: Mapping[int, Sequence[RolloutOutcome]]) -> None:
+        check_record(self._pending, outcomes)
+        for step, drawn in outcomes.items():
+            self._estimates[step] = tally(step, drawn)
+        self._pending = {}
+
+    def estimates(self) -> tuple[StepEstimate, ...]:
+        return tuple(self._estimates)

@@ -6,7 +6,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rollouts.strategies.base import RolloutOutcome, StepEstimate, check_counts, check_record, tally
+from rollouts.strategies.base import (
+    OneRoundState,
+    RolloutOutcome,
+    StepEstimate,
+    check_counts,
+    check_record,
+    tally,
+)
 
 SearchOrder = Literal["bisect", "gallop"]
 
@@ -92,31 +99,15 @@ class BinarySearchStrategy:
 
     def start(
         self, n_prefixes: int, n_steps: int, outcome_correct: bool | None
-    ) -> _CorrectChainState | _SearchState:
+    ) -> OneRoundState | _SearchState:
         if outcome_correct:
             checks = sorted(
                 {round(f * (n_prefixes - 1)) for f in self.correct_chain_checks} if n_prefixes else ()
             )
-            return _CorrectChainState(n_prefixes, checks, self.rollouts_per_probe)
+            # the chain itself reached the answer from every prefix: unprobed steps are inferred positive
+            initial = [StepEstimate(i, "inferred", inferred_hard=True) for i in range(n_prefixes)]
+            return OneRoundState(initial, dict.fromkeys(checks, self.rollouts_per_probe))
         return _SearchState(n_prefixes, self.rollouts_per_probe, self.search, self.draws_per_round)
-
-
-class _CorrectChainState:
-    def __init__(self, n_prefixes: int, checks: Sequence[int], k: int) -> None:
-        self._estimates = [StepEstimate(i, "inferred", inferred_hard=True) for i in range(n_prefixes)]
-        self._pending = {step: k for step in checks}
-
-    def wanted(self) -> dict[int, int]:
-        return dict(self._pending)
-
-    def record(self, outcomes: Mapping[int, Sequence[RolloutOutcome]]) -> None:
-        check_record(self._pending, outcomes)
-        for step, drawn in outcomes.items():
-            self._estimates[step] = tally(step, drawn)
-        self._pending = {}
-
-    def estimates(self) -> tuple[StepEstimate, ...]:
-        return tuple(self._estimates)
 
 
 class _SearchState:

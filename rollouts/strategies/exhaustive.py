@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rollouts.strategies.base import RolloutOutcome, StepEstimate, check_counts, check_record, tally
+from rollouts.strategies.base import OneRoundState, StepEstimate, check_counts
 
 
 @dataclass(frozen=True)
@@ -40,23 +39,6 @@ class ExhaustiveStrategy:
     def __post_init__(self) -> None:
         check_counts(self.name, rollouts_per_probe=self.rollouts_per_probe, max_steps=self.max_steps)
 
-    def start(self, n_prefixes: int, n_steps: int, outcome_correct: bool | None) -> _ExhaustiveState:
-        return _ExhaustiveState(n_prefixes, self.rollouts_per_probe)
-
-
-class _ExhaustiveState:
-    def __init__(self, n_prefixes: int, k: int) -> None:
-        self._estimates = [StepEstimate(i) for i in range(n_prefixes)]
-        self._pending = {i: k for i in range(n_prefixes)}
-
-    def wanted(self) -> dict[int, int]:
-        return dict(self._pending)
-
-    def record(self, outcomes: Mapping[int, Sequence[RolloutOutcome]]) -> None:
-        check_record(self._pending, outcomes)
-        for step, drawn in outcomes.items():
-            self._estimates[step] = tally(step, drawn)
-        self._pending = {}
-
-    def estimates(self) -> tuple[StepEstimate, ...]:
-        return tuple(self._estimates)
+    def start(self, n_prefixes: int, n_steps: int, outcome_correct: bool | None) -> OneRoundState:
+        initial = [StepEstimate(i) for i in range(n_prefixes)]
+        return OneRoundState(initial, dict.fromkeys(range(n_prefixes), self.rollouts_per_probe))
