@@ -23,11 +23,13 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
+from config.run_config import SHARED_GSM8K
 from verifiers.math.arithmetic import NotEvaluable, evaluate, lex, parse_side
 from verifiers.math.numbers import Literal, matches_written
 from verifiers.protocol import Verdict
 
-DEFAULT_SOURCE = Path("/work/shared/data/gsm8k/train.jsonl")
+# the default of `evaluation.report --source`: the shared GSM8K train split beside the checkout (../shared)
+DEFAULT_SOURCE = SHARED_GSM8K
 _VISIBLE_RESULT = re.compile(
     r"=\s*(?P<cur>\$?)<<(?P<expr>[^<>=]*)=(?P<ann>[^<>]*)>>(?P<num>-?\d+(?:,\d{3})*(?:\.\d+)?)(?![\d,]\d)"
 )
@@ -125,10 +127,9 @@ def alter_solution(answer: str, rng: random.Random) -> AlteredSample | None:
     return AlteredSample("", "", tuple(steps), index, final, match.group("num"), new)
 
 
-def build_altered_gsm8k(
-    source: Path = DEFAULT_SOURCE, *, n_samples: int = 1000, seed: int = 0
-) -> list[AlteredSample]:
-    """`n_samples` samples, half altered, from a GSM8K jsonl; same seed, same set."""
+def build_altered_gsm8k(source: Path, *, n_samples: int = 1000, seed: int = 0) -> list[AlteredSample]:
+    """`n_samples` samples, half altered, from the GSM8K jsonl at `source` (`DEFAULT_SOURCE` for the shared
+    train split); same seed, same set."""
     rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
     order = list(range(len(rows)))
     rng = random.Random(seed)

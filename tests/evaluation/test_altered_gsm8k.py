@@ -73,3 +73,13 @@ def test_answer_checker_meets_the_targets_on_hand_labels() -> None:
     report = evaluate_answer_pairs(load_answer_pairs())
     assert report.scores.precision >= 0.995, report.disagreements
     assert report.scores.recall >= 0.98, report.disagreements
+
+
+def test_the_default_source_is_the_shared_split_beside_the_checkout(tmp_path: Path) -> None:
+    from config.run_config import REPO_ROOT
+    from evaluation.altered_gsm8k import DEFAULT_SOURCE
+
+    assert DEFAULT_SOURCE == REPO_ROOT.parent / "shared" / "data" / "gsm8k" / "train.jsonl"
+    assert DEFAULT_SOURCE.is_relative_to(REPO_ROOT.parent)
+    with pytest.raises(FileNotFoundError):  # the path given is the path read, never a fallback
+        build_altered_gsm8k(tmp_path / "missing.jsonl", n_samples=2)
