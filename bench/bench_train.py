@@ -16,6 +16,18 @@ the embedded model's rollouts.
 
     python -m bench.bench_train --problems 60 --layers 4 --epochs 1 --out /tmp/bench-train
 
+`--from-dataset ROOT [--dataset-version V]` takes the rows from a dataset version made by `prm-factory run
+--config configs/synthetic.toml` instead: real MC rollouts of the embedded model (the steps with an MC value,
+cut as `--label mc --soft` cuts them), each step's exact truth from evaluation.step_truth (the stored problem
+rebuilt from its spec, the chain's whole text and graded outcome). The label counts are printed first, so
+degenerate MC values (all 0) show before any training:
+
+    python -m bench.bench_train --from-dataset /tmp/syn --skip-trl --folds 4 --out /tmp/bench-train-real
+
+`--folds N` (N > 1) cross-fits instead of one split: problems fall into N folds by the same hash as the
+held-out split, each fold is scored by a model trained on the other folds, so every chain is held out once
+and the intervals (bootstrap over all problems) are not those of a handful of held-out problems.
+
 Intervals are 95 % percentile bootstraps over held-out problems; "Δ" is the paired bootstrap of the
 difference. The backbone is the embedded SmolLM2-135M cut to its first `--layers` layers (both trainers get
 the same one; the 30-layer model trains far too slowly on a shared 2-core machine).
@@ -85,6 +97,69 @@ def synthetic_rows(
                 )
             )
     return rows
+
+
+def dataset_rows(root: str, version: str | None) -> tuple[list[TrainRow], dict[str, Any]]:
+    """Rows of a synthetic dataset version: MC values as stored, labels the exact step truth (module doc)."""
+    from dataclasses import fields, replace
+
+    from evaluation.step_truth import chain_truth
+    from schemas.records import Problem
+    from storage.dataset import Dataset
+    from storage.versions import resolve
+    from training.rows import rows_from_dataset
+
+    store = Dataset(root)
+    resolved = resolve(store, version)
+    mc_rows = rows_from_dataset(store, resolved, "mc", soft=True)
+    tables = store.tables(resolved)
+    names = [f.name for f in fields(Problem)]
+    problems = {
+        row["problem_id"]: Problem(**{n: row[n] for n in names})
+        for row in tables["problems"].to_table(columns=names).to_pylist()
+    }
+    outcomes = {
+        row["chain_id"]: row["outcome"]
+        for row in tables["chains"].to_table(columns=["chain_id", "outcome"]).to_pylist()
+    }
+    texts: dict[str, dict[int, str]] = {}
+    sources: dict[tuple[str, int], str] = {}
+    step_columns = ["chain_id", "step_index", "text", "value_source"]
+    for step in tables["steps"].to_table(columns=step_columns).to_pylist():
+        texts.setdefault(step["chain_id"], {})[step["step_index"]] = step["text"]
+        sources[(step["chain_id"], step["step_index"])] = step["value_source"]
+    rows, counts = [], {"value_source": {}, "mc_value": {}}
+    for row in mc_rows:
+        chain = [texts[row.chain_id][i].strip() for i in sorted(texts[row.chain_id])]
+        truth = chain_truth(problems[row.problem_id], chain, outcomes[row.chain_id])
+        labels = tuple(s.label == "correct" for s in truth.steps[: len(row.steps)])
+        rows.append(replace(row, labels=labels))
+        for index, value in enumerate(row.values or ()):
+            source = sources[(row.chain_id, index)]
+            counts["value_source"][source] = counts["value_source"].get(source, 0) + 1
+            key = f"{source} {'0' if value == 0 else '1' if value == 1 else '(0,1)'}"
+            counts["mc_value"][key] = counts["mc_value"].get(key, 0) + 1
+    steps = [(t, v) for r in rows for t, v in zip(r.labels, r.values or (), strict=True)]
+    counts |= {
+        "dataset_version": resolved,
+        "chains": len(rows),
+        "problems": len({r.problem_id for r in rows}),
+        "chains_in_version": len(outcomes),
+        "chains_correct": sum(outcome == "correct" for outcome in outcomes.values()),
+        "steps": len(steps),
+        "truth_wrong_steps": sum(not t for t, _ in steps),
+        "mc_hard_wrong_steps": sum(v == 0 for _, v in steps),
+        "mc_hard_agrees_with_truth": sum((v > 0) == t for t, v in steps),
+    }
+    return rows, counts
+
+
+def fold_of(problem_id: str, folds: int) -> int:
+    """The cross-fitting fold of a problem: the held-out split's hash (training.rows.is_held_out) cut in N."""
+    import hashlib
+
+    fraction = int(hashlib.sha256(problem_id.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return min(int(fraction * folds), folds - 1)
 
 
 def with_labels(rows: Sequence[TrainRow], kind: str) -> list[TrainRow]:
@@ -195,6 +270,38 @@ def train_trl(rows: list[TrainRow], base: Path, out: Path, args: argparse.Namesp
     }
 
 
+def cross_fitted_scores(
+    rows: Sequence[TrainRow], kind: str, base: Path, out: Path, args: argparse.Namespace
+) -> tuple[list[list[float]], list[dict[str, Any]]]:
+    """Every row scored by the model trained on the other folds (rows in order), and each fold's stats."""
+    labelled = with_labels(rows, kind)
+    scores: list[list[float] | None] = [None] * len(rows)
+    stats = []
+    for fold in range(args.folds):
+        held = [i for i, r in enumerate(rows) if fold_of(r.problem_id, args.folds) == fold]
+        if not held:
+            continue
+        train_rows = [r for i, r in enumerate(labelled) if i not in set(held)]
+        folder = out / f"mc-{kind}-fold{fold}"
+        fold_args = argparse.Namespace(**{**vars(args), "held_out": 0.0})  # the fold is held out here
+        stats.append(train_ours(train_rows, base, folder, fold_args, soft=kind == "soft"))
+        for i, fold_scores in zip(held, held_out_scores(folder, [rows[i] for i in held]), strict=True):
+            scores[i] = fold_scores
+        print(f"mc {kind} fold {fold}", json.dumps(stats[-1]), flush=True)
+    return [s or [] for s in scores], stats
+
+
+def aligned_rows(rows: Sequence[TrainRow], base: Path) -> tuple[list[TrainRow], int]:
+    """The rows every trainer keeps (the alignment check at max_length 512), and how many it refuses."""
+    from transformers import AutoTokenizer
+
+    from training.layout import alignment_problem
+
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    kept = [r for r in rows if alignment_problem(tokenizer, r.prompt, r.steps, SEPARATOR, 512) is None]
+    return kept, len(rows) - len(kept)
+
+
 def held_out_scores(checkpoint: Path, held: Sequence[TrainRow]) -> list[list[float]]:
     from training.scorer import PrmScorer
 
@@ -272,6 +379,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--trl-first", action="store_true", help="train with TRL first (load drifts on a shared host)"
     )
+    p.add_argument("--from-dataset", help="rows from this synthetic dataset root (real MC rollouts)")
+    p.add_argument("--dataset-version", help="with --from-dataset: version number or tag (default: latest)")
+    p.add_argument("--folds", type=int, default=1, help="soft / hard: cross-fit over N problem folds")
+    p.add_argument("--with-truth", action="store_true", help="soft / hard: also train on the exact truth")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -280,20 +391,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = synthetic_rows(
-        args.problems, args.steps, args.wrong, args.seed, args.k, args.p_right, args.p_wrong
-    )
-    train_rows, held = split_by_problem(rows, args.held_out)
+    summary: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}}
+    if args.from_dataset:
+        rows, counts = dataset_rows(args.from_dataset, args.dataset_version)
+        summary["labels"] = counts
+        print(json.dumps(counts), flush=True)
+    else:
+        rows = synthetic_rows(
+            args.problems, args.steps, args.wrong, args.seed, args.k, args.p_right, args.p_wrong
+        )
     base = initial_checkpoint(args.layers, args.out, args.seed)
-    summary: dict[str, Any] = {
-        "args": {k: str(v) for k, v in vars(args).items()},
-        "rows": {
-            "train": len(train_rows),
-            "held_out": len(held),
-            "held_out_problems": len({r.problem_id for r in held}),
-        },
+    rows, misaligned = aligned_rows(rows, base)
+    train_rows, held = split_by_problem(rows, args.held_out)
+    summary["rows"] = {
+        "rows": len(rows),
+        "problems": len({r.problem_id for r in rows}),
+        "refused_by_the_alignment_check": misaligned,
+        "train": len(train_rows),
+        "held_out": len(held),
+        "held_out_problems": len({r.problem_id for r in held}),
     }
     print(json.dumps(summary["rows"]), flush=True)
+    values = [v for r in rows for v in r.values or ()]
+    if not args.skip_soft and not any(v > 0 for v in values):
+        summary["soft_vs_hard"] = f"degenerate MC values: all {len(values)} are 0; nothing to compare"
+        print(summary["soft_vs_hard"], flush=True)
+        args.skip_soft = True
 
     if not args.skip_trl:
         truth = with_labels(rows, "truth")
@@ -321,15 +444,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(summary["trainers"], indent=1), flush=True)
 
     if not args.skip_soft:
-        scored = {}
-        for kind in ("hard", "soft"):
+        scored, fold_stats = {}, {}
+        kinds = ("hard", "soft", "truth") if args.with_truth else ("hard", "soft")
+        for kind in kinds:
+            name = "exact truth" if kind == "truth" else f"mc {kind}"
+            if args.folds > 1:
+                scored[name], fold_stats[name] = cross_fitted_scores(rows, kind, base, args.out, args)
+                continue
             folder = args.out / f"mc-{kind}"
             stats = train_ours(with_labels(rows, kind), base, folder, args, soft=kind == "soft")
-            scored[f"mc {kind}"] = held_out_scores(folder, held)
-            print(f"mc {kind}", json.dumps(stats), flush=True)
+            scored[name] = held_out_scores(folder, held)
+            print(name, json.dumps(stats), flush=True)
+        scored_rows = rows if args.folds > 1 else held  # cross-fitted: every row is held out once
         summary["soft_vs_hard"] = {
-            "step_auroc": bootstrap(held, scored, _auroc),
-            "step_accuracy": bootstrap(held, scored, _accuracy),
+            "scored_rows": len(scored_rows),
+            "scored_steps": sum(len(r.labels) for r in scored_rows),
+            "scored_problems": len({r.problem_id for r in scored_rows}),
+            "step_auroc": bootstrap(scored_rows, scored, _auroc),
+            "step_accuracy": bootstrap(scored_rows, scored, _accuracy),
+            "fold_stats": fold_stats,
         }
         print(json.dumps(summary["soft_vs_hard"], indent=1), flush=True)
     (args.out / "bench_train.json").write_text(json.dumps(summary, indent=1))
