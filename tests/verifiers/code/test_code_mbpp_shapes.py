@@ -1,4 +1,5 @@
-"""MBPP asserts as the dataset writes them: truthiness of a non-plain value, modules the program imported."""
+"""MBPP tasks on the code verifier: modules the program imported, references that pass (the asserts'
+parsing is tested in tests/schemas/test_code_mbpp_asserts.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,6 @@ from schemas.records import Problem
 from verifiers.code.program import stdlib_imports
 
 REGEX_ASSERTS = ['assert check_str("annie")', 'assert not check_str("dawood")']
-
-
-def test_truthiness_asserts_ask_the_program_for_bool_only():
-    tests = CodeTests.from_asserts(REGEX_ASSERTS, "check_str")
-    assert [c.calls for c in tests.cases] == [("bool(check_str('annie'))",), ("bool(check_str('dawood'))",)]
-    assert [c.predicate for c in tests.cases] == ["__v[0]", "not __v[0]"]
-    assert CodeTests.from_asserts(["assert f(1) == 2"], "f").cases[0].calls == ("f(1)",)
 
 
 def test_only_standard_library_imports_reach_the_judge():

@@ -9,7 +9,7 @@ from schemas.code_problems import load_code_problems
 from schemas.code_spec import CodeTests
 from schemas.rejected import RejectedRow
 
-DATA = Path(__file__).resolve().parents[3] / "data" / "code_problems"
+DATA = Path(__file__).resolve().parents[2] / "data" / "code_problems"
 
 
 def test_shipped_problems_load():

@@ -1,0 +1,82 @@
+"""List the product modules that no test names (tests mirror the tree: every module has a test that says so).
+
+A test names a module when it imports it (`import a.b`, `from a.b import x`, `from a import b`) or spells its
+dotted name (`"a.b"`, as doctest lists and import checks do). Empty `__init__.py` files hold no code and are
+skipped. Exit status 1 when any module is unnamed, so the suite can run it (tests/test_tests_mirror.py).
+
+    python scripts/unnamed_modules.py
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = (
+    "schemas",
+    "config",
+    "sampling",
+    "verifiers",
+    "rollouts",
+    "storage",
+    "labels",
+    "flows",
+    "evaluation",
+    "training",
+    "prm_factory",
+)
+
+
+def product_modules(root: Path = ROOT) -> list[str]:
+    """Dotted names of every product module holding code (a package by its `__init__.py`)."""
+    names = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            if path.name == "__init__.py" and not path.read_text(encoding="utf-8").strip():
+                continue
+            parts = path.relative_to(root).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            names.append(".".join(parts))
+    return names
+
+
+def named_in(source: str) -> set[str]:
+    """The dotted names one test file names: its imports (and the modules imported from a package), and
+    every dotted word in its text."""
+    names = set(re.findall(r"\b[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+\b", source))
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def unnamed_modules(root: Path = ROOT, tests: Iterable[Path] | None = None) -> list[str]:
+    """Product modules that no file under tests/ names."""
+    named: set[str] = set()
+    for path in tests if tests is not None else sorted((root / "tests").rglob("*.py")):
+        named |= named_in(path.read_text(encoding="utf-8"))
+    return [module for module in product_modules(root) if module not in named]
+
+
+def main() -> int:
+    missing = unnamed_modules()
+    for module in missing:
+        print(module)
+    print(f"{len(missing)} of {len(product_modules())} product modules named by no test", file=sys.stderr)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
