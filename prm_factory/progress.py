@@ -1,20 +1,25 @@
 """Rich progress bars for a run in the CLI: one line per stage, a bar for rollouts (the long stage).
 
 It is a progress sink for flows/observe.py, so the flow stays terminal-free and the same events also go to
-the log as greppable `prm-run` lines. `output_to_log` keeps the terminal for the bars and the summary: while
-a run is under way, everything else the process and its children (vLLM's EngineCore and worker, the Prefect
-server) write to stdout or stderr goes to the run's log file.
+the log as greppable `prm-run` lines. A stage's clock shows the stage's own time: it stops when the stage
+ends (at the seconds its `done` event reports, the sum over its chunks) and, where the flow reports the
+pauses between chunks (`paused` / `resumed`), between them too.
+
+`output_to_log` keeps the terminal for the bars and the summary: while a run is under way, everything else
+the process and its children (vLLM's EngineCore and worker, the Prefect server) write to stdout or stderr
+goes to the run's log file. `quiet_output` does the same for commands without bars (`label`, `relabel`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
@@ -23,11 +28,38 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     SpinnerColumn,
+    Task,
     TaskID,
     TextColumn,
-    TimeElapsedColumn,
 )
+from rich.text import Text
+
+
+class StageTimeColumn(ProgressColumn):
+    """A stage's own time, not the wall time since it first started: a streaming run starts a stage in its
+    first chunk and ends it after the last, so that span can be minutes for a stage of one second.
+
+    Task fields (set by RichStageProgress): `seconds` once the stage ended (frozen there), else `worked`
+    (seconds of its finished pieces) plus the running piece since `since` (None while paused).
+    """
+
+    def render(self, task: Task) -> Text:
+        seconds = stage_seconds(task.fields, task.get_time())
+        if seconds is None:
+            return Text("-:--:--", style="progress.elapsed")
+        return Text(str(timedelta(seconds=max(0, int(seconds)))), style="progress.elapsed")
+
+
+def stage_seconds(fields: dict, now: float) -> float | None:
+    """The time a stage's clock shows at `now` (see StageTimeColumn); None before it started."""
+    if fields.get("seconds") is not None:
+        return float(fields["seconds"])
+    if "worked" not in fields:
+        return None
+    since = fields.get("since")
+    return float(fields["worked"]) + (now - since if since is not None else 0.0)
 
 
 class RichStageProgress:
@@ -39,7 +71,7 @@ class RichStageProgress:
             TextColumn("{task.description:<28}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TimeElapsedColumn(),
+            StageTimeColumn(),
             console=console,
             transient=False,
             # writes to sys.stdout/stderr belong to the log file, not above the bars
@@ -59,8 +91,12 @@ class RichStageProgress:
     def _task(self, stage: str) -> TaskID:
         with self._lock:
             if stage not in self._tasks:
-                self._tasks[stage] = self.progress.add_task(stage, total=None)
+                now = self.progress.get_time()
+                self._tasks[stage] = self.progress.add_task(stage, total=None, worked=0.0, since=now)
             return self._tasks[stage]
+
+    def _fields(self, stage: str) -> dict:
+        return self.progress.tasks[self._task(stage)].fields
 
     def started(self, stage: str) -> None:
         self._task(stage)
@@ -68,11 +104,20 @@ class RichStageProgress:
     def advanced(self, stage: str, done: int, total: int) -> None:
         self.progress.update(self._task(stage), completed=done, total=total)
 
+    def paused(self, stage: str, seconds: float) -> None:
+        """A piece (chunk) of `stage` ended; `seconds` is the stage's time so far. The clock waits."""
+        self.progress.update(self._task(stage), worked=seconds, since=None)
+
+    def resumed(self, stage: str) -> None:
+        """A further piece of `stage` began: its clock runs on from where it waited."""
+        if self._fields(stage).get("since") is None:
+            self.progress.update(self._task(stage), since=self.progress.get_time())
+
     def finished(self, stage: str, seconds: float, cached: bool) -> None:
         task = self._task(stage)
         label = f"{stage} (cached)" if cached else stage
         total = self.progress.tasks[task].total or 1
-        self.progress.update(task, description=label, completed=total, total=total)
+        self.progress.update(task, description=label, completed=total, total=total, seconds=seconds)
 
 
 LOG_DIR = "_logs"  # under the dataset root; the underscore keeps it out of the record kinds
@@ -128,3 +173,24 @@ def logged_events(log_path: Path, events: tuple[str, ...]) -> list[str]:
         if match and any(f" event={event}" in match.group(0) for event in events):
             found.append(match.group(0).rstrip())
     return found
+
+
+@contextmanager
+def quiet_output(dataset_root: Path) -> Iterator[Path]:
+    """`prm-factory run`'s quiet terminal for a command without bars (`label`, `relabel`): Prefect's INFO
+    lines, vLLM's and the libraries' output go to a fresh log under the dataset root (yielded); on an error
+    the log's path is printed, on stderr, once the terminal is back. Prefect's and vLLM's loggers are then
+    turned down, so the temporary server's and the engine's shutdown notes at exit stay off it too."""
+    from config.runtime import apply_quiet_defaults
+
+    apply_quiet_defaults()
+    log_path = run_log_path(dataset_root)
+    try:
+        with output_to_log(log_path):
+            yield log_path
+    except BaseException:
+        Console(stderr=True).print(f"log: {log_path}", soft_wrap=True, highlight=False)
+        raise
+    finally:
+        logging.getLogger("prefect").setLevel(logging.WARNING)
+        logging.getLogger("vllm").setLevel(logging.ERROR)

@@ -1,6 +1,6 @@
-"""CLI commands over a dataset: query, versions, tag, stats (and, as they land, export, compact).
+"""CLI commands over a dataset: query, versions, tag, stats, export, compact.
 
-`register(app)` adds them to the main Typer app, so prm_factory/cli.py stays a list of registrations.
+`app` is this group's Typer app; `register(app)` merges its commands into the main one (prm_factory/cli.py).
 Every storage error becomes one line on stderr and exit status 1; tracebacks are for bugs only.
 """
 
@@ -19,6 +19,15 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from prm_factory.commands.options import (
+    AgreementOnlyOption,
+    AsOfOption,
+    DatasetOption,
+    FormatOption,
+    OutputOption,
+    SinceVersionOption,
+    VersionOption,
+)
 from prm_factory.console import print_whole
 from storage.errors import StorageError
 
@@ -29,19 +38,13 @@ MAX_TABLE_ROWS = 200
 
 FORMATS = ("table", "csv", "json", "parquet")
 
-DatasetOption = Annotated[
-    Path | None,
-    typer.Option("--dataset", help="Dataset root (default: config.run_config.default_dataset_root())."),
-]
-VersionOption = Annotated[
-    str | None, typer.Option("--version", help="Dataset version number or tag (default: latest).")
-]
-AsOfOption = Annotated[
-    str | None,
-    typer.Option(
-        "--as-of", help="Latest version committed at or before this ISO time (e.g. 2026-11-22T10:00Z)."
-    ),
-]
+app = typer.Typer()
+"""The dataset commands; prm_factory/cli.py merges them into the main app."""
+
+
+def register(parent: typer.Typer) -> None:
+    """Merge this group's commands into `parent` (the main app, or a test's)."""
+    parent.add_typer(app)
 
 
 def _dataset(path: Path | None):  # -> storage.dataset.Dataset, imported lazily to keep `--help` fast
@@ -129,10 +132,6 @@ def write_result(result: pa.Table, fmt: str, output: Path | None) -> None:
         output.write_text(text + "\n", encoding="utf-8")
 
 
-FormatOption = Annotated[str, typer.Option("--format", help="table | csv | json | parquet")]
-OutputOption = Annotated[Path | None, typer.Option("--output", help="Write to this file instead of stdout.")]
-
-
 def _check_format(fmt: str) -> None:
     if fmt not in FORMATS:
         raise typer.BadParameter(
@@ -151,208 +150,212 @@ def emit(result: pa.Table, fmt: str, output: Path | None) -> None:
     write_result(result, fmt, output)
 
 
-def register(app: typer.Typer) -> None:
-    """Add the dataset commands to the main app."""
+@app.command("query")
+@_fail_cleanly
+def query_command(
+    sql: Annotated[
+        str,
+        typer.Argument(
+            help="DuckDB SQL over the views problems, chains, steps, runs, "
+            "rejections, label_stats, first_errors."
+        ),
+    ],
+    dataset: DatasetOption = None,
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    fmt: FormatOption = "table",
+    output: OutputOption = None,
+) -> None:
+    """Run SQL over a dataset version (latest by default) and print or save the result."""
+    from storage.sql import query
 
-    @app.command("query")
-    @_fail_cleanly
-    def query_command(
-        sql: Annotated[
-            str,
-            typer.Argument(
-                help="DuckDB SQL over the views problems, chains, steps, runs, "
-                "rejections, label_stats, first_errors."
-            ),
-        ],
-        dataset: DatasetOption = None,
-        version: VersionOption = None,
-        as_of: AsOfOption = None,
-        fmt: FormatOption = "table",
-        output: OutputOption = None,
-    ) -> None:
-        """Run SQL over a dataset version (latest by default) and print or save the result."""
-        from storage.sql import query
+    _check_format(fmt)
+    data = _dataset(dataset)
+    emit(query(data, sql, version=_version(data, version, as_of)), fmt, output)
 
-        _check_format(fmt)
-        data = _dataset(dataset)
-        emit(query(data, sql, version=_version(data, version, as_of)), fmt, output)
 
-    @app.command("versions")
-    @_fail_cleanly
-    def versions_command(
-        dataset: DatasetOption = None,
-        fmt: FormatOption = "table",
-        output: OutputOption = None,
-        counts: Annotated[bool, typer.Option(help="Count the rows each version holds.")] = True,
-    ) -> None:
-        """List dataset versions: run id, commit time, status, config hash, model, row counts, tags."""
-        from storage.versions import list_versions, summaries_table
+@app.command("versions")
+@_fail_cleanly
+def versions_command(
+    dataset: DatasetOption = None,
+    fmt: FormatOption = "table",
+    output: OutputOption = None,
+    counts: Annotated[bool, typer.Option(help="Count the rows each version holds.")] = True,
+) -> None:
+    """List dataset versions: run id, commit time, status, config hash, model, row counts, tags."""
+    from storage.versions import list_versions, summaries_table
 
-        _check_format(fmt)
-        summaries = list_versions(_dataset(dataset), with_counts=counts)
-        emit(summaries_table(summaries, short=fmt == "table"), fmt, output)
+    _check_format(fmt)
+    summaries = list_versions(_dataset(dataset), with_counts=counts)
+    emit(summaries_table(summaries, short=fmt == "table"), fmt, output)
 
-    @app.command("tag")
-    @_fail_cleanly
-    def tag_command(
-        name: Annotated[str, typer.Argument(help="Tag name, e.g. release-1 (starts with a letter).")],
-        dataset: DatasetOption = None,
-        version: VersionOption = None,
-        as_of: AsOfOption = None,
-        note: Annotated[str, typer.Option(help="Why this version is tagged.")] = "",
-        force: Annotated[
-            bool, typer.Option("--force", help="Move the tag if it names another version.")
-        ] = False,
-    ) -> None:
-        """Put a named tag on a version (latest by default); use the tag wherever --version is accepted."""
-        from storage.versions import set_tag
 
-        data = _dataset(dataset)
-        tagged = set_tag(data, name, _version(data, version, as_of), note=note, force=force)
-        Console().print(f"tag {name} -> version {tagged}")
+@app.command("tag")
+@_fail_cleanly
+def tag_command(
+    name: Annotated[str, typer.Argument(help="Tag name, e.g. release-1 (starts with a letter).")],
+    dataset: DatasetOption = None,
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    note: Annotated[str, typer.Option(help="Why this version is tagged.")] = "",
+    force: Annotated[bool, typer.Option("--force", help="Move the tag if it names another version.")] = False,
+) -> None:
+    """Put a named tag on a version (latest by default); use the tag wherever --version is accepted."""
+    from storage.versions import set_tag
 
-    @app.command("stats")
-    @_fail_cleanly
-    def stats_command(
-        dataset: DatasetOption = None,
-        version: VersionOption = None,
-        as_of: AsOfOption = None,
-        fmt: FormatOption = "table",
-        output: OutputOption = None,
-        run: Annotated[str | None, typer.Option("--run", help="Only this run's cost table.")] = None,
-    ) -> None:
-        """Headline numbers of a version (counts, chain accuracy, label mix, agreement, rollout cost), then
-        cost per run: labels per hour, rollouts and tokens per label."""
-        from storage.stats import headline_stats, run_costs
+    data = _dataset(dataset)
+    tagged = set_tag(data, name, _version(data, version, as_of), note=note, force=force)
+    Console().print(f"tag {name} -> version {tagged}")
 
-        _check_format(fmt)
-        data = _dataset(dataset)
-        resolved = _version(data, version, as_of)
-        costs = pa.Table.from_pylist(run_costs(data, resolved, run))
-        if run is not None and costs.num_rows == 0:
-            raise typer.BadParameter(f"no run {run!r} in this version", param_hint="--run")
-        if fmt != "table":
-            stats = headline_stats(data, resolved)
-            emit(pa.Table.from_pylist([{**stats, "runs_cost": costs.to_pylist()}]), fmt, output)
-            return
-        if run is None:
-            stats = headline_stats(data, resolved)
-            emit(pa.table({"metric": list(stats), "value": [_cell(v) for v in stats.values()]}), fmt, output)
-        rows = costs.to_pylist()  # one column per run: the metrics are many, the runs of a version few
-        columns = {"cost": [name for name in costs.column_names if name != "run_id"]}
-        for row in rows:
-            columns[f"run {row['run_id'][:12]}"] = [_cell(row[name]) for name in columns["cost"]]
-        emit(pa.table(columns), fmt, output)
 
-    @app.command("export")
-    @_fail_cleanly
-    def export_command(
-        fmt: Annotated[str, typer.Argument(help="trl | openrlhf | math-shepherd | steps")],
-        output: Annotated[Path, typer.Option("--output", "-o", help="File to write: .parquet or .jsonl.")],
-        dataset: DatasetOption = None,
-        version: VersionOption = None,
-        as_of: AsOfOption = None,
-        label: Annotated[
-            str, typer.Option(help="Label source: hard | soft (MC) | verifier | reference | consensus.")
-        ] = "hard",
-        threshold: Annotated[
-            float | None, typer.Option(help="Soft labels: positive when soft_label >= THRESHOLD.")
-        ] = None,
-        source: Annotated[
-            list[str] | None, typer.Option("--source", help="Keep these sources (repeatable).")
-        ] = None,
-        domain: Annotated[
-            list[str] | None, typer.Option("--domain", help="Keep these domains (repeatable).")
-        ] = None,
-        agreement_only: Annotated[
-            bool, typer.Option("--agreement-only", help="Only steps where verifier and MC agree.")
-        ] = False,
-        since_version: Annotated[
-            str | None, typer.Option("--since-version", help="Only steps new since this version or tag.")
-        ] = None,
-        stop_at_first_error: Annotated[
-            bool, typer.Option("--stop-at-first-error", help="End each chain at its first negative step.")
-        ] = False,
-        check_tokenizer: Annotated[
-            Path | None,
-            typer.Option(
-                "--check-tokenizer",
-                help="Tokenize every row as the trainer does with this checkpoint's tokenizer (trl: TRL's "
-                "PRMTrainer; openrlhf / math-shepherd: the placeholder-token lookup) and fail, naming each "
-                "bad row, unless every labelled step lands on exactly one label position.",
-            ),
-        ] = None,
-        placeholder: Annotated[
-            str,
-            typer.Option(
-                help="openrlhf / math-shepherd: the step tag written after each step; it must be one token "
-                "for the trainer's tokenizer (--check-tokenizer says so and names tags that are)."
-            ),
-        ] = "ки",
-        step_separator: Annotated[
-            str | None,
-            typer.Option(help="With --check-tokenizer: PRMConfig.step_separator (default: TRL's)."),
-        ] = None,
-        max_length: Annotated[
-            int | None,
-            typer.Option(
-                help="With --check-tokenizer: PRMConfig.max_length (trl, default TRL's) or the trainer's "
-                "--max_len (openrlhf / math-shepherd, default no truncation)."
-            ),
-        ] = None,
-        max_completion_length: Annotated[
-            int | None, typer.Option(help="With --check-tokenizer: PRMConfig.max_completion_length.")
-        ] = None,
-    ) -> None:
-        """Export a version for a trainer (TRL, OpenRLHF, Math-Shepherd) or as flat step rows."""
-        from storage.export import ExportOptions, check_trl_tokenization, export_table, write_export
+@app.command("stats")
+@_fail_cleanly
+def stats_command(
+    dataset: DatasetOption = None,
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    fmt: FormatOption = "table",
+    output: OutputOption = None,
+    run: Annotated[str | None, typer.Option("--run", help="Only this run's cost table.")] = None,
+) -> None:
+    """Headline numbers of a version (counts, chain accuracy, label mix, agreement, rollout cost), then
+    cost per run: labels per hour, rollouts and tokens per label."""
+    from storage.stats import headline_stats, run_costs
 
-        data = _dataset(dataset)
-        resolved = _version(data, version, as_of)
-        options = ExportOptions(
-            label=label,  # type: ignore[arg-type]  # checked by export_table
-            threshold=threshold,
-            sources=tuple(source or ()),
-            domains=tuple(domain or ()),
-            agreement_only=agreement_only,
-            since_version=None if since_version is None else _version(data, since_version),
-            stop_at_first_error=stop_at_first_error,
-            placeholder=placeholder,
-        )
-        table = export_table(data, fmt, resolved, options)  # type: ignore[arg-type]
-        if check_tokenizer is not None:
-            from storage.tokenizer_check import TrainerSettings
+    _check_format(fmt)
+    data = _dataset(dataset)
+    resolved = _version(data, version, as_of)
+    costs = pa.Table.from_pylist(run_costs(data, resolved, run))
+    if run is not None and costs.num_rows == 0:
+        raise typer.BadParameter(f"no run {run!r} in this version", param_hint="--run")
+    if fmt != "table":
+        stats = headline_stats(data, resolved)
+        emit(pa.Table.from_pylist([{**stats, "runs_cost": costs.to_pylist()}]), fmt, output)
+        return
+    if run is None:
+        stats = headline_stats(data, resolved)
+        emit(pa.table({"metric": list(stats), "value": [_cell(v) for v in stats.values()]}), fmt, output)
+    rows = costs.to_pylist()  # one column per run: the metrics are many, the runs of a version few
+    columns = {"cost": [name for name in costs.column_names if name != "run_id"]}
+    for row in rows:
+        columns[f"run {row['run_id'][:12]}"] = [_cell(row[name]) for name in columns["cost"]]
+    emit(pa.table(columns), fmt, output)
 
-            settings = TrainerSettings(step_separator, max_length, max_completion_length)
-            checked = check_trl_tokenization(table, fmt, check_tokenizer, settings, placeholder)
-            Console().print(
-                f"tokenizer check: all {checked} rows align with {check_tokenizer}", soft_wrap=True
-            )
-        write_export(table, output)
-        Console().print(
-            f"wrote {table.num_rows} rows ({fmt}, version {resolved}, {label} labels) to {output}"
-        )
 
-    @app.command("compact")
-    @_fail_cleanly
-    def compact_command(
-        dataset: DatasetOption = None,
-        retention_hours: Annotated[
-            float, typer.Option(help="Delete replaced files older than this; older untagged versions may go.")
-        ] = 168.0,
-        no_vacuum: Annotated[bool, typer.Option("--no-vacuum", help="Only compact; delete no file.")] = False,
-    ) -> None:
-        """Compact small files of every table and apply the retention period (tagged versions are kept)."""
-        from storage.maintenance import compact
+ExportFormatArgument = Annotated[str, typer.Argument(help="trl | openrlhf | math-shepherd | steps")]
+ExportOutputOption = Annotated[
+    Path, typer.Option("--output", "-o", help="File to write: .parquet or .jsonl.")
+]
+LabelSourceOption = Annotated[
+    str, typer.Option(help="Label source: hard | soft (MC) | verifier | reference | consensus.")
+]
+ThresholdOption = Annotated[
+    float | None, typer.Option(help="Soft labels: positive when soft_label >= THRESHOLD.")
+]
+SourcesOption = Annotated[list[str] | None, typer.Option("--source", help="Keep these sources (repeatable).")]
+DomainsOption = Annotated[list[str] | None, typer.Option("--domain", help="Keep these domains (repeatable).")]
+StopAtFirstErrorOption = Annotated[
+    bool, typer.Option("--stop-at-first-error", help="End each chain at its first negative step.")
+]
+CheckTokenizerOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--check-tokenizer",
+        help="Tokenize every row as the trainer does with this checkpoint's tokenizer (trl: TRL's "
+        "PRMTrainer; openrlhf / math-shepherd: the placeholder-token lookup) and fail, naming each "
+        "bad row, unless every labelled step lands on exactly one label position.",
+    ),
+]
+PlaceholderOption = Annotated[
+    str,
+    typer.Option(
+        help="openrlhf / math-shepherd: the step tag written after each step; it must be one token "
+        "for the trainer's tokenizer (--check-tokenizer says so and names tags that are)."
+    ),
+]
+StepSeparatorOption = Annotated[
+    str | None,
+    typer.Option(help="With --check-tokenizer: PRMConfig.step_separator (default: TRL's)."),
+]
+MaxLengthOption = Annotated[
+    int | None,
+    typer.Option(
+        help="With --check-tokenizer: PRMConfig.max_length (trl, default TRL's) or the trainer's "
+        "--max_len (openrlhf / math-shepherd, default no truncation)."
+    ),
+]
+MaxCompletionLengthOption = Annotated[
+    int | None, typer.Option(help="With --check-tokenizer: PRMConfig.max_completion_length.")
+]
 
-        reports = compact(_dataset(dataset), retention_hours=None if no_vacuum else retention_hours)
-        rows = [
-            {
-                "table": r.kind,
-                "files_before": r.files_before,
-                "files_after": r.files_after,
-                "deleted": r.files_deleted,
-            }
-            for r in reports
-        ]
-        emit(pa.Table.from_pylist(rows), "table", None)
+
+@app.command("export")
+@_fail_cleanly
+def export_command(
+    fmt: ExportFormatArgument,
+    output: ExportOutputOption,
+    dataset: DatasetOption = None,
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    label: LabelSourceOption = "hard",
+    threshold: ThresholdOption = None,
+    source: SourcesOption = None,
+    domain: DomainsOption = None,
+    agreement_only: AgreementOnlyOption = False,
+    since_version: SinceVersionOption = None,
+    stop_at_first_error: StopAtFirstErrorOption = False,
+    check_tokenizer: CheckTokenizerOption = None,
+    placeholder: PlaceholderOption = "ки",
+    step_separator: StepSeparatorOption = None,
+    max_length: MaxLengthOption = None,
+    max_completion_length: MaxCompletionLengthOption = None,
+) -> None:
+    """Export a version for a trainer (TRL, OpenRLHF, Math-Shepherd) or as flat step rows."""
+    from storage.export import ExportOptions, check_trl_tokenization, export_table, write_export
+
+    data = _dataset(dataset)
+    resolved = _version(data, version, as_of)
+    options = ExportOptions(
+        label=label,  # type: ignore[arg-type]  # checked by export_table
+        threshold=threshold,
+        sources=tuple(source or ()),
+        domains=tuple(domain or ()),
+        agreement_only=agreement_only,
+        since_version=None if since_version is None else _version(data, since_version),
+        stop_at_first_error=stop_at_first_error,
+        placeholder=placeholder,
+    )
+    table = export_table(data, fmt, resolved, options)  # type: ignore[arg-type]
+    if check_tokenizer is not None:
+        from storage.tokenizer_check import TrainerSettings
+
+        settings = TrainerSettings(step_separator, max_length, max_completion_length)
+        checked = check_trl_tokenization(table, fmt, check_tokenizer, settings, placeholder)
+        Console().print(f"tokenizer check: all {checked} rows align with {check_tokenizer}", soft_wrap=True)
+    write_export(table, output)
+    Console().print(f"wrote {table.num_rows} rows ({fmt}, version {resolved}, {label} labels) to {output}")
+
+
+@app.command("compact")
+@_fail_cleanly
+def compact_command(
+    dataset: DatasetOption = None,
+    retention_hours: Annotated[
+        float, typer.Option(help="Delete replaced files older than this; older untagged versions may go.")
+    ] = 168.0,
+    no_vacuum: Annotated[bool, typer.Option("--no-vacuum", help="Only compact; delete no file.")] = False,
+) -> None:
+    """Compact small files of every table and apply the retention period (tagged versions are kept)."""
+    from storage.maintenance import compact
+
+    reports = compact(_dataset(dataset), retention_hours=None if no_vacuum else retention_hours)
+    rows = [
+        {
+            "table": r.kind,
+            "files_before": r.files_before,
+            "files_after": r.files_after,
+            "deleted": r.files_deleted,
+        }
+        for r in reports
+    ]
+    emit(pa.Table.from_pylist(rows), "table", None)

@@ -1,7 +1,8 @@
 """`prm-factory report`: one self-contained HTML page describing a dataset version.
 
-Options and error handling are the dataset commands' own (prm_factory.commands.dataset), so --dataset,
---version (number or tag) and --as-of mean the same everywhere and a storage error is one line and exit 1.
+Its options are the shared ones (prm_factory.commands.options) and its error handling the dataset commands'
+(prm_factory.commands.dataset), so --dataset, --version (number or tag) and --as-of mean the same everywhere
+and a storage error is one line and exit 1.
 """
 
 from __future__ import annotations
@@ -12,52 +13,61 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from prm_factory.commands.dataset import (
-    AsOfOption,
-    DatasetOption,
-    VersionOption,
-    _dataset,
-    _fail_cleanly,
-    _version,
-)
+from prm_factory.commands.dataset import _dataset, _fail_cleanly, _version
+from prm_factory.commands.options import AsOfOption, DatasetOption, VersionOption
+
+app = typer.Typer()
+"""The report command; prm_factory/cli.py merges it into the main app."""
 
 
-def register(app: typer.Typer) -> None:
-    """Add the report command to the main app."""
+def register(parent: typer.Typer) -> None:
+    """Merge this group's commands into `parent` (the main app, or a test's)."""
+    parent.add_typer(app)
 
-    @app.command("report")
-    @_fail_cleanly
-    def report_command(
-        dataset: DatasetOption = None,
-        version: VersionOption = None,
-        as_of: AsOfOption = None,
-        output: Annotated[
-            Path | None,
-            typer.Option("--output", "-o", help="HTML file to write (default: report-v<VERSION>.html)."),
-        ] = None,
-        samples: Annotated[
-            int, typer.Option("--samples", min=0, help="Sample chains shown with their step labels.")
-        ] = 6,
-        search: Annotated[
-            Path | None,
-            typer.Option("--search", help="JSON of `prm-factory search-eval`: adds its table and plot."),
-        ] = None,
-    ) -> None:
-        """Write an HTML report of a version: counts, label mix, MC values, agreement, first errors, cost."""
-        from storage.report import write_report  # matplotlib loads only when a report is asked for
 
-        data = _dataset(dataset)
-        resolved = _version(data, version, as_of)
-        target = output or Path(f"report-v{resolved}.html")
-        results = None
-        if search is not None:
-            import json
+@app.command("report")
+@_fail_cleanly
+def report_command(
+    dataset: DatasetOption = None,
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="HTML file to write (default: report-v<VERSION>.html).",
+        ),
+    ] = None,
+    samples: Annotated[
+        int,
+        typer.Option("--samples", min=0, help="Sample chains shown with their step labels."),
+    ] = 6,
+    search: Annotated[
+        Path | None,
+        typer.Option(
+            "--search",
+            help="JSON of `prm-factory search-eval`: adds its table and plot.",
+        ),
+    ] = None,
+) -> None:
+    """Write an HTML report of a version: counts, label mix, MC values, agreement, first errors, cost."""
+    from storage.report import (
+        write_report,
+    )  # matplotlib loads only when a report is asked for
 
-            results = json.loads(search.read_text(encoding="utf-8"))
-        shown = write_report(data, target, resolved, n_samples=samples, search=results)
-        Console().print(
-            f"wrote report of version {shown.version} ({shown.headline['chains']} chains, "
-            f"{shown.headline['steps']} steps, {len(shown.samples)} samples) to {target}",
-            highlight=False,
-            soft_wrap=True,
-        )
+    data = _dataset(dataset)
+    resolved = _version(data, version, as_of)
+    target = output or Path(f"report-v{resolved}.html")
+    results = None
+    if search is not None:
+        import json
+
+        results = json.loads(search.read_text(encoding="utf-8"))
+    shown = write_report(data, target, resolved, n_samples=samples, search=results)
+    Console().print(
+        f"wrote report of version {shown.version} ({shown.headline['chains']} chains, "
+        f"{shown.headline['steps']} steps, {len(shown.samples)} samples) to {target}",
+        highlight=False,
+        soft_wrap=True,
+    )

