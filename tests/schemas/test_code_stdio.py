@@ -109,3 +109,13 @@ def test_bad_rows_are_rejected_with_file_line_and_field(tmp_path):
     ]
     assert all(r.file == str(path) and r.reason for r in rejected)
     assert "UTF-8" in rejected[-1].reason
+
+
+def test_parser_for_picks_the_shape_by_its_fields():
+    from schemas.code_stdio import apps_problem, codecontests_problem, livecodebench_problem, parser_for
+
+    assert parser_for({"question": "q", "input_output": "{}"}) is apps_problem
+    assert parser_for({"description": "d", "private_tests": {}}) is codecontests_problem
+    assert parser_for({"question_content": "q"}) is livecodebench_problem
+    assert parser_for({"question": "q"}) is None  # APPS needs its tests
+    assert parser_for({"task_id": "HumanEval/0", "prompt": "p"}) is None

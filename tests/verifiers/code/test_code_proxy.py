@@ -162,3 +162,16 @@ def test_a_check_that_swallows_every_exception_still_waits_for_real_values(verif
     problem = _problem(code, "square")
     assert verifier.grade(problem, _fenced("def square(n):\n    return n * n")).label == "correct"
     assert verifier.grade(problem, _fenced("def square(n):\n    return n + n")).label == "incorrect"
+
+
+def test_run_proxy_cases_decides_each_case_on_the_pool(pool):
+    from verifiers.code.proxy import run_proxy_cases
+
+    tests = CodeTests.from_check_function(
+        "def check(candidate):\n    for n in range(3):\n        assert candidate(n) == n + 1\n", "inc"
+    )
+    indices = [i for i, case in enumerate(tests.cases) if case.proxy]
+    right = run_proxy_cases("def inc(n):\n    return n + 1\n", tests, indices, pool)
+    assert [right.results[i].status for i in indices] == ["passed"] and right.program_error is None
+    wrong = run_proxy_cases("def inc(n):\n    return n\n", tests, indices, pool)
+    assert [wrong.results[i].status for i in indices] == ["failed"]

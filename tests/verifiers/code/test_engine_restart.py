@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from verifiers.code.sandbox import SandboxLimits, SandboxPool, SandboxUnavailable
+from verifiers.code.sandbox.container import SandboxLimits
+from verifiers.code.sandbox.pool import SandboxPool, SandboxUnavailable
 
 pytestmark = pytest.mark.docker
 
