@@ -1,8 +1,9 @@
 """List the product modules that no test names (tests mirror the tree: every module has a test that says so).
 
 A test names a module when it imports it (`import a.b`, `from a.b import x`, `from a import b`) or spells its
-dotted name (`"a.b"`, as doctest lists and import checks do). Empty `__init__.py` files hold no code and are
-skipped. Exit status 1 when any module is unnamed, so the suite can run it (tests/test_tests_mirror.py).
+dotted name (`"a.b"`, as doctest lists and import checks do). An `__init__.py` holding no code of its own
+(a docstring, imports, `__all__`) is skipped. Exit status 1 when any module is unnamed;
+tests/test_tests_mirror.py runs the same check.
 
     python scripts/unnamed_modules.py
 """
@@ -36,13 +37,30 @@ def product_modules(root: Path = ROOT) -> list[str]:
     names = []
     for package in PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
-            if path.name == "__init__.py" and not path.read_text(encoding="utf-8").strip():
+            if path.name == "__init__.py" and not has_own_code(path.read_text(encoding="utf-8")):
                 continue
             parts = path.relative_to(root).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             names.append(".".join(parts))
     return names
+
+
+def has_own_code(source: str) -> bool:
+    """Anything beyond a docstring, imports and `__all__` (a package's `__init__.py` with code is tested)."""
+    for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"]:
+            continue
+        return True
+    return False
 
 
 def named_in(source: str) -> set[str]:
