@@ -1,0 +1,57 @@
+"""Relabelling a stored chain with the current labelers (labels/relabel.py): new verdicts, consensus and
+first errors on the stored steps, MC values kept; rows already written by these labelers are left alone."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from labels.relabel import current, grade_text, relabel_chain
+from tests.storage_fixtures import storage_fixtures
+from verifiers.protocol import Verdict
+
+LABELERS = {"verifier": {"name": "math-sympy", "version": "9.0.0", "code": "abc"}}
+
+
+class Scripted:
+    """Grades every chain wrong and finds a false claim in step 1."""
+
+    def grade(self, problem, text):
+        return Verdict("incorrect", "wrong answer")
+
+    def check_steps(self, problem, steps):
+        return [Verdict("incorrect" if i == 1 else "correct", "scripted") for i in range(len(steps))]
+
+
+def records():
+    run = storage_fixtures().make_run("a", n_problems=1, chains_per_problem=1, steps_per_chain=3)
+    return run.problems[0], run.chains[0], run.steps
+
+
+def test_stale_rows_get_new_labels_and_mc_values_stay():
+    problem, chain, steps = records()
+    assert not current(steps, LABELERS)
+    new_chain, rows = relabel_chain(problem, chain, steps, Scripted(), LABELERS, None, "run-2")  # type: ignore[misc]
+    assert (
+        new_chain.run_id == "run-2"
+        and new_chain.outcome == "incorrect"
+        and new_chain.first_error_verifier == 1
+    )
+    assert [r.verdict for r in rows] == ["correct", "incorrect", "correct"]
+    assert [r.first_error for r in rows] == [False, True, False] and rows[1].consensus == "negative"
+    assert [r.mc_value for r in rows] == [s.mc_value for s in sorted(steps, key=lambda s: s.step_index)]
+    assert all(r.step_id != s.step_id for r, s in zip(rows, steps, strict=True))  # they replace the old rows
+    assert current(rows, LABELERS)
+    assert relabel_chain(problem, new_chain, rows, Scripted(), LABELERS, None, "run-3") is None
+
+
+def test_no_steps_nothing_to_relabel():
+    problem, chain, _ = records()
+    assert relabel_chain(problem, chain, [], Scripted(), LABELERS, None, "run-2") is None
+
+
+def test_grade_text_of_a_chain_from_elsewhere_is_its_given_answer():
+    _, chain, _ = records()
+    assert grade_text(chain) == chain.text
+    external = replace(chain, model="external", final_answer="42")
+    assert grade_text(external) == "The answer is 42"
+    assert grade_text(replace(external, final_answer=None)) == chain.text
