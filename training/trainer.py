@@ -86,12 +86,15 @@ class TrainResult:
     train_seconds: float  # the training loop, held-out evaluation and checkpoint writes excluded
     other_seconds: float  # held-out evaluation and checkpoint writes
     train_cpu_seconds: float  # CPU time of this process in the loop (a fair measure on a shared machine)
-    train_tokens: int  # tokens read in training by this call, padding excluded
+    train_tokens: int  # tokens read in training by this call, padding excluded, summed over processes
     output_dir: Path
+    main_process: bool = True  # False in the other processes of `accelerate launch`: they print nothing
 
 
-def fingerprint(examples: Sequence[Example], settings: TrainSettings) -> str:
-    """Rows and the settings that decide batches and targets: a resume must see the same."""
+def fingerprint(examples: Sequence[Example], settings: TrainSettings, processes: int = 1) -> str:
+    """Rows and the settings that decide batches and targets: a resume must see the same. The number of
+    processes is part of it when above 1: a checkpoint counts the batches each process has done, which
+    another number of processes would skip wrongly."""
     digest = hashlib.sha256()
     for example in examples:
         digest.update(
@@ -104,6 +107,8 @@ def fingerprint(examples: Sequence[Example], settings: TrainSettings) -> str:
         "batch": str(settings.batch_size * settings.gradient_accumulation),
         "held_out": str(settings.held_out),
     }
+    if processes > 1:  # left out at 1, so single-process checkpoints keep their fingerprint
+        fixed["processes"] = str(processes)
     digest.update(json.dumps(fixed, sort_keys=True).encode())
     return digest.hexdigest()[:16]
 
@@ -181,7 +186,7 @@ def train(
     scheduler = get_linear_schedule_with_warmup(optimizer, 0, max(total_steps, 1))
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
 
-    stamp = fingerprint(examples, settings)
+    stamp = fingerprint(examples, settings, accelerator.num_processes)
     state = {"global_step": 0, "epoch": 0, "batches_done": 0, "fingerprint": stamp}
     if resume:
         checkpoint = latest_checkpoint(settings.output_dir)
@@ -190,8 +195,8 @@ def train(
         saved = json.loads((checkpoint / STATE_FILE).read_text())
         if saved["fingerprint"] != stamp:
             raise TrainingError(
-                f"--resume: {checkpoint} was made from other rows or settings (fingerprint "
-                f"{saved['fingerprint']}, now {stamp}); train into a new --output-dir"
+                f"--resume: {checkpoint} was made from other rows, settings or number of processes "
+                f"(fingerprint {saved['fingerprint']}, now {stamp}); train into a new --output-dir"
             )
         accelerator.load_state(str(checkpoint))
         state = saved
@@ -286,6 +291,7 @@ def train(
             save_checkpoint()
     seconds = time.perf_counter() - started - aside[0]
     cpu_seconds = time.process_time() - started_cpu - aside[1]
+    tokens = int(accelerator.reduce(torch.tensor(tokens, device=accelerator.device), reduction="sum"))
 
     train_loss = sum(losses) / len(losses) if losses else None
     if main:
@@ -306,6 +312,7 @@ def train(
         train_cpu_seconds=cpu_seconds,
         train_tokens=tokens,
         output_dir=settings.output_dir,
+        main_process=main,
     )
 
 

@@ -141,6 +141,8 @@ def register(app: typer.Typer) -> None:
             )
         except TrainingError as error:
             _fail(str(error), 1)
+        if not result.main_process:
+            return
         loss = "n/a" if result.train_loss is None else f"{result.train_loss:.4f}"
         rate = result.train_tokens / result.train_seconds if result.train_seconds else 0.0
         console.print(

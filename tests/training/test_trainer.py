@@ -68,7 +68,7 @@ def test_train_checkpoints_resumes_exactly_and_writes_a_card(tiny_base, committe
 
     # a checkpoint of other rows is refused, not mixed in
     other = rows_from_dataset(data, None, "mc")
-    with pytest.raises(TrainingError, match="other rows or settings"):
+    with pytest.raises(TrainingError, match="other rows, settings"):
         train(other, _settings(tiny_base, tmp_path / "a"), provenance, resume=True)
     with pytest.raises(TrainingError, match="no checkpoint"):
         train(rows, _settings(tiny_base, tmp_path / "c"), provenance, resume=True)
@@ -95,3 +95,16 @@ def test_no_training_rows_is_an_error(tiny_base, committed_dataset, tmp_path) ->
     rows = rows_from_dataset(data, None, "verifier")
     with pytest.raises(TrainingError, match="no training rows"):
         train(rows, _settings(tiny_base, tmp_path / "x", held_out=1.0), Provenance(data.root, 1, "verifier"))
+
+
+def test_the_fingerprint_counts_processes_above_one(tmp_path) -> None:
+    from training.layout import Example
+    from training.trainer import fingerprint
+
+    examples = [Example("c1", (1, 2, 3), (2,), (True,))]
+    settings = _settings(tmp_path, tmp_path / "out")
+    assert fingerprint(examples, settings) == fingerprint(
+        examples, settings, 1
+    )  # old checkpoints still resume
+    assert fingerprint(examples, settings, 2) != fingerprint(examples, settings, 1)
+    assert fingerprint(examples, settings, 2) != fingerprint(examples, settings, 4)
