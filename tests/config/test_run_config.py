@@ -50,7 +50,7 @@ def test_missing_config_file(tmp_path: Path) -> None:
 
 
 def test_shipped_default_config_matches_the_built_in_defaults() -> None:
-    shipped = Path(__file__).resolve().parents[1] / "configs" / "default.toml"
+    shipped = Path(__file__).resolve().parents[2] / "configs" / "default.toml"
     assert load_config(shipped).model_dump() == RunConfig().model_dump()
 
 
