@@ -42,6 +42,7 @@ _PRELOAD = (
     "math_verify",
     "verifiers.math.symbolic",
     "verifiers.math.answer_symbolic",
+    "verifiers.math.solution_sets",
 )
 
 

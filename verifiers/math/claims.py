@@ -43,7 +43,8 @@ from verifiers.math.arithmetic import (
 )
 from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from verifiers.math.claim_result import ClaimResult
-from verifiers.math.competition import certain_context, gate_failed, hypothetical, safe_binding
+from verifiers.math.competition import certain_context, gate_failed, hypothetical, safe_binding, trimmed_run
+from verifiers.math.equation_steps import check_equation_pairs_bounded
 from verifiers.math.labelled_lines import labelled_line_claims
 from verifiers.math.latex_claims import check_hard_runs_bounded
 from verifiers.math.numbers import RELATIVE_TOLERANCE, Literal, format_value, match_rule
@@ -107,17 +108,24 @@ class StepState:
 
 
 HardChecker = Callable[[Sequence[tuple[int, str, Mapping[str, str]]]], dict[int, list[ClaimResult]]]
+EquationChecker = Callable[[Sequence[str]], dict[int, list[ClaimResult]]]
 
 
 def check_steps(
-    steps: Sequence[str], *, hard_checker: HardChecker | None = None, competition: bool = False
+    steps: Sequence[str],
+    *,
+    hard_checker: HardChecker | None = None,
+    competition: bool = False,
+    equation_checker: EquationChecker | None = None,
 ) -> list[Verdict]:
     """One verdict per step: `correct` (claims found, all hold), `incorrect` (one fails: evidence names
     it and the expected value) or `unverifiable` (no claim could be judged).
 
     `hard_checker` judges LaTeX runs the fast path cannot; by default the bounded worker pool.
     `competition`: the chain solves a competition-style problem, where a failed claim is an error only
-    when its reading is certain (see `competition`); its LaTeX runs get no values substituted.
+    when its reading is certain (see `competition`); its LaTeX runs get no values substituted, and each
+    relation it derives from the one before is checked as an equation step (`equation_steps`, judged by
+    `equation_checker`, by default in the bounded worker).
     """
     per_step: list[list[ClaimResult]] = []
     hard: list[tuple[int, str, Mapping[str, str]]] = []
@@ -127,12 +135,16 @@ def check_steps(
         snapshot = {} if competition else {name: str(value) for name, value in state.bindings.items()}
         for run in hard_runs:
             blanked = run.text != steps[index][run.start : run.end]
-            if competition and (blanked or not certain_context(steps[index], run.start, run.end)):
+            text = run.text
+            if competition and not blanked and not certain_context(steps[index], run.start, run.end):
+                trimmed = trimmed_run(steps[index], run.start, run.end)
+                text = steps[index][trimmed[0] : trimmed[1]] if trimmed else ""
+            if competition and (blanked or not text):
                 per_step[index].append(
                     ClaimResult(run.text, None, reason="competition math: the run is cut out of notation")
                 )
                 continue
-            hard.append((index, run.text, snapshot))
+            hard.append((index, text, snapshot))
     for index, result in labelled_line_claims(steps, state.math_steps).items():
         per_step[index].append(gate_failed(result, steps[index]) if competition else result)
     if hard:
@@ -141,6 +153,10 @@ def check_steps(
             if competition:
                 results = [gate_failed(r, steps[index]) for r in results]
             per_step[index].extend(results)
+    if competition:
+        checker_eq = equation_checker or check_equation_pairs_bounded
+        for index, results in checker_eq(steps).items():
+            per_step[index].extend(r for r in results if r.holds is not None)
     return [step_verdict(results) for results in per_step]
 
 
@@ -233,6 +249,10 @@ def check_plain_step(
             cut = any(t.kind == "sep" and t.text == "…" for t in run.tokens)  # its end was cut off
             blanked = run.text != step[start:end]  # a bracketed label `(r')` was taken out as prose
             context_ok = not (cut or blanked) and certain_context(step, start, end)
+            if not (cut or blanked or context_ok) and trimmed_run(step, start, end):
+                hard_runs.append(run)  # `f(x) = A = B`: the worker judges it without its cut side
+                carry = None
+                continue
             safe = _safe_names(run, state)
             run_results = [
                 gate_failed(r, step, context_ok=context_ok, safe_names=safe, approximate=approximate)
@@ -248,6 +268,7 @@ _BEYOND_LINEAR = (
     "non-linear product",
     "more than one unknown",
     "division by an unknown",
+    "a side could not be read",
 )
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 

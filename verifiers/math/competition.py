@@ -46,6 +46,8 @@ IDENTITY_CUE = re.compile(
     re.IGNORECASE,
 )
 IDENTITY_FALSE = "false as an identity"
+# `A = B = C` in the same names: each `=` claims an identity, no words needed (`symbolic.identity_chain`)
+IDENTITY_CHAIN_FALSE = "false as an identity in a chain of expressions"
 
 
 # Notation of competition math that word-problem solutions do not use: roots, logs, sums, trigonometry,
@@ -97,6 +99,41 @@ _AFTER_UNSAFE = re.compile(r"^(?:\s*[!^_]|[A-Za-z0-9(\[{]|\.?\\[A-Za-z])")
 def certain_context(step: str, start: int, end: int) -> bool:
     """Is the run at `step[start:end]` whole, not cut out of notation the lexer does not read?"""
     return not (_BEFORE_UNSAFE.search(step[max(0, start - 12) : start]) or _AFTER_UNSAFE.match(step[end:]))
+
+
+def _top_level_equals(text: str) -> list[int]:
+    """Offsets of the `=` signs of `text` outside brackets and braces."""
+    depth, found = 0, []
+    for i, ch in enumerate(text):
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif ch == "=" and depth <= 0 and text[i - 1 : i] not in ("<", ">", "!", "\\"):
+            found.append(i)
+    return found
+
+
+def trimmed_run(step: str, start: int, end: int) -> tuple[int, int] | None:
+    """A run whose first or last side is cut out of notation (`f(x) = A = B` read from `(x)`, the `3` of
+    `= 3x`), without that side: the sides between two whole `=` signs are whole expressions. The new
+    (start, end), or None when fewer than two sides would be left or the run stays cut."""
+    cuts = [start + i for i in _top_level_equals(step[start:end])]
+    if _BEFORE_UNSAFE.search(step[max(0, start - 12) : start]):
+        if not cuts:
+            return None
+        start, cuts = cuts[0] + 1, cuts[1:]
+    if _AFTER_UNSAFE.match(step[end:]):
+        if not cuts:
+            return None
+        end, cuts = cuts[-1], cuts[:-1]
+    if not cuts or not certain_context(step, start, end):
+        return None
+    while start < end and step[start].isspace():
+        start += 1
+    while end > start and step[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
 def unjudged(result: ClaimResult, why: str) -> ClaimResult:
@@ -194,6 +231,10 @@ def gate_failed(
     """A failed claim of a competition chain stays failed only when its reading is certain; a name counts
     as read with certainty only when it is in `safe_names` (bound once, unambiguously: `safe_binding`)."""
     if result.holds is True and result.reason.startswith(IDENTITY_FALSE):
+        return result
+    if result.holds is None and result.reason.startswith(IDENTITY_CHAIN_FALSE):
+        if context_ok:
+            return ClaimResult(result.claim, False, result.expected, result.reason, rule="identity chain")
         return result
     if result.holds is None and result.reason.startswith(IDENTITY_FALSE):
         if context_ok and IDENTITY_CUE.search(step):

@@ -46,6 +46,7 @@ def split_top_level(text: str, separators: tuple[str, ...] = ("=", "\\approx")) 
 # `30^\\circ`, `30^{\\circ}`, `30°`: degrees, read as radians times pi/180 before parsing
 _DEGREE = re.compile(r"(\d+(?:\.\d+)?|[A-Za-z])\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)")
 IDENTITY_FALSE = "false as an identity"  # competition.IDENTITY_FALSE (this module runs in the worker)
+IDENTITY_CHAIN_FALSE = "false as an identity in a chain of expressions"  # competition.IDENTITY_CHAIN_FALSE
 _IDENTITY_POINTS = 3
 # only names and the commands of plain algebra: `f(x)`, `\log`, `\sum` have readings an identity test
 # would get wrong
@@ -116,6 +117,30 @@ def _expansion_pair(left_text: str, right_text: str, left: sympy.Expr, right: sy
     bracketed_left, bracketed_right = "(" in left_text, "(" in right_text
     unexpanded = _UNEXPANDED.search(left_text) or _UNEXPANDED.search(right_text)
     return bool(unexpanded) and bracketed_left != bracketed_right
+
+
+# juxtaposed capitals are segment names (`AB + BC`), not products; `e`, `i` are constants
+_NAMES_NOT_ALGEBRA = re.compile(r"[A-Z]\s*[A-Z]|(?<![A-Za-z\\])[ei](?![A-Za-z])")
+
+
+def identity_chain(side_texts: Sequence[str], exprs: Sequence[object]) -> set[int]:
+    """Pairs (k, k + 1) of a chain `A = B = C ...` (three sides or more) that claim an identity: both sides
+    plain algebra in the same names, within a stretch of at least two such sides (`\\frac{x+y+w}{z} =
+    \\frac{36}{175}w + w = \\frac{211}{175}w`; `x^2 - 5x + 6 = (x - 2)(x - 3) = 0`). A side in other names
+    or none (a value, the name defined) ends the stretch."""
+    if len(side_texts) < 3:
+        return set()
+    keys: list[frozenset | None] = []
+    for text, expr in zip(side_texts, exprs, strict=True):
+        plain = (
+            isinstance(expr, sympy.Expr)
+            and not isinstance(expr, sympy.Symbol)
+            and bool(expr.free_symbols)
+            and not _NOT_ALGEBRA.search(text)
+            and not _NAMES_NOT_ALGEBRA.search(text)
+        )
+        keys.append(frozenset(expr.free_symbols) if plain else None)  # type: ignore[union-attr]
+    return {k for k in range(len(keys) - 1) if keys[k] is not None and keys[k] == keys[k + 1]}
 
 
 # `\\approx` promises closeness, not every digit: within 1 % it is not called false
@@ -204,6 +229,7 @@ def latex_claims(
                 if isinstance(parsed[1], sympy.Expr) and not parsed[1].free_symbols:
                     learned[first] = parsed[1]
                 start = 1
+            chained = identity_chain(sides, raw)
             for k in range(start, len(sides) - 1):
                 left, right = parsed[k], parsed[k + 1]
                 approximate = approximations[k]
@@ -218,6 +244,14 @@ def latex_claims(
                     holds, reason = None, "an approximation, close but not to every digit written"
                 raw_left, raw_right = raw[k], raw[k + 1]
                 if (
+                    holds is not True
+                    and k in chained
+                    and not approximate
+                    and false_as_identity(raw[k], raw[k + 1])  # type: ignore[arg-type]
+                ):
+                    holds = None
+                    reason = f"{IDENTITY_CHAIN_FALSE} (simplification and {_IDENTITY_POINTS} rational points)"
+                elif (
                     holds is not True
                     and isinstance(raw_left, sympy.Expr)
                     and isinstance(raw_right, sympy.Expr)

@@ -22,6 +22,7 @@ from verifiers.math.answers import grade_answers
 from verifiers.math.bounded import BoundedPool, PoolConfig
 from verifiers.math.claims import check_steps
 from verifiers.math.competition import looks_competition
+from verifiers.math.equation_steps import check_equation_pairs_bounded
 from verifiers.math.latex_claims import check_hard_runs_bounded
 from verifiers.protocol import Verdict
 
@@ -51,12 +52,18 @@ class MathVerifier:
     # an equation rewritten across a connecting sentence
     # 2.0: competition-style problems (LaTeX) get failed claims only where the reading is certain (pure
     # numbers, no cut-off notation, or a false expansion), degree marks read as degrees
-    version = "2.0.0"
+    # 2.1: equation steps checked by solution sets (a relation the text derives from the one before:
+    # neither set holding the other is an error), a chain of equal expressions in the same names checked as
+    # identities, a run cut out of notation at one end judged without that side
+    version = "2.1.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config
         self._pool = BoundedPool(PoolConfig(workers=config.workers, memory_limit_mb=config.worker_memory_mb))
         self._hard_checker = partial(check_hard_runs_bounded, timeout_s=config.timeout_s, pool=self._pool)
+        self._equation_checker = partial(
+            check_equation_pairs_bounded, timeout_s=config.timeout_s, pool=self._pool
+        )
 
     def grade(self, problem: Problem, completion: str) -> Verdict:
         """correct | incorrect | unparsed; `unparsed` also when the problem has no reference answer."""
@@ -78,7 +85,12 @@ class MathVerifier:
         """One verdict per step: correct | incorrect | unverifiable (see `verifiers.math.claims`); a
         competition-style problem makes the checker stricter about what it calls false (`competition`)."""
         competition = looks_competition(problem.text, steps)
-        return check_steps(steps, hard_checker=self._hard_checker, competition=competition)
+        return check_steps(
+            steps,
+            hard_checker=self._hard_checker,
+            competition=competition,
+            equation_checker=self._equation_checker,
+        )
 
     def close(self) -> None:
         """Stop this verifier's worker processes (they also die with the parent)."""

@@ -1,0 +1,127 @@
+"""Equation steps (issue 22): a relation the chain derives from the one before is checked by solution sets;
+a true rewrite, a root dropped for a stated reason, a case or a system is never `incorrect`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from schemas.records import Problem
+from verifiers.math.equation_steps import equation_pairs
+from verifiers.math.solution_sets import judge_step
+from verifiers.math.verifier import MathVerifier
+
+COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
+
+
+@pytest.fixture(scope="module")
+def verifier() -> Iterator[MathVerifier]:
+    checker = MathVerifier()
+    yield checker
+    checker.close()
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "rewrite"),
+    [
+        ("2x + 3 = 7", "2x = 4", False),
+        ("2x = 4", "x = 2", False),
+        ("x^2 = 9", r"x = 3 \text{ or } x = -3", False),
+        ("x^2 = 9", r"x = \pm 3", False),
+        ("x^2 = 3x + 1", "x^2 - 3x = 1", True),
+        ("x^2 - 5x + 6 = 0", "(x - 2)(x - 3) = 0", True),
+        ("m^2 - 64 > 0", "(m - 8)(m + 8) > 0", True),
+        (r"\frac{1}{x} = 2", r"x = \frac{1}{2}", False),
+        (r"4 - 3t = -2 + 2u", r"6 = 3t + 2u", True),
+    ],
+)
+def test_true_steps_hold(before: str, after: str, rewrite: bool) -> None:
+    assert judge_step(before, after, rewrite)[0] is not False
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "rewrite"),
+    [
+        ("x^2 - 3x = 1", "(x - 1)(x - 3) = 0", True),  # a wrong factorisation
+        ("-2 + 4a + 8 = 0", "4a = -10", False),  # a wrong move
+        ("x^2 = 9", r"x = 3 \text{ or } x = 4", False),  # a wrong root beside a dropped one
+        ("x^2 = 9", r"x = \pm 4", False),
+        ("4 - 3t = -2 + 2u", "6t = 6u + 2", True),  # several unknowns, said as a rewrite
+        ("b^2 - 4c = b^2 - 4bc + 4c^2", "4c^2 - 4bc = 0", True),
+        ("m^2 - 4(2)(8) > 0", "m^2 - 32 > 0", True),  # a simplification that changes the set
+    ],
+)
+def test_false_steps_fail(before: str, after: str, rewrite: bool) -> None:
+    assert judge_step(before, after, rewrite)[0] is False
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "rewrite"),
+    [
+        ("x^2 = 9", "x = 3", False),  # a dropped root: a condition stated elsewhere may drop it
+        (r"\sqrt{x} = -1", "x = 1", False),  # squaring adds a root: implied
+        ("a + b = 7", "ab = 12", False),  # two equations of a system, joined by "so"
+        ("f(x) = 2", "x = 1", False),  # a function applied: not plain algebra
+        ("AB + BE = 40", "AB = 20", False),  # segment names
+        ("x > 2", "x > 1", False),  # implied, not the same: never false
+    ],
+)
+def test_unread_or_undecided_is_not_false(before: str, after: str, rewrite: bool) -> None:
+    assert judge_step(before, after, rewrite)[0] is not False
+
+
+def test_pairs_need_a_link_in_words_and_no_other_source() -> None:
+    linked = [r"We have \( x^2 = 3x + 1 \). Subtracting \( 3x \) from both sides, we get \( x^2 - 3x = 1 \)."]
+    assert [(p.before, p.after, p.rewrite) for p in equation_pairs(linked)] == [
+        ("x^2 = 3x + 1", "x^2 - 3x = 1", True)
+    ]
+    arrows = [r"\[ -2 + 4a + 8 = 0 \Rightarrow 4a = -10 \Rightarrow a = -\frac{5}{2} \]"]
+    assert len(equation_pairs(arrows)) == 2
+    system = [r"We have \( a + b = 7 \). Substituting into the second equation, \( a - b = 1 \)."]
+    cases = [r"Case 1: \( x - 3 = 5 \), so \( x = 8 \).", r"Case 2: \( x - 3 = -5 \), so \( x = -2 \)."]
+    side_by_side = [r"\( x = 3, \quad y = 4 \)"]
+    assert equation_pairs(system) == []
+    assert [(p.before, p.after) for p in equation_pairs(cases)] == [
+        ("x - 3 = 5", "x = 8"),
+        ("x - 3 = -5", "x = -2"),
+    ]
+    assert equation_pairs(side_by_side) == []
+
+
+def test_chain_with_a_wrong_factorisation_is_flagged_at_that_step(verifier: MathVerifier) -> None:
+    steps = [
+        r"Multiplying both sides by \( x \), we have \( x^2 = 3x + 1 \).",
+        r"Subtracting \( 3x \) from both sides, we have \( x^2 - 3x = 1 \). Factoring, we have "
+        r"\( (x - 1)(x - 3) = 0 \).",
+    ]
+    assert [v.label for v in verifier.check_steps(COMPETITION, steps)] == ["unverifiable", "incorrect"]
+
+
+def test_true_chain_of_equation_steps_is_not_flagged(verifier: MathVerifier) -> None:
+    steps = [
+        r"We have \( x^2 - 5x + 6 = 0 \). Factoring, we get \( (x - 2)(x - 3) = 0 \).",
+        r"So \( x = 2 \text{ or } x = 3 \).",
+        r"Since \( x > 2 \), we take \( x = 3 \).",
+    ]
+    assert "incorrect" not in [v.label for v in verifier.check_steps(COMPETITION, steps)]
+
+
+def test_identity_chain_is_checked_without_a_cue(verifier: MathVerifier) -> None:
+    wrong = [r"\[ (x-1)P(x+1) = (x-1)\frac{8}{9}((x+1)^2-1) = (x-1)\frac{8}{9}(x^2+2x) = \frac{8}{9}(x^3+2x^2-x-2) \]"]
+    right = [r"\[ (x-1)P(x+1) = (x-1)\frac{8}{9}((x+1)^2-1) = (x-1)\frac{8}{9}(x^2+2x) = \frac{8}{9}(x^3+x^2-2x) \]"]
+    equation = [r"\[ x^2 - 5x + 6 = x + 1 = 0 \]"]  # not an identity chain: the names' sets differ nowhere,
+    assert [v.label for v in verifier.check_steps(COMPETITION, wrong)] == ["incorrect"]
+    assert [v.label for v in verifier.check_steps(COMPETITION, right)] != ["incorrect"]
+    assert "incorrect" in [v.label for v in verifier.check_steps(COMPETITION, equation)]  # but it is false
+    names = [r"\[ AB + BC = AC = CA + 1 \]", r"\[ y = 2x + 1 = 2(3) + 1 = 7 \]"]
+    assert "incorrect" not in [v.label for v in verifier.check_steps(COMPETITION, names)]
+
+
+def test_a_run_cut_at_one_end_is_judged_without_that_side(verifier: MathVerifier) -> None:
+    wrong = [r"This yields \( f(x) = \left(\frac{1}{4}\right)^2 + \left(\frac{1}{4}\right)^2 = \frac{1}{4} \)."]
+    right = [r"This yields \( f(x) = \left(\frac{1}{4}\right)^2 + \left(\frac{1}{4}\right)^2 = \frac{1}{8} \)."]
+    assert [v.label for v in verifier.check_steps(COMPETITION, wrong)] == ["incorrect"]
+    assert [v.label for v in verifier.check_steps(COMPETITION, right)] == ["correct"]
+    lone = [r"So \( f(x) = \frac{1}{4} \)."]  # one side left: nothing to judge
+    assert [v.label for v in verifier.check_steps(COMPETITION, lone)] != ["incorrect"]

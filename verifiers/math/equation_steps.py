@@ -1,0 +1,228 @@
+"""Which relation does a step rewrite? Pairs of relations a chain links, for the solution-set check.
+
+A competition chain solves equations over several sentences and steps: `\\( x^2 = 3x + 1 \\)` ...
+"Subtracting \\( 3x \\) from both sides, we have \\( x^2 - 3x = 1 \\)". The later relation is a claim about
+the earlier one: it has the same solution set, or one implied by it (`solution_sets` decides, in the bounded
+worker). A pair is read only where the text says the one comes from the other, and nothing else could
+have fed it:
+
+- inside one math segment, joined by `\\Rightarrow`, `\\implies`, `\\iff` (`4a = -10 \\Rightarrow a = -5/2`);
+- in consecutive segments, the words between them say it ("we get", "simplifying", "so", "subtracting
+  ... from both sides"), within one short stretch of text, with no other relation between and no word of
+  another source: a substitution, another equation or system, a case, a trial, a second root.
+
+With several unknowns a pair needs a rewriting cue (rearranging, both sides, `\\Rightarrow`, ...), since
+"so" may join two equations of a system. Solution sets given with "or" or `\\pm` are one statement.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from verifiers.math.bounded import BoundedPool, run_items
+from verifiers.math.claim_result import ClaimResult
+
+_SEGMENT = re.compile(
+    r"\\\[(?P<a>.*?)\\\]|\\\((?P<b>.*?)\\\)|\$\$(?P<c>.*?)\$\$|\$(?P<d>[^$]*?)\$"
+    r"|\\begin\{(?P<env>align\*?|aligned|equation\*?|gather\*?)\}(?P<e>.*?)\\end\{(?P=env)\}",
+    re.DOTALL,
+)
+_CONNECTOR = re.compile(
+    r"\\(?:Rightarrow|implies|Longrightarrow|iff|Leftrightarrow|Longleftrightarrow|therefore)(?![A-Za-z])"
+)
+# statements side by side in one segment: a list, not a derivation
+_PARALLEL = re.compile(r"\\\\|\\q?quad(?![A-Za-z])|\\text\{\s*and\s*\}|;|,\s*(?=[A-Za-z]\s*=)")
+_RELATION = re.compile(r"(?<![<>!\\])=|<|>|\\(?:leq?|geq?|lt|gt)(?![A-Za-z])")
+_TAG = re.compile(r"\\(?:boxed|displaystyle|tag\{[^}]*\}|nonumber|notag)|&|\\[,;!:]|\\(?:q?quad)\s*$")
+
+# words that say the next relation comes from the last one
+_LINK = re.compile(
+    r"\b(?:so|thus|hence|therefore|then|gives?|giving|get|gets|obtain|yields?|becomes?|reduces?|leads?"
+    r"|results?|means|implies|i\.e|simplif\w*|rearrang\w*|expand\w*|factor\w*|collect\w*|combin\w*"
+    r"|moving|move|bring\w*|subtract\w*|add\w*|divid\w*|multipl\w*|solv\w*|isolat\w*|sides?)\b",
+    re.IGNORECASE,
+)
+# words that make it a rewrite of one equation (needed with several unknowns)
+REWRITE = re.compile(
+    r"\b(?:simplif\w*|rearrang\w*|expand\w*|factor\w*|collect\w*|like terms|moving|move|bring\w*"
+    r"|both sides|cancel\w*)\b",
+    re.IGNORECASE,
+)
+# words of another source, a case, a trial, a second value
+_OTHER_SOURCE = re.compile(
+    r"\b(?:substitut\w*|plug\w*|equations|system|eliminat\w*|other|another|second|next|also|case|cases"
+    r"|if|when|whenever|suppose|assum\w*|check\w*|verif\w*|test\w*|try\w*|trial|example|instance|for"
+    r"|first|similarly|likewise|let|given|recall|original|previous|earlier|above|where|but|however|not"
+    r"|approximately|about|either|or|possible|could|might|would|can|domain|extraneous|valid|reject\w*"
+    r"|discard\w*|positive|negative|integer|since|because)\b|\(\d\)|\\[lg]eq?(?![A-Za-z])|[<>?]",
+    re.IGNORECASE,
+)
+_MAX_BETWEEN = 160
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One relation of a step: where, its LaTeX, and how it is tied to the statement before it."""
+
+    step: int
+    start: int
+    end: int
+    text: str
+    link: str  # "strong" (a connector in one segment), "cue" (words between), "" (none)
+    rewrite: bool  # the link says it is a rewrite of one equation
+
+
+@dataclass(frozen=True)
+class EquationPair:
+    """A relation (`after`, in step `step`) the chain derives from the relation before it."""
+
+    step: int
+    before: str
+    after: str
+    rewrite: bool
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}", r"\1", text)
+    text = _TAG.sub(" ", text)
+    return " ".join(text.split()).strip(" ,.")
+
+
+def _segments(step: str) -> list[tuple[int, int, str]]:
+    out = []
+    for match in _SEGMENT.finditer(step):
+        body = next(g for g in (match.group(k) for k in "abcde") if g is not None)
+        out.append((match.start(), match.end(), body))
+    return out
+
+
+def _is_relation(text: str) -> bool:
+    return bool(_RELATION.search(text))
+
+
+def statements(chain: Sequence[str]) -> list[Statement | None]:
+    """Every relation of the chain in order; `None` marks math that breaks a link (a chain of `=`, a list
+    of relations side by side)."""
+    out: list[Statement | None] = []
+    last_end: tuple[int, int] | None = None  # (step, offset) where the last relation's segment ended
+    for index, step in enumerate(chain):
+        for start, end, body in _segments(step):
+            parts = _CONNECTOR.split(body)
+            relations = [_clean(p) for p in parts]
+            if not any(_is_relation(r) for r in relations):
+                continue  # an expression named in the text (`\( 3x \)`): part of the words between
+            if len(parts) == 1 and len(_PARALLEL.split(body.strip().rstrip("\\").strip())) > 1:
+                out.append(None)  # a list or an aligned chain: no single relation to rewrite
+                last_end = (index, end)
+                continue
+            for k, relation in enumerate(relations):
+                if not _is_relation(relation):
+                    out.append(None)
+                    continue
+                if k > 0:
+                    link, rewrite = "strong", True
+                else:
+                    link, rewrite = _words_link(chain, last_end, index, start)
+                    if not _statement_alone(step, start, end):
+                        link = ""
+                out.append(Statement(index, start, end, relation, link, rewrite))
+            last_end = (index, end)
+    return out
+
+
+def _between(chain: Sequence[str], last_end: tuple[int, int], index: int, start: int) -> str:
+    step, offset = last_end
+    if step == index:
+        return chain[index][offset:start]
+    if step == index - 1:
+        return chain[step][offset:] + "\n" + chain[index][:start]
+    return "\n" * 3  # more than one step apart: no link
+
+
+def _words_link(
+    chain: Sequence[str], last_end: tuple[int, int] | None, index: int, start: int
+) -> tuple[str, bool]:
+    if last_end is None:
+        return "", False
+    between = _between(chain, last_end, index, start)
+    words = _SEGMENT.sub(" X ", between)
+    if len(words) > _MAX_BETWEEN or words.count("\n") > 2 or not _LINK.search(words):
+        return "", False
+    if _OTHER_SOURCE.search(words):
+        return "", False
+    return "cue", bool(REWRITE.search(words))
+
+
+_SENTENCE_END = re.compile(r"[.!?;:](?:\s|$)|\n")
+
+
+def _statement_alone(step: str, start: int, end: int) -> bool:
+    """Nothing right after the segment, in its sentence, makes it a case, a trial or a second value."""
+    after = step[end : end + 80]
+    cut = _SENTENCE_END.search(after)
+    after = after[: cut.start()] if cut else after
+    return not _OTHER_SOURCE.search(_SEGMENT.sub(" ", after))
+
+
+def equation_pairs(chain: Sequence[str]) -> list[EquationPair]:
+    """The linked (before, after) relations of a chain, each at the step of its `after`."""
+    found = statements(chain)
+    pairs = []
+    for before, after in zip(found, found[1:], strict=False):
+        if before is None or after is None or not after.link:
+            continue
+        pairs.append(EquationPair(after.step, before.text, after.text, after.rewrite))
+    return pairs
+
+
+def identity_segments(chain: Sequence[str]) -> list[tuple[int, str]]:
+    """Math segments (or aligned lines) that chain three sides or more with `=` and nothing else: each
+    `=` between two expressions in the same names claims an identity (`symbolic.identity_chain`)."""
+    out = []
+    for index, step in enumerate(chain):
+        for _, _, body in _segments(step):
+            lines = re.split(r"\\\\", body)
+            merged: list[str] = []
+            for line in lines:  # `&= ...` continues the line before
+                if merged and re.match(r"\s*&?\s*=", line):
+                    merged[-1] += " " + line
+                else:
+                    merged.append(line)
+            for line in merged:
+                text = _clean(line)
+                if text.count("=") >= 2 and not re.search(r"[<>]|\\(?:[lg]eq?|approx|ne)(?![A-Za-z])", text):
+                    if not _CONNECTOR.search(text) and not _PARALLEL.search(text):
+                        out.append((index, text))
+    return out
+
+
+def check_equation_pairs_bounded(
+    chain: Sequence[str], *, timeout_s: float = 3.0, pool: BoundedPool | None = None
+) -> dict[int, list[ClaimResult]]:
+    """The chain's equation steps judged in the bounded worker: claim results per step index (a time-out
+    leaves that pair unjudged)."""
+    by_step: dict[int, list[ClaimResult]] = {}
+    segments = identity_segments(chain)
+    if segments:
+        texts = [text for _, text in segments]
+        found = run_items("verifiers.math.solution_sets:identity_chains", texts, timeout_s, pool)
+        for (index, _), outcome in zip(segments, found, strict=True):
+            if not isinstance(outcome, str):
+                for claim, reason in outcome:
+                    by_step.setdefault(index, []).append(ClaimResult(claim, False, None, reason, rule=""))
+    pairs = equation_pairs(chain)
+    if not pairs:
+        return by_step
+    payload = [(p.before, p.after, p.rewrite) for p in pairs]
+    outcomes = run_items("verifiers.math.solution_sets:equation_steps", payload, timeout_s, pool)
+    for pair, outcome in zip(pairs, outcomes, strict=True):
+        claim = f"{pair.before} => {pair.after}"
+        if isinstance(outcome, str):
+            result = ClaimResult(claim, None, reason="equation step: timed out or worker failed")
+        else:
+            holds, reason = outcome
+            result = ClaimResult(claim, holds, None, reason, rule="equation step" if holds else "")
+        by_step.setdefault(pair.step, []).append(result)
+    return by_step

@@ -1,0 +1,307 @@
+"""The SymPy side of equation steps; runs only inside a bounded worker (see `bounded`, `equation_steps`).
+
+An equation step rewrites the relation before it (`2x + 3 = 7` -> `2x = 4` -> `x = 2`; `x^2 = 9` ->
+`x = 3 \\text{ or } x = -3`). It is right when the new relation has the same solution set, or one implied by
+the old (squaring may add roots, a stated condition may drop some). It is *certainly* wrong only when
+neither set holds the other: a point solves the new relation and not the old, and another point solves
+the old and not the new (`x^2 - 3x = 1` -> `(x - 1)(x - 3) = 0`; `4a + 6 = 0` -> `4a = -10`). A dropped
+root alone (`x^2 = 9` -> `x = 3`) is never called wrong here: a condition the text states elsewhere may
+drop it.
+
+One unknown: both solution sets over the reals, exactly (`solveset`: finite sets and intervals, so
+inequalities too). Several unknowns: the same test on slices, every unknown but one fixed at a random
+rational, so each witness is a real point of one relation that misses the other. Only plain algebra is
+read (rational functions of single-letter names, numbers, `\\sqrt` of numbers); anything else is unjudged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+import sympy
+from latex2sympy2_extended import latex2sympy
+
+from verifiers.math.symbolic import (
+    IDENTITY_CHAIN_FALSE,
+    _explicit_products,
+    false_as_identity,
+    identity_chain,
+    in_degrees,
+    split_top_level,
+)
+
+# relation marks, normalised before splitting (`\\le` never matches `\\left`)
+_MARKS = (
+    (re.compile(r"\\(?:leq?|leqslant)(?![A-Za-z])"), "<="),
+    (re.compile(r"\\(?:geq?|geqslant)(?![A-Za-z])"), ">="),
+    (re.compile(r"\\lt(?![A-Za-z])"), "<"),
+    (re.compile(r"\\gt(?![A-Za-z])"), ">"),
+    (re.compile(r"\\neq?(?![A-Za-z])"), "!="),
+)
+_OPS = ("<=", ">=", "!=", "<", ">", "=")
+# only the commands of plain algebra; a name applied (`f(x)`), a text, a function: not read
+_NOT_PLAIN = re.compile(
+    r"[A-Za-z]\s*\(|[A-Z]\s*[A-Z]|\\(?!(?:[dt]?frac|sqrt|cdot|times|left|right|leq?|geq?|lt|gt|pm|quad|qquad"
+    r"|[,;:! ])(?![A-Za-z]))[A-Za-z]+|[|!_]|\\[{}]|\.\.\.|[\[\]]"
+)
+_OR = re.compile(r"\\(?:q?quad\s*)?\\?text\{\s*or\s*\}(?:\s*\\q?quad)?|\\lor(?![A-Za-z])|\bor\b")
+
+
+class Unreadable(Exception):
+    """A relation this module does not read with certainty."""
+
+
+def _parse_side(text: str) -> sympy.Expr:
+    text = text.strip()
+    if not text:
+        raise Unreadable("empty side")
+    try:
+        expr = latex2sympy(_explicit_products(in_degrees(text)))
+    except Exception as exc:
+        raise Unreadable(type(exc).__name__) from exc
+    if not isinstance(expr, sympy.Expr):
+        raise Unreadable("not an expression")
+    for name in expr.free_symbols:
+        if not re.fullmatch(r"[A-Za-z]", str(name)) or str(name) in "eiEI":
+            raise Unreadable(f"name {name}")
+    if expr.has(sympy.I, sympy.E, sympy.oo, sympy.zoo, sympy.nan):
+        raise Unreadable("not a real value")
+    return expr
+
+
+def _relation(text: str) -> tuple[sympy.Expr, str, sympy.Expr]:
+    """`lhs rel rhs` of one piece with exactly one relation at top level."""
+    for mark, op in _MARKS:
+        text = mark.sub(f" {op} ", text)
+    depth, cuts = 0, []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif depth == 0:
+            op = next((o for o in _OPS if text.startswith(o, i)), None)
+            if op is not None:
+                cuts.append((i, op))
+                i += len(op)
+                continue
+        i += 1
+    if len(cuts) != 1:
+        raise Unreadable("not one relation")
+    at, op = cuts[0]
+    return _parse_side(text[:at]), op, _parse_side(text[at + len(op) :])
+
+
+def pieces(statement: str) -> list[str]:
+    """The alternatives of a solution-set statement: `x = 3 \\text{ or } x = -3`, `x = \\pm 3`."""
+    if _NOT_PLAIN.search(_OR.sub(" ", statement).replace("\\pm", "+")):
+        raise Unreadable("notation beyond plain algebra")
+    out: list[str] = []
+    for piece in _OR.split(statement):
+        piece = piece.strip().strip(",").strip()
+        if not piece:
+            raise Unreadable("an empty alternative")
+        count = piece.count("\\pm")
+        if count > 1 or "\\mp" in piece:
+            raise Unreadable("several plus-minus signs")
+        if count == 1:
+            out += [piece.replace("\\pm", "+"), piece.replace("\\pm", "-")]
+        else:
+            out.append(piece)
+    return out
+
+
+def read_statement(statement: str) -> list[tuple[sympy.Expr, str, sympy.Expr]]:
+    """The relations of a statement (several for a solution set given with "or" or `\\pm`)."""
+    relations = [_relation(piece) for piece in pieces(statement)]
+    if any(op == "!=" for _, op, _ in relations):
+        raise Unreadable("a relation that states no solution")
+    if len(relations) > 1 and any(op != "=" for _, op, _ in relations):
+        raise Unreadable("alternatives of inequalities")
+    return relations
+
+
+def _solved_form(left: sympy.Expr, op: str, right: sympy.Expr) -> bool:
+    """`x = 5`, `5 = x`: a value, not an equation."""
+    return op == "=" and (
+        (isinstance(left, sympy.Symbol) and not right.free_symbols)
+        or (isinstance(right, sympy.Symbol) and not left.free_symbols)
+    )
+
+
+def _names(relations: Sequence[tuple[sympy.Expr, str, sympy.Expr]]) -> set[sympy.Symbol]:
+    return set().union(*(left.free_symbols | right.free_symbols for left, _, right in relations))
+
+
+def _as_relational(left: sympy.Expr, op: str, right: sympy.Expr) -> sympy.Basic:
+    return {
+        "=": sympy.Eq,
+        "<": sympy.Lt,
+        ">": sympy.Gt,
+        "<=": sympy.Le,
+        ">=": sympy.Ge,
+    }[op](left, right, evaluate=False)
+
+
+def solution_set(
+    relations: Sequence[tuple[sympy.Expr, str, sympy.Expr]],
+    name: sympy.Symbol,
+    point: dict,
+    domain: sympy.Set = sympy.S.Reals,
+) -> sympy.Set:
+    """The solutions in `name` (in `domain`) of the alternatives, every other name fixed by `point`."""
+    union: sympy.Set = sympy.S.EmptySet
+    for left, op, right in relations:
+        left, right = left.subs(point), right.subs(point)
+        difference = sympy.together(left - right)
+        if difference.free_symbols - {name}:
+            raise Unreadable("a name left free")
+        if not difference.is_rational_function(name):
+            raise Unreadable("not a rational function")
+        found = sympy.solveset(_as_relational(left, op, right), name, domain)
+        if not isinstance(found, (sympy.FiniteSet, sympy.Interval, sympy.Union, type(sympy.S.EmptySet))):
+            if found != domain:
+                raise Unreadable(f"solution set {type(found).__name__}")
+        union = sympy.Union(union, found)
+    return union
+
+
+def _nonempty(found: sympy.Set) -> bool:
+    """Decidedly non-empty (a set SymPy cannot decide counts as empty: no witness)."""
+    if isinstance(found, sympy.FiniteSet):
+        return len(found) > 0
+    return found.is_empty is False
+
+
+def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | None, str]:
+    """Does the relation `after` follow from `before`? False only when neither solution set holds the
+    other; or, for a rewrite said in words (`rewrite`: simplifying, rearranging, factoring) of one unknown
+    that is not yet a solved value, when the sets differ at all (`m^2 - 4(2)(8) > 0` -> `m^2 - 32 > 0`)."""
+    try:
+        old, new = read_statement(before), read_statement(after)
+    except Unreadable as exc:
+        return None, f"not read: {exc}"
+    old_names, new_names = _names(old), _names(new)
+    if not new_names or not old_names:
+        return None, "no unknown"
+    if not new_names <= old_names or (len(old_names) > 1 and new_names != old_names):
+        return None, "other unknowns"
+    if len(old_names) > 1 and not rewrite:
+        return None, "several unknowns, and no rewrite said"
+    solved = all(_solved_form(left, op, right) for left, op, right in new)
+    if all(_solved_form(left, op, right) for left, op, right in old):
+        return None, "a value is used, not rewritten (a new value of the name is another claim)"
+    strict = rewrite and len(old_names) == 1 and not solved
+    names = sorted(old_names, key=str)
+    try:
+        if all(op == "=" for _, op, _ in [*old, *new]):
+            polys = _polynomial(old, names), _polynomial(new, names)
+            if polys[0] is not None and polys[1] is not None:
+                return _compare_polynomials(*polys, strict)
+        if len(names) > 1:
+            return None, "several unknowns with an inequality or a denominator"
+        return _compare_sets(old, new, names[0], strict)
+    except Unreadable as exc:
+        return None, f"not read: {exc}"
+
+
+def _polynomial(relations: Sequence[tuple[sympy.Expr, str, sympy.Expr]], names: list) -> sympy.Poly | None:
+    """The polynomial whose zeros are the alternatives' solutions (None with a denominator in a name)."""
+    product = sympy.Integer(1)
+    for left, _, right in relations:
+        numerator, denominator = sympy.together(left - right).as_numer_denom()
+        if denominator.free_symbols:
+            return None
+        product *= numerator
+    try:
+        poly = sympy.Poly(sympy.expand(product), *names, domain="QQ")
+    except (sympy.PolynomialError, sympy.CoercionFailed) as exc:
+        raise Unreadable("not a polynomial with rational coefficients") from exc
+    if poly.total_degree() > 12:
+        raise Unreadable("degree too high")
+    return poly
+
+
+def _real_zero(factor: sympy.Poly) -> bool:
+    """Has this irreducible factor a real zero? (One unknown: Sturm's count; several: unknown, False.)"""
+    return len(factor.gens) == 1 and factor.count_roots() > 0
+
+
+def _compare_polynomials(old: sympy.Poly, new: sympy.Poly, strict: bool) -> tuple[bool | None, str]:
+    """Irreducible factors over the rationals: a factor of one polynomial that does not divide the other
+    has zeros (complex ones at least) that solve the one relation and not the other; two irreducible
+    factors share no zero unless they are the same factor."""
+    if old.is_zero or new.is_zero:
+        return None, "an identity"
+    old_factors = [f for f, _ in old.factor_list()[1] if f.total_degree() > 0]
+    new_factors = [f for f, _ in new.factor_list()[1] if f.total_degree() > 0]
+    gained = [f for f in new_factors if not old.rem(f).is_zero]
+    lost = [f for f in old_factors if not new.rem(f).is_zero]
+    univariate = len(old.gens) == 1
+    if univariate:
+        gained, lost = [f for f in gained if _real_zero(f)], [f for f in lost if _real_zero(f)]
+        if not gained and not lost:
+            return True, "equation step: same solution set"
+        if not lost:
+            return True, "equation step: implied solution set"
+    where = "" if univariate else " (complex solutions)"
+    if gained and lost:
+        return False, f"equation step: neither solution set holds the other{where}"
+    if strict and univariate:
+        return False, "equation step: a rewrite that changes the solution set"
+    return None, "equation step: not decided"
+
+
+def _compare_sets(old: list, new: list, name: sympy.Symbol, strict: bool) -> tuple[bool | None, str]:
+    """One unknown, with inequalities or denominators: the real solution sets, exactly."""
+    old_set, new_set = solution_set(old, name, {}), solution_set(new, name, {})
+    gained, lost = sympy.Complement(new_set, old_set), sympy.Complement(old_set, new_set)
+    extra_new, extra_old = _nonempty(gained), _nonempty(lost)
+    if extra_new and extra_old:
+        return False, "equation step: neither solution set holds the other"
+    if strict and (extra_new or extra_old):
+        return False, "equation step: a rewrite that changes the solution set"
+    if lost.is_empty is True:
+        same = gained.is_empty is True
+        return True, "equation step: same solution set" if same else "equation step: implied solution set"
+    return None, "equation step: not decided"
+
+
+def equation_steps(items: Sequence[tuple[str, str, bool]]) -> Iterator[tuple[bool | None, str]]:
+    """Per (before, after, rewrite) pair of relations: (holds, reason)."""
+    for before, after, rewrite in items:
+        try:
+            yield judge_step(before, after, rewrite)
+        except Exception as exc:  # a bad pair is unjudged, never a crash
+            yield None, f"not read: {type(exc).__name__}"
+
+
+def identity_chains(texts: Sequence[str]) -> Iterator[list[tuple[str, str]]]:
+    """Per chain of `=`-joined expressions: the (claim, reason) of each `=` between two expressions in the
+    same names that is false as an identity (both SymPy's simplification and rational points say so)."""
+    for text in texts:
+        failed: list[tuple[str, str]] = []
+        try:
+            sides = split_top_level(text, ("=",))
+            exprs: list[object] = []
+            for side in sides:
+                try:
+                    exprs.append(latex2sympy(_explicit_products(in_degrees(side))) if side else None)
+                except Exception:
+                    exprs.append(None)
+            for k in sorted(identity_chain(sides, exprs)):
+                left, right = exprs[k], exprs[k + 1]
+                assert isinstance(left, sympy.Expr) and isinstance(right, sympy.Expr)
+                if false_as_identity(left, right):
+                    failed.append(
+                        (
+                            f"{sides[k]} = {sides[k + 1]}",
+                            f"{IDENTITY_CHAIN_FALSE} (simplification and points)",
+                        )
+                    )
+        except Exception:
+            failed = []
+        yield failed
