@@ -33,28 +33,18 @@ def report_command(
     as_of: AsOfOption = None,
     output: Annotated[
         Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="HTML file to write (default: report-v<VERSION>.html).",
-        ),
+        typer.Option("--output", "-o", help="HTML file to write (default: report-v<VERSION>.html)."),
     ] = None,
     samples: Annotated[
-        int,
-        typer.Option("--samples", min=0, help="Sample chains shown with their step labels."),
+        int, typer.Option("--samples", min=0, help="Sample chains shown with their step labels.")
     ] = 6,
     search: Annotated[
         Path | None,
-        typer.Option(
-            "--search",
-            help="JSON of `prm-factory search-eval`: adds its table and plot.",
-        ),
+        typer.Option("--search", help="JSON of `prm-factory search-eval`: adds its table and plot."),
     ] = None,
 ) -> None:
     """Write an HTML report of a version: counts, label mix, MC values, agreement, first errors, cost."""
-    from storage.report import (
-        write_report,
-    )  # matplotlib loads only when a report is asked for
+    from storage.report import write_report  # matplotlib loads only when a report is asked for
 
     data = _dataset(dataset)
     resolved = _version(data, version, as_of)
