@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from prm_factory.commands.options import AgreementOnlyOption, SinceVersionOption, VersionOption
+
 
 def _fail(message: str, code: int = 2) -> NoReturn:
     Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
@@ -32,9 +34,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(help="Dataset root (default: ./prm-datasets/default or $PRM_FACTORY_DATASET)."),
         ] = None,
-        version: Annotated[
-            str | None, typer.Option(help="Dataset version number or tag (default: latest).")
-        ] = None,
+        version: VersionOption = None,
         data: Annotated[
             Path | None, typer.Option(help="Train from a `prm-factory export trl` file instead of a dataset.")
         ] = None,
@@ -44,12 +44,8 @@ def register(app: typer.Typer) -> None:
         soft: Annotated[
             bool, typer.Option("--soft", help="With --label mc: regress the MC value (1 output, BCE).")
         ] = False,
-        agreement_only: Annotated[
-            bool, typer.Option("--agreement-only", help="Only steps where verifier and MC agree.")
-        ] = False,
-        since_version: Annotated[
-            str | None, typer.Option("--since-version", help="Only steps new since this version or tag.")
-        ] = None,
+        agreement_only: AgreementOnlyOption = False,
+        since_version: SinceVersionOption = None,
         model: Annotated[
             Path | None, typer.Option(help="Base checkpoint (default: the embedded SmolLM2-135M-Instruct).")
         ] = None,
@@ -177,12 +173,8 @@ def register(app: typer.Typer) -> None:
                 help="With --dataset: the labels scored against: consensus | verifier | reference | mc."
             ),
         ] = "consensus",
-        agreement_only: Annotated[
-            bool, typer.Option("--agreement-only", help="Only steps where verifier and MC agree.")
-        ] = False,
-        since_version: Annotated[
-            str | None, typer.Option("--since-version", help="Only steps new since this version or tag.")
-        ] = None,
+        agreement_only: AgreementOnlyOption = False,
+        since_version: SinceVersionOption = None,
         held_out_only: Annotated[
             bool,
             typer.Option(
