@@ -1,0 +1,28 @@
+"""`prm-factory model ...` as its own group (prm_factory.commands.model), out of prm_factory/cli.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from prm_factory.commands import model
+
+
+def test_the_group_holds_prepare_and_warm(command_app) -> None:
+    group = get_command(command_app(model.register))
+    assert set(group.commands["model"].commands) == {"prepare", "warm"}
+
+
+def test_warm_refuses_a_server_backend_and_a_broken_config(command_app, tmp_path: Path) -> None:
+    app = command_app(model.register)
+    served = tmp_path / "served.toml"
+    served.write_text('[model]\nbackend = "openai"\nbase_urls = ["http://127.0.0.1:1/v1"]\n')
+    result = CliRunner().invoke(app, ["model", "warm", "--config", str(served)])
+    assert result.exit_code == 2, result.output
+    assert "model.backend is not vllm" in " ".join(result.output.split())
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[model\n")
+    result = CliRunner().invoke(app, ["model", "warm", "-c", str(broken)])
+    assert result.exit_code == 2 and "error:" in result.output and "model.backend" not in result.output
