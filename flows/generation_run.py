@@ -45,6 +45,7 @@ from flows.resume import (
 )
 from flows.run_record import RunOutput, run_record, utc_now
 from flows.selection import labeled_problem_ids, pick_fresh
+from flows.shards import ShardRun, select_shard
 from flows.stage_clock import StageClock
 from labels.assemble import (
     ChainIdentity,
@@ -87,6 +88,8 @@ class RunSummary:
     tally: RunTally = field(default_factory=RunTally)  # totals over the committed rows (none when failed)
     cached_stages: list[str] = field(default_factory=list)
     engine: dict = field(default_factory=dict)  # the engine's host-dependent settings and why (runs.engine)
+    parent_run_id: str | None = None  # a shard of a sharded run: its logical run and which shard (I/N)
+    shard: str | None = None
 
 
 class RunFailed(RuntimeError):
@@ -144,11 +147,15 @@ def _with_engine(settings: EngineSettings, work: Callable[[Sampler], Any]) -> An
 
 
 @task(name="load-problems", cache_policy=NO_CACHE)
-def load_problems_task(config: RunConfig, domain: Domain) -> tuple[list[Problem], list]:
+def load_problems_task(
+    config: RunConfig, domain: Domain, sharded: ShardRun | None = None
+) -> tuple[list[Problem], list]:
+    """The run's problems and rejected rows; a shard keeps its hash slice of what the whole run would load
+    (problems its own logical run labelled already still count as fresh, so every shard picks the same)."""
     p = config.problems
     logger = get_run_logger()
     if p.skip_labeled:
-        labeled = labeled_problem_ids(config.dataset_root())
+        labeled = labeled_problem_ids(config.dataset_root(), sharded.parent_run_id if sharded else None)
         candidates, rejected_all = domain.load(config, None)
         problems, rejected = pick_fresh(candidates, rejected_all, labeled, p.limit)
         logger.info(
@@ -159,6 +166,17 @@ def load_problems_task(config: RunConfig, domain: Domain) -> tuple[list[Problem]
         )
     else:
         problems, rejected = domain.load(config, p.limit)
+    if sharded is not None:
+        whole = len(problems)
+        problems = select_shard(problems, sharded.shard)
+        rejected = rejected if sharded.keeps_rejections() else []
+        logger.info(
+            "shard %s of run %s: %d of %d problems",
+            sharded.shard,
+            sharded.parent_run_id,
+            len(problems),
+            whole,
+        )
     logger.info("loaded %d %s problems, rejected %d rows", len(problems), domain.name, len(rejected))
     for row in rejected:
         logger.warning("rejected %s:%d field %s: %s", row.file, row.line, row.field, row.reason)
@@ -624,11 +642,16 @@ def chain_references(domain: Domain, sampled: list[SampledChain]) -> list[list[V
 
 
 @flow(name="prm-generation-run", log_prints=True)
-def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
+def generation_run(
+    config: RunConfig, shard: str | None = None, parent_run_id: str | None = None
+) -> RunSummary | State[RunSummary]:
     """One generation run (math or code, by `problems.source`); writes one new dataset version.
 
+    `shard` ("I/N") makes it shard I of a logical run of N over a hash slice of the problems
+    (flows/shards.py), recorded with `parent_run_id` (derived from the config and N when not given).
     Returns the summary; a failed run returns a Failed state carrying it (see `run_generation`).
     """
+    sharded = ShardRun.of(config, shard, parent_run_id)
     run_id = uuid.uuid4().hex[:16]
     started = utc_now()
     domain = domain_for(config)
@@ -637,7 +660,10 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
     events = StageEvents(run_id, logger)
     clock = StageClock(events, root, check_cache=config.resume.enabled)
     progress = RunProgress()
-    logger.info(event_line(run_id, "run", "begin", config=config.name, domain=domain.name, dataset=root))
+    where = {"shard": str(sharded.shard), "parent": sharded.parent_run_id} if sharded else {}
+    logger.info(
+        event_line(run_id, "run", "begin", config=config.name, domain=domain.name, dataset=root, **where)
+    )
 
     error = failed_stage = ""
     verifier: Verifier | None = None
@@ -645,7 +671,7 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
     rejections: list[Rejection] = []
     try:
         verifier = domain.make_verifier()
-        problems, rejected = clock.once("load", lambda: load_problems_task(config, domain))
+        problems, rejected = clock.once("load", lambda: load_problems_task(config, domain, sharded))
         rejections = [Rejection(run_id, r.file, r.line, r.field, r.reason) for r in rejected]
         clock.current = "model"
         plan = plan_run(config, domain, verifier, problems, run_id)
@@ -664,7 +690,9 @@ def generation_run(config: RunConfig) -> RunSummary | State[RunSummary]:
         close = getattr(verifier, "close", None)
         if callable(close):
             close()
-    return finish_run(config, domain, run_id, started, clock, progress, plan, verifier, rejections, error)
+    return finish_run(
+        config, domain, run_id, started, clock, progress, plan, verifier, rejections, error, sharded
+    )
 
 
 def finish_run(
@@ -678,6 +706,7 @@ def finish_run(
     verifier: Verifier | None,
     rejections: list[Rejection],
     error: str,
+    sharded: ShardRun | None = None,
 ) -> RunSummary | State[RunSummary]:
     """Commit the staged chunks (or, for a failed run, only its record), publish the report, summarise."""
     root = str(config.dataset_root())
@@ -700,6 +729,7 @@ def finish_run(
         stage_seconds=clock.seconds(),
         prefix_cache_hit_rate=progress.hit_rate(),
         engine=engine_record(plan.settings) if plan else None,
+        shard=sharded.record() if sharded else None,
     )
     version = clock.once("write", lambda: commit_staged_task(root, run, staged, rejections))
     get_run_logger().info(
@@ -739,6 +769,8 @@ def finish_run(
         tally=tally,
         cached_stages=clock.cached_stages(),
         engine=json.loads(run.engine),
+        parent_run_id=sharded.parent_run_id if sharded else None,
+        shard=str(sharded.shard) if sharded else None,
     )
     if error:  # the flow run is Failed in the UI (and for automations), the summary travels with it
         message = f"run {run_id} failed in stage {failed_stage}: {error}"
@@ -746,13 +778,15 @@ def finish_run(
     return summary
 
 
-def run_generation(config: RunConfig) -> RunSummary:
+def run_generation(
+    config: RunConfig, shard: str | None = None, parent_run_id: str | None = None
+) -> RunSummary:
     """Run the flow and return its summary, also when the run failed (its Prefect state is then Failed).
 
     Calling `generation_run` directly raises for a failed run; the CLI wants the summary either way to
     print it and exit non-zero. An exception the flow did not turn into a summary is raised here.
     """
-    state = generation_run(config, return_state=True)
+    state = generation_run(config, shard, parent_run_id, return_state=True)
     outcome = state.result(raise_on_failure=False)
     if isinstance(outcome, RunSummary):
         return outcome

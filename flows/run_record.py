@@ -56,8 +56,12 @@ def run_record(
     prefix_cache_hit_rate: float | None = None,
     config_json: str | None = None,
     engine: dict | None = None,
+    shard: tuple[str, int, int] | None = None,
 ) -> RunInfo:
-    """The `RunInfo` of a run that ends now: `failed` when `error` is set, else `succeeded`."""
+    """The `RunInfo` of a run that ends now: `failed` when `error` is set, else `succeeded`.
+
+    `shard` is (parent run id, shard index, shard count) for one shard of a sharded run (flows/shards.py).
+    """
     tally = output.totals()
     counts = {
         "problems": tally.problems,
@@ -90,6 +94,9 @@ def run_record(
         rollout_seconds=round(tally.rollout_seconds, 3),
         prefix_cache_hit_rate=prefix_cache_hit_rate,
         engine=json.dumps(engine or {}, sort_keys=True),
+        parent_run_id=shard[0] if shard else None,
+        shard_index=shard[1] if shard else None,
+        shard_count=shard[2] if shard else None,
     )
 
 

@@ -18,12 +18,24 @@ from storage.dataset import Dataset
 from storage.sql import query
 
 
-def labeled_problem_ids(dataset_root: str | Path) -> set[str]:
-    """Problems with at least one chain in the latest dataset version (only committed runs are visible)."""
+def labeled_problem_ids(dataset_root: str | Path, except_parent: str | None = None) -> set[str]:
+    """Problems with at least one chain in the latest dataset version (only committed runs are visible).
+
+    `except_parent` leaves out chains of that sharded run's own shards: a shard started after its siblings
+    committed must still pick the problems the whole logical run picked (flows/shards.py).
+    """
     dataset = Dataset(str(dataset_root))
     if not dataset.exists():
         return set()
-    return set(query(dataset, "SELECT DISTINCT problem_id FROM chains")["problem_id"].to_pylist())
+    if except_parent is None:
+        sql = "SELECT DISTINCT problem_id FROM chains"
+    else:
+        quoted = except_parent.replace("'", "''")
+        sql = (
+            "SELECT DISTINCT problem_id FROM chains JOIN runs USING (run_id) "
+            f"WHERE runs.parent_run_id IS DISTINCT FROM '{quoted}'"
+        )
+    return set(query(dataset, sql)["problem_id"].to_pylist())
 
 
 def pick_fresh(

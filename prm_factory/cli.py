@@ -7,13 +7,16 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from config.runtime import apply_runtime_defaults
+
+if TYPE_CHECKING:
+    from config.run_config import RunConfig
 
 apply_runtime_defaults()
 
@@ -49,8 +52,23 @@ def run(
     set_: Annotated[list[str] | None, typer.Option("--set", help="override, e.g. --set rollouts.k=8")] = None,
     dataset: Annotated[Path | None, typer.Option(help="dataset root (overrides the config)")] = None,
     problems: Annotated[Path | None, typer.Option(help="problems file (overrides the config)")] = None,
+    shard: Annotated[
+        str | None, typer.Option(help="run shard I/N (from 0) of the problems, by a hash of their ids")
+    ] = None,
+    shards: Annotated[
+        int | None, typer.Option(min=1, help="with --pool: every shard of N, one flow run each")
+    ] = None,
+    pool: Annotated[
+        str | None, typer.Option(help="Prefect work pool: the shards run on its workers, not here")
+    ] = None,
+    parent_run: Annotated[
+        str | None, typer.Option(help="the shards' shared run id (default: from the config and N)")
+    ] = None,
 ) -> None:
-    """Sample chains, label every step, and commit a new dataset version."""
+    """Sample chains, label every step, and commit a new dataset version.
+
+    `--shard I/N` runs one hash slice of the problems as a shard of one logical run (rerun a failed shard
+    the same way); `--shards N --pool NAME` runs all N as flow runs on a Prefect work pool's workers."""
     from config.run_config import ConfigError, load_config
 
     overrides = _parse_sets(set_ or [])
@@ -60,6 +78,16 @@ def run(
         overrides["problems.path"] = str(problems)
     try:
         cfg = load_config(config, overrides)
+        if shard is not None or shards is not None or pool is not None or parent_run is not None:
+            from flows.shards import Shard, absolute_paths
+
+            cfg = absolute_paths(cfg)  # every shard, here or on a worker, runs (and hashes) the same config
+            if pool is None and shards is not None:
+                raise ConfigError("--shards N needs --pool NAME (one shard here: --shard I/N)")
+            if pool is None and shard is None:
+                raise ConfigError("--parent-run needs --shard I/N")
+            if shard is not None:
+                Shard.parse(shard)
     except ConfigError as err:
         fail(str(err))
     from flows.preflight import config_problems
@@ -69,6 +97,10 @@ def run(
         for line in problems_found[:-1]:
             err_console.print(f"[red]error:[/red] {line}", soft_wrap=True)
         fail(problems_found[-1])
+
+    if pool is not None:
+        _run_on_pool(cfg, pool, shard, shards, parent_run)
+        return
 
     from config.runtime import apply_quiet_defaults
     from flows.generation_run import run_generation
@@ -82,7 +114,7 @@ def run(
     try:
         with output_to_log(log_path) as terminal:
             with RichStageProgress(Console(file=terminal)) as bars, progress_sink(bars):
-                summary = run_generation(cfg)
+                summary = run_generation(cfg, shard, parent_run)
     except BaseException as error:  # the reason belongs on the terminal, the details in the log
         for line in logged_events(log_path, ("failed",)):
             err_console.print(line, soft_wrap=True, markup=False, highlight=False)
@@ -100,9 +132,76 @@ def run(
     for line in logged_events(log_path, shown):
         err_console.print(line, soft_wrap=True, markup=False, highlight=False)
     print_summary(summary, console, log_path=log_path)
+    if summary.shard is not None:
+        console.print(f"shard {summary.shard} of run {summary.parent_run_id}")
     console.print(f"wall time {time.perf_counter() - started:.0f}s")
     if summary.status != "succeeded":
         raise typer.Exit(1)
+
+
+def _run_on_pool(
+    cfg: RunConfig, pool: str, shard: str | None, shards: int | None, parent_run: str | None
+) -> None:
+    """Submit the shards as flow runs of a deployment on `pool`, follow them, print the logical run."""
+    from config.run_config import ConfigError
+    from flows.fanout import (
+        SubmittedShard,
+        deploy_generation,
+        ensure_work_pool,
+        shards_to_run,
+        submit_shards,
+        wait_for_shards,
+    )
+    from flows.serve import require_api_server
+    from flows.shards import derived_parent_id
+
+    try:
+        wanted = shards_to_run(shard, shards)
+        url = require_api_server()
+    except ConfigError as err:
+        fail(str(err))
+    parent = parent_run or derived_parent_id(cfg, wanted[0].count)
+    started = time.perf_counter()
+    kind = ensure_work_pool(pool)
+    deployment = deploy_generation(pool)
+    submitted = submit_shards(deployment, cfg, wanted, parent)
+    console.print(
+        f"run {parent}: {len(submitted)} shard(s) of {wanted[0].count} submitted to work pool {pool!r} "
+        f"({kind}) at {url}; start workers with: prefect worker start --pool {pool}"
+    )
+
+    def changed(item: SubmittedShard, state: str) -> None:
+        console.print(f"shard {item.shard} ({item.flow_run_name}): {state.lower()}")
+
+    states = wait_for_shards(submitted, on_change=changed)
+    _print_logical_run(cfg, parent)
+    console.print(f"wall time {time.perf_counter() - started:.0f}s")
+    if any(state != "COMPLETED" for state in states.values()):
+        failed = [str(item.shard) for item in submitted if states[item.flow_run_id] != "COMPLETED"]
+        err_console.print(
+            f"[red]error:[/red] shard(s) {', '.join(failed)} did not complete; rerun one alone with "
+            f"--shard I/N --pool {pool} --parent-run {parent}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+
+
+def _print_logical_run(cfg: RunConfig, parent: str) -> None:
+    """The logical run's row of `prm-factory stats` (its shards together)."""
+    from storage.dataset import Dataset
+    from storage.errors import StorageError
+    from storage.stats import run_costs
+
+    try:
+        rows = run_costs(Dataset(str(cfg.dataset_root())), run_id=parent)
+    except StorageError as err:
+        err_console.print(f"no dataset to read the run from: {err}", soft_wrap=True)
+        return
+    for row in rows:
+        console.print(
+            f"run {row['run_id']}: {row['status']}, shards {row['shards']}, "
+            f"{row['step_labels']} step labels, wall {row['wall_seconds']}s; dataset {cfg.dataset_root()}"
+        )
 
 
 COMMAND_MODULES = (

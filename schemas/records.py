@@ -136,6 +136,11 @@ class RunInfo:
     rollout_seconds: float = 0.0  # engine seconds spent on rollouts
     prefix_cache_hit_rate: float | None = None  # share of rollout prompt tokens served from the prefix cache
     engine: str = "{}"  # JSON: host-dependent engine settings (dtype, thread binding), each with its reason
+    # A sharded run (flows/shards.py): the logical run it is part of, and which shard; None when unsharded.
+    # Added after the first release: older runs tables get the columns by schema evolution (null there).
+    parent_run_id: str | None = None
+    shard_index: int | None = None
+    shard_count: int | None = None
 
 
 ARROW_TYPES: dict[Any, pa.DataType] = {

@@ -14,6 +14,7 @@ HEADLINE_SQL: dict[str, str] = {
     "counts": """
         SELECT
             (SELECT count(*) FROM runs) AS runs,
+            (SELECT count(DISTINCT coalesce(parent_run_id, run_id)) FROM runs) AS logical_runs,
             (SELECT count(*) FROM problems) AS problems,
             (SELECT count(*) FROM chains) AS chains,
             (SELECT count(*) FROM steps) AS steps,
@@ -63,18 +64,30 @@ def headline_stats(dataset: Dataset, version: int | None = None) -> dict[str, An
 RUN_COST_SQL = """
     WITH per_run AS (
         SELECT
-            r.run_id,
-            r.status,
-            r.model,
-            date_diff('second', r.started_at::TIMESTAMPTZ, r.ended_at::TIMESTAMPTZ) AS wall_seconds,
+            coalesce(r.parent_run_id, r.run_id) AS run_id,
+            CASE
+                WHEN max(r.shard_count) IS NULL THEN any_value(r.status)
+                WHEN count(DISTINCT r.shard_index) FILTER (WHERE r.status = 'succeeded') = max(r.shard_count)
+                    THEN 'succeeded'
+                WHEN count(*) FILTER (WHERE r.status = 'succeeded') > 0 THEN 'partial'
+                ELSE 'failed'
+            END AS status,
+            CASE WHEN max(r.shard_count) IS NOT NULL THEN
+                (count(DISTINCT r.shard_index) FILTER (WHERE r.status = 'succeeded'))::VARCHAR
+                || '/' || max(r.shard_count)::VARCHAR
+            END AS shards,
+            string_agg(DISTINCT r.model, ',') AS model,
+            date_diff(
+                'second', min(r.started_at::TIMESTAMPTZ), max(r.ended_at::TIMESTAMPTZ)
+            ) AS wall_seconds,
             count(s.step_id) AS step_labels,
             count(s.step_id) FILTER (WHERE s.value_source = 'rollouts') AS rollout_labels,
             coalesce(sum(s.n_rollouts), 0)::BIGINT AS rollouts,
             coalesce(sum(s.rollout_tokens), 0)::BIGINT AS rollout_tokens,
             coalesce(sum(s.rollout_seconds), 0.0) AS rollout_seconds
         FROM runs r LEFT JOIN steps s USING (run_id)
-        WHERE $run_id IS NULL OR r.run_id = $run_id
-        GROUP BY ALL
+        WHERE $run_id IS NULL OR r.run_id = $run_id OR r.parent_run_id = $run_id
+        GROUP BY 1
     )
     SELECT
         *,
@@ -90,6 +103,10 @@ def run_costs(
     dataset: Dataset, version: int | None = None, run_id: str | None = None
 ) -> list[dict[str, Any]]:
     """Cost per run of a version: wall time, labels per hour, rollouts and tokens per rollout label.
+
+    The shards of a sharded run (flows/shards.py) are one row under their parent run id: wall time from the
+    first shard's start to the last one's end, `shards` = succeeded shards / N, status `succeeded` once
+    every shard has a succeeded run, `partial` before; `run_id` may name the parent or one shard.
 
     Steps count for the run that first committed them (see storage.dataset), and `rollouts` counts each
     label's rollouts, so a prefix shared by several chains of a problem counts once per chain here.

@@ -47,6 +47,13 @@ class VersionSummary:
     model: str | None
     row_counts: dict[str, int]  # rows visible in each table at this version
     tags: tuple[str, ...]
+    parent_run_id: str | None = None  # the logical run of a shard (flows/shards.py); None when unsharded
+    shard: str | None = None  # "I/N"
+
+    @property
+    def logical_run(self) -> str | None:
+        """The run this version belongs to as a user sees it: the parent of a shard, else the run itself."""
+        return self.parent_run_id or self.run_id
 
 
 def parse_time(text: str) -> datetime:
@@ -129,9 +136,9 @@ def list_versions(dataset: Dataset, with_counts: bool = True) -> list[VersionSum
     for info in dataset.versions():
         run_row: dict | None = None
         if info.run_id is not None:
-            runs = dataset.tables(info.version)["runs"].to_table(
-                columns=["run_id", "status", "config_hash", "model"]
-            )
+            runs_data = dataset.tables(info.version)["runs"]
+            shard_columns = [name for name in SHARD_COLUMNS if name in runs_data.schema.names]
+            runs = runs_data.to_table(columns=["run_id", "status", "config_hash", "model", *shard_columns])
             runs = runs.filter(
                 pc.equal(runs["run_id"].cast(pa.string()), info.run_id)
             )  # after reading: see snapshot.py
@@ -147,9 +154,26 @@ def list_versions(dataset: Dataset, with_counts: bool = True) -> list[VersionSum
                 model=run_row["model"] if run_row else None,
                 row_counts=counts,
                 tags=tuple(sorted(tag_names.get(info.version, []))),
+                parent_run_id=run_row.get("parent_run_id") if run_row else None,
+                shard=_shard_text(run_row),
             )
         )
     return summaries
+
+
+SHARD_COLUMNS = ("parent_run_id", "shard_index", "shard_count")
+"""Runs columns of a sharded run; a runs table from before they existed has none of them."""
+
+
+def _shard_text(run_row: dict | None) -> str | None:
+    """ "I/N" of a shard's runs row; None for an unsharded run or a table without the columns.
+
+    >>> _shard_text({"shard_index": 1, "shard_count": 2}), _shard_text({"run_id": "r"})
+    ('1/2', None)
+    """
+    if not run_row or run_row.get("shard_count") is None:
+        return None
+    return f"{run_row['shard_index']}/{run_row['shard_count']}"
 
 
 def summaries_table(summaries: list[VersionSummary], short: bool = False) -> pa.Table:
@@ -164,6 +188,9 @@ def summaries_table(summaries: list[VersionSummary], short: bool = False) -> pa.
             "version": [s.version for s in summaries],
             "committed_at": [s.committed_at.strftime(time_format) for s in summaries],
             "run_id": [trim(s.run_id) for s in summaries],
+            # shards of one logical run share it; an unsharded run is its own logical run
+            "logical_run": [trim(s.logical_run) for s in summaries],
+            "shard": [s.shard for s in summaries],
             "status": [s.status for s in summaries],
             "config_hash": [trim(s.config_hash) for s in summaries],
             "model": [s.model for s in summaries],
