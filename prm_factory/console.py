@@ -1,7 +1,11 @@
-"""Console output that is never cut: a table printed to a pipe or a file keeps its full width."""
+"""Console output of the commands: tables never cut (a table printed to a pipe or a file keeps its full
+width), and a usage error as one line."""
 
 from __future__ import annotations
 
+from typing import NoReturn
+
+import typer
 from rich.console import Console, RenderableType
 from rich.measure import Measurement
 
@@ -22,3 +26,9 @@ def print_whole(console: Console, renderable: RenderableType) -> None:
         console.print(renderable)
     finally:
         console.width = previous
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """`error: MESSAGE` on stderr and exit `code` (2: the call itself is wrong), never a traceback."""
+    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
+    raise typer.Exit(code)

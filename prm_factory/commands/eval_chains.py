@@ -8,13 +8,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-import typer
 from rich.console import Console
 from rich.table import Table
 
-from prm_factory.console import print_whole
+from prm_factory.console import fail, print_whole
 
 if TYPE_CHECKING:
     from evaluation.processbench import Split, SplitReport
@@ -35,21 +34,16 @@ class ChainOptions:
     prm: Path | None = None
 
 
-def _fail(message: str) -> NoReturn:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
-    raise typer.Exit(2)
-
-
 def eval_chains(console: Console, path: Path, options: ChainOptions) -> None:
     """Read the splits, score every label source (and a PRM) against gold, print and write the figures."""
     splits = _read_splits(console, path, options)
     gold = [c for s in splits for c in s.chains if c.first_error_label is not None or c.step_labels]
     if not gold:
-        _fail(f"{path}: no chain carries gold labels (ProcessBench `label` or PRM800K ratings)")
+        fail(f"{path}: no chain carries gold labels (ProcessBench `label` or PRM800K ratings)")
     scorer = None
     if options.prm is not None:
         if not options.prm.is_dir():
-            _fail(f"PRM checkpoint not found: {options.prm}")
+            fail(f"PRM checkpoint not found: {options.prm}")
         from prm_factory.commands.search import scorer_of
 
         scorer = scorer_of(options.prm)
@@ -78,7 +72,7 @@ def _read_splits(console: Console, path: Path, options: ChainOptions) -> list[Sp
     try:
         chains, rejected = read_external_chains(path)
     except (OSError, ValueError) as err:
-        _fail(str(err))
+        fail(str(err))
     splits = group_splits(chains, rejected, options.limit, options.spread)
     bad_solutions: list[RejectedRow] = []
     if options.solutions is not None:

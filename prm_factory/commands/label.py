@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from prm_factory.commands.options import ConfigOption
+from prm_factory.console import fail
 
 if TYPE_CHECKING:
     from config.run_config import RunConfig
@@ -27,11 +28,6 @@ def register(parent: typer.Typer) -> None:
     parent.add_typer(app)
 
 
-def _fail(message: str) -> NoReturn:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
-    raise typer.Exit(2)
-
-
 def _labelling_config(config: Path | None, dataset: Path | None) -> RunConfig:
     """The config of a `label` / `relabel` call, after the verifiers' preflight (one line per problem)."""
     from config.run_config import ConfigError, load_config
@@ -40,9 +36,9 @@ def _labelling_config(config: Path | None, dataset: Path | None) -> RunConfig:
     try:
         cfg = load_config(config, {"dataset.root": str(dataset)} if dataset else None)
     except ConfigError as err:
-        _fail(str(err))
+        fail(str(err))
     for line in labeler_problems(cfg):
-        _fail(line)
+        fail(line)
     return cfg
 
 
@@ -84,9 +80,9 @@ def label(
     outcome graded against the reference answer, and with --rollouts Monte Carlo values from the
     configured policy."""
     if not input_path.exists():
-        _fail(f"input not found: {input_path}")
+        fail(f"input not found: {input_path}")
     if solutions is not None and not solutions.is_file():
-        _fail(f"solutions file not found: {solutions}")
+        fail(f"solutions file not found: {solutions}")
     cfg = _labelling_config(config, dataset)
     from flows.label_run import label_external
     from prm_factory.progress import quiet_output
@@ -130,7 +126,7 @@ def relabel(
         with quiet_output(cfg.dataset_root()) as log_path:
             summary = relabel_dataset(cfg, version)
     except (NoDatasetError, UnknownVersionError) as err:
-        _fail(str(err))
+        fail(str(err))
     console = Console()
     if summary.version is None:
         console.print(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from prm_factory.commands.options import ConfigOption
+from prm_factory.console import fail
 
 app = typer.Typer(no_args_is_help=True, help="The embedded default model.")
 """The `model` group; prm_factory/cli.py adds it to the main app under that name."""
@@ -20,11 +21,6 @@ def register(parent: typer.Typer) -> None:
     parent.add_typer(app, name="model")
 
 
-def _fail(message: str) -> NoReturn:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
-    raise typer.Exit(2)
-
-
 @app.command("prepare")
 def model_prepare(force: Annotated[bool, typer.Option(help="convert again even if cached")] = False) -> None:
     """Convert the embedded SmolLM2 GGUF to a cached Hugging Face checkpoint (once)."""
@@ -33,7 +29,7 @@ def model_prepare(force: Annotated[bool, typer.Option(help="convert again even i
     try:
         path = prepare_default_model(force=force)
     except ModelPrepError as err:
-        _fail(str(err))
+        fail(str(err))
     Console().print(f"default model checkpoint: {path}\nweights sha256: {weights_hash(path)}")
 
 
@@ -52,9 +48,9 @@ def model_warm(
     try:
         cfg = load_config(config)
     except ConfigError as err:
-        _fail(str(err))
+        fail(str(err))
     if cfg.model.backend != "vllm":
-        _fail("model.backend is not vllm: the servers keep their own compile caches")
+        fail("model.backend is not vllm: the servers keep their own compile caches")
     settings = engine_settings(cfg)
     stamp = _warm_stamp(settings)
     if once and stamp.exists():

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -12,7 +12,7 @@ from rich.table import Table
 
 from prm_factory.commands.eval_chains import ChainOptions, eval_chains
 from prm_factory.commands.eval_kinds import EvalKind, UnknownShape, kind_of
-from prm_factory.console import print_whole
+from prm_factory.console import fail, print_whole
 
 app = typer.Typer()
 """The eval command; prm_factory/cli.py merges it into the main app."""
@@ -21,11 +21,6 @@ app = typer.Typer()
 def register(parent: typer.Typer) -> None:
     """Merge this group's commands into `parent` (the main app, or a test's)."""
     parent.add_typer(app)
-
-
-def _fail(message: str) -> NoReturn:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
-    raise typer.Exit(2)
 
 
 InputArgument = Annotated[
@@ -86,14 +81,14 @@ def evaluate(
     (precision/recall of final-answer `correct`); claim steps (false claims missed, true steps
     flagged). ProcessBench's files are read as they ship: a split's JSON list or a folder of them."""
     if not input_path.exists():
-        _fail(f"input not found: {input_path}")
+        fail(f"input not found: {input_path}")
     if solutions is not None and not solutions.is_file():
-        _fail(f"solutions file not found: {solutions}")
+        fail(f"solutions file not found: {solutions}")
     if kind is EvalKind.auto:
         try:
             kind = kind_of(input_path)
         except UnknownShape as err:
-            _fail(str(err))
+            fail(str(err))
     options = ChainOptions(solutions, limit, spread, json_out, prm)
     if kind is not EvalKind.chains:
         _refuse_chain_options(input_path, kind, options)
@@ -111,7 +106,7 @@ def evaluate(
 def _refuse_chain_options(path: Path, kind: EvalKind, options: ChainOptions) -> None:
     """A folder, or an option of chain sets, given for another eval set is an error (exit 2)."""
     if path.is_dir():
-        _fail(f"{path} is a folder: only chain splits (--kind chains) are read from a folder")
+        fail(f"{path} is a folder: only chain splits (--kind chains) are read from a folder")
     given = [
         name
         for name, value in (
@@ -124,7 +119,7 @@ def _refuse_chain_options(path: Path, kind: EvalKind, options: ChainOptions) -> 
         if value
     ]
     if given:
-        _fail(f"{', '.join(given)} apply to chain sets only; {path} is read as {kind.value}")
+        fail(f"{', '.join(given)} apply to chain sets only; {path} is read as {kind.value}")
 
 
 def _quality_table(path: Path) -> Table:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from prm_factory.console import fail
+
 if TYPE_CHECKING:
     from config.run_config import RunConfig
     from evaluation.search_eval import SearchEvaluation
@@ -25,18 +27,13 @@ def register(parent: typer.Typer) -> None:
     parent.add_typer(app)
 
 
-def _fail(message: str) -> None:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
-    raise typer.Exit(2)
-
-
 def _ints(text: str, option: str) -> list[int]:
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        _fail(f"{option} expects comma-separated integers, got {text!r}")
+        fail(f"{option} expects comma-separated integers, got {text!r}")
     if any(v < 1 for v in values):
-        _fail(f"{option} values must be at least 1, got {text!r}")
+        fail(f"{option} values must be at least 1, got {text!r}")
     return values
 
 
@@ -77,15 +74,15 @@ def search_eval(
     from config.run_config import ConfigError, load_config
 
     if source not in ("synthetic", "gsm8k"):
-        _fail(f"--source must be synthetic or gsm8k, got {source!r}")
+        fail(f"--source must be synthetic or gsm8k, got {source!r}")
     for checkpoint in (prm, orm):
         if checkpoint is not None and not (checkpoint / "config.json").is_file():
-            _fail(f"{checkpoint}: not a saved checkpoint (no config.json)")
+            fail(f"{checkpoint}: not a saved checkpoint (no config.json)")
     budgets = _ints(beam, "--beam")
     try:
         cfg = load_config(config)
     except ConfigError as err:
-        _fail(str(err))
+        fail(str(err))
     if source == "synthetic":
         problems = _synthetic_problems(seed, _ints(steps, "--steps"), limit)
     else:

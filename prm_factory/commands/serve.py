@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+
+from prm_factory.console import fail
 
 if TYPE_CHECKING:
     from flows.serve import ServedConfig
@@ -18,11 +20,6 @@ app = typer.Typer()
 def register(parent: typer.Typer) -> None:
     """Merge this group's commands into `parent` (the main app, or a test's)."""
     parent.add_typer(app)
-
-
-def _fail(message: str) -> NoReturn:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", soft_wrap=True)
-    raise typer.Exit(2)
 
 
 @app.command()
@@ -43,7 +40,7 @@ def serve(
     try:
         deployments = build_deployments(served, cron, timezone=timezone)
     except ConfigError as err:
-        _fail(str(err))
+        fail(str(err))
     console = Console()
     for item, deployment in zip(served, deployments, strict=True):
         console.print(f"deployment {deployment.name}: {item.path} on '{cron}'")
@@ -52,7 +49,7 @@ def serve(
     try:
         url = require_api_server()
     except ConfigError as err:
-        _fail(str(err))
+        fail(str(err))
     limits = ensure_tag_limits(engine_slots, sandbox_slots)
     console.print(f"serving {len(deployments)} deployment(s) against {url}; tag limits {limits}")
     serve_deployments(deployments, max_runs)
