@@ -1,4 +1,5 @@
-"""What `prm-factory run` keeps off the terminal, and tables that are never cut when not on a terminal."""
+"""What `prm-factory run` keeps off the terminal, tables that are never cut when not on a terminal, and a
+usage error as one line."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+import typer
 from rich.console import Console
 from rich.table import Table
 
-from prm_factory.console import print_whole
+from prm_factory.console import fail, print_whole
 from prm_factory.progress import logged_events, run_log_path
 
 
@@ -83,3 +86,14 @@ def test_logged_events_picks_the_run_event_lines_out_of_prefect_log_lines(tmp_pa
 def test_run_log_path_is_under_the_dataset_root_in_an_underscore_folder(tmp_path: Path) -> None:
     path = run_log_path(tmp_path / "ds")
     assert path.parent == tmp_path / "ds" / "_logs" and path.suffix == ".log"
+
+
+def test_fail_is_one_error_line_on_stderr_and_the_exit_code(capsys) -> None:
+    with pytest.raises(typer.Exit) as usage:
+        fail("input not found: x.jsonl")
+    with pytest.raises(typer.Exit) as storage:
+        fail("no dataset at /d", 1)
+    assert (usage.value.exit_code, storage.value.exit_code) == (2, 1)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == ["error: input not found: x.jsonl", "error: no dataset at /d"]
