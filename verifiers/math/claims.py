@@ -44,6 +44,7 @@ from verifiers.math.arithmetic import (
 from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from verifiers.math.claim_result import ClaimResult
 from verifiers.math.competition import certain_context, gate_failed, hypothetical, safe_binding, trimmed_run
+from verifiers.math.congruences import congruence_claims
 from verifiers.math.equation_steps import check_equation_pairs_bounded
 from verifiers.math.labelled_lines import labelled_line_claims
 from verifiers.math.latex_claims import check_hard_runs_bounded
@@ -154,6 +155,8 @@ def check_steps(
                 results = [gate_failed(r, steps[index]) for r in results]
             per_step[index].extend(results)
     if competition:
+        for index, step in enumerate(steps):
+            per_step[index].extend(congruence_claims(step))
         checker_eq = equation_checker or check_equation_pairs_bounded
         for index, results in checker_eq(steps).items():
             per_step[index].extend(r for r in results if r.holds is not None)

@@ -166,15 +166,51 @@ def _statement_alone(step: str, start: int, end: int) -> bool:
     return not _OTHER_SOURCE.search(_SEGMENT.sub(" ", after))
 
 
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+# what the worker reads (`solution_sets`): only the commands of plain algebra, no applied names, no
+# segment names; checked here first so that the worker parses only what it may judge
+_PLAIN_COMMANDS = re.compile(
+    r"\\(?:[dt]?frac|sqrt|cdot|times|left|right|leq?|geq?|lt|gt|pm|quad|qquad|text\{\s*or\s*\}|lor)(?![A-Za-z])"
+)
+_NOT_PLAIN = re.compile(r"[A-Za-z]\s*\(|[A-Z]\s*[A-Z]|[|!_]|\\[{}]|\.\.\.|[\[\]]")
+
+
+def names(text: str) -> frozenset[str]:
+    """The single-letter names of a LaTeX statement (commands taken out)."""
+    return frozenset(re.findall(r"[A-Za-z]", _COMMAND.sub(" ", re.sub(r"\\text\{[^{}]*\}", " ", text))))
+
+
+def plain_algebra(text: str) -> bool:
+    """Only plain algebra: the commands the worker reads, and no name applied or juxtaposed in capitals."""
+    rest = _PLAIN_COMMANDS.sub(" ", text)
+    return not _COMMAND.search(rest) and not _NOT_PLAIN.search(rest)
+
+
+def _worth_judging(before: str, after: str) -> bool:
+    old, new = names(before) - {"o", "r"}, names(after) - {"o", "r"}  # `\text{or}` leaves no name
+    if not old or not new or not new <= old or (len(old) > 1 and new != old):
+        return False
+    return plain_algebra(before) and plain_algebra(after)
+
+
 def equation_pairs(chain: Sequence[str]) -> list[EquationPair]:
-    """The linked (before, after) relations of a chain, each at the step of its `after`."""
+    """The linked (before, after) relations of a chain, each at the step of its `after`, in plain algebra
+    with the unknowns the worker may compare (the same, or fewer of one)."""
     found = statements(chain)
     pairs = []
     for before, after in zip(found, found[1:], strict=False):
         if before is None or after is None or not after.link:
             continue
-        pairs.append(EquationPair(after.step, before.text, after.text, after.rewrite))
+        if _worth_judging(before.text, after.text):
+            pairs.append(EquationPair(after.step, before.text, after.text, after.rewrite))
     return pairs
+
+
+def _two_sides_alike(text: str) -> bool:
+    """Two adjacent sides in plain algebra with the same names (`identity_chain` may judge them)."""
+    sides = [side for side in re.split(r"(?<![<>!])=", text)]
+    keys = [names(side) if plain_algebra(side) else frozenset() for side in sides]
+    return any(a and a == b for a, b in zip(keys, keys[1:], strict=False))
 
 
 def identity_segments(chain: Sequence[str]) -> list[tuple[int, str]]:
@@ -192,7 +228,11 @@ def identity_segments(chain: Sequence[str]) -> list[tuple[int, str]]:
                     merged.append(line)
             for line in merged:
                 text = _clean(line)
-                if text.count("=") >= 2 and not re.search(r"[<>]|\\(?:[lg]eq?|approx|ne)(?![A-Za-z])", text):
+                if (
+                    text.count("=") >= 2
+                    and _two_sides_alike(text)
+                    and not re.search(r"[<>]|\\(?:[lg]eq?|approx|ne)(?![A-Za-z])", text)
+                ):
                     if not _CONNECTOR.search(text) and not _PARALLEL.search(text):
                         out.append((index, text))
     return out

@@ -20,14 +20,18 @@ import re
 from collections.abc import Iterator, Sequence
 
 import sympy
-from latex2sympy2_extended import latex2sympy
+from sympy.parsing.sympy_parser import (
+    convert_xor,
+    implicit_multiplication,
+    parse_expr,
+    split_symbols_custom,
+    standard_transformations,
+)
 
 from verifiers.math.symbolic import (
     IDENTITY_CHAIN_FALSE,
-    _explicit_products,
     false_as_identity,
     identity_chain,
-    in_degrees,
     split_top_level,
 )
 
@@ -52,18 +56,77 @@ class Unreadable(Exception):
     """A relation this module does not read with certainty."""
 
 
+_LETTERS = {c: sympy.Symbol(c) for c in "abcdfghjklmnopqrstuvwxyzABCDFGHJKLMNOPQRSTUVWXYZ"}
+_TRANSFORMS = (
+    *standard_transformations,
+    split_symbols_custom(lambda name: name != "sqrt"),
+    implicit_multiplication,
+    convert_xor,
+)
+
+
+def _braced(text: str, at: int) -> tuple[str, int]:
+    """The group at `at`: `{...}` (its inside) or one character; and where it ends."""
+    while at < len(text) and text[at] == " ":
+        at += 1
+    if at >= len(text):
+        raise Unreadable("a command without its argument")
+    if text[at] != "{":
+        return text[at], at + 1
+    depth = 0
+    for i in range(at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[at + 1 : i], i + 1
+    raise Unreadable("unbalanced braces")
+
+
+def to_python(text: str) -> str:
+    """Plain-algebra LaTeX as a Python expression: `\\frac{a}{b}` -> `((a)/(b))`, `x^{2}` -> `x**(2)`."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text.startswith("\\frac", i):
+            top, i = _braced(text, i + 5)
+            bottom, i = _braced(text, i)
+            out.append(f"(({to_python(top)})/({to_python(bottom)}))")
+        elif text.startswith("\\sqrt", i):
+            inner, i = _braced(text, i + 5)
+            out.append(f"sqrt({to_python(inner)})")
+        elif text[i] == "^":
+            power, i = _braced(text, i + 1)
+            out.append(f"**({to_python(power)})")
+        elif text[i] == "{":
+            inner, i = _braced(text, i)
+            out.append(f"({to_python(inner)})")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
 def _parse_side(text: str) -> sympy.Expr:
-    text = text.strip()
+    """One side in plain algebra, read by a small reader of its own (letters are single names, juxtaposed
+    factors multiply), never by a general LaTeX parser: fast, and only what it reads with certainty."""
+    text = re.sub(r"\\[dt]frac", r"\\frac", text)
+    text = re.sub(r"\\left|\\right|\\[,;!: ]|\\q?quad", " ", text)
+    text = re.sub(r"\\(?:cdot|times)(?![A-Za-z])", "*", text).replace("−", "-")
+    text = " ".join(text.split())
     if not text:
         raise Unreadable("empty side")
+    python = to_python(text)
+    if re.search(r"[^A-Za-z0-9+\-*/().\s]", python) or re.search(
+        r"[A-Za-z]\s*\(", python.replace("sqrt(", "")
+    ):
+        raise Unreadable("not plain algebra")
     try:
-        expr = latex2sympy(_explicit_products(in_degrees(text)))
+        expr = parse_expr(python, local_dict=dict(_LETTERS), transformations=_TRANSFORMS, evaluate=True)
     except Exception as exc:
         raise Unreadable(type(exc).__name__) from exc
     if not isinstance(expr, sympy.Expr):
         raise Unreadable("not an expression")
     for name in expr.free_symbols:
-        if not re.fullmatch(r"[A-Za-z]", str(name)) or str(name) in "eiEI":
+        if str(name) not in _LETTERS:
             raise Unreadable(f"name {name}")
     if expr.has(sympy.I, sympy.E, sympy.oo, sympy.zoo, sympy.nan):
         raise Unreadable("not a real value")
@@ -209,13 +272,12 @@ def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | N
 
 
 def _polynomial(relations: Sequence[tuple[sympy.Expr, str, sympy.Expr]], names: list) -> sympy.Poly | None:
-    """The polynomial whose zeros are the alternatives' solutions (None with a denominator in a name)."""
+    """The polynomial whose zeros are the alternatives' solutions (each relation's numerator, in lowest
+    terms)."""
     product = sympy.Integer(1)
     for left, _, right in relations:
-        numerator, denominator = sympy.together(left - right).as_numer_denom()
-        if denominator.free_symbols:
-            return None
-        product *= numerator
+        numerator, _ = sympy.cancel(sympy.together(left - right)).as_numer_denom()
+        product *= numerator  # coprime to its denominator: no zero of it is a pole
     try:
         poly = sympy.Poly(sympy.expand(product), *names, domain="QQ")
     except (sympy.PolynomialError, sympy.CoercionFailed) as exc:
@@ -289,8 +351,8 @@ def identity_chains(texts: Sequence[str]) -> Iterator[list[tuple[str, str]]]:
             exprs: list[object] = []
             for side in sides:
                 try:
-                    exprs.append(latex2sympy(_explicit_products(in_degrees(side))) if side else None)
-                except Exception:
+                    exprs.append(_parse_side(side))
+                except Unreadable:
                     exprs.append(None)
             for k in sorted(identity_chain(sides, exprs)):
                 left, right = exprs[k], exprs[k + 1]

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from schemas.records import Problem
+from verifiers.math.congruences import congruence_claims
 from verifiers.math.equation_steps import equation_pairs
 from verifiers.math.solution_sets import judge_step
 from verifiers.math.verifier import MathVerifier
@@ -108,9 +109,15 @@ def test_true_chain_of_equation_steps_is_not_flagged(verifier: MathVerifier) -> 
 
 
 def test_identity_chain_is_checked_without_a_cue(verifier: MathVerifier) -> None:
-    wrong = [r"\[ (x-1)P(x+1) = (x-1)\frac{8}{9}((x+1)^2-1) = (x-1)\frac{8}{9}(x^2+2x) = \frac{8}{9}(x^3+2x^2-x-2) \]"]
-    right = [r"\[ (x-1)P(x+1) = (x-1)\frac{8}{9}((x+1)^2-1) = (x-1)\frac{8}{9}(x^2+2x) = \frac{8}{9}(x^3+x^2-2x) \]"]
-    equation = [r"\[ x^2 - 5x + 6 = x + 1 = 0 \]"]  # not an identity chain: the names' sets differ nowhere,
+    wrong = [
+        r"\[ (x-1)P(x+1) = (x-1)\frac{8}{9}((x+1)^2-1) = (x-1)\frac{8}{9}(x^2+2x)"
+        r" = \frac{8}{9}(x^3+2x^2-x-2) \]"
+    ]
+    right = [
+        r"\[ (x-1)P(x+1) = (x-1)\frac{8}{9}((x+1)^2-1) = (x-1)\frac{8}{9}(x^2+2x)"
+        r" = \frac{8}{9}(x^3+x^2-2x) \]"
+    ]
+    equation = [r"\[ x^2 - 5x + 6 = x + 1 = 0 \]"]  # the names' sets agree: read as an identity,
     assert [v.label for v in verifier.check_steps(COMPETITION, wrong)] == ["incorrect"]
     assert [v.label for v in verifier.check_steps(COMPETITION, right)] != ["incorrect"]
     assert "incorrect" in [v.label for v in verifier.check_steps(COMPETITION, equation)]  # but it is false
@@ -119,9 +126,30 @@ def test_identity_chain_is_checked_without_a_cue(verifier: MathVerifier) -> None
 
 
 def test_a_run_cut_at_one_end_is_judged_without_that_side(verifier: MathVerifier) -> None:
-    wrong = [r"This yields \( f(x) = \left(\frac{1}{4}\right)^2 + \left(\frac{1}{4}\right)^2 = \frac{1}{4} \)."]
-    right = [r"This yields \( f(x) = \left(\frac{1}{4}\right)^2 + \left(\frac{1}{4}\right)^2 = \frac{1}{8} \)."]
+    wrong = [
+        r"This yields \( f(x) = \left(\frac{1}{4}\right)^2 + \left(\frac{1}{4}\right)^2 = \frac{1}{4} \)."
+    ]
+    right = [
+        r"This yields \( f(x) = \left(\frac{1}{4}\right)^2 + \left(\frac{1}{4}\right)^2 = \frac{1}{8} \)."
+    ]
     assert [v.label for v in verifier.check_steps(COMPETITION, wrong)] == ["incorrect"]
     assert [v.label for v in verifier.check_steps(COMPETITION, right)] == ["correct"]
     lone = [r"So \( f(x) = \frac{1}{4} \)."]  # one side left: nothing to judge
     assert [v.label for v in verifier.check_steps(COMPETITION, lone)] != ["incorrect"]
+
+
+@pytest.mark.parametrize(
+    ("step", "holds"),
+    [
+        (r"so \[327 \equiv 8 \pmod{17}.\]", False),
+        (r"\(2^8 = 256 \equiv 1 \pmod 5\)", True),
+        (r"\(2^{10} = 4 \pmod{17}\)", None),  # no \equiv: not read as a congruence here
+        (r"\(3^{100} \equiv 4 \pmod{7}\)", True),
+        (r"\(16 \equiv 2 \ (\text{mod } 5)\)", False),
+        (r"\(x \equiv 3 \pmod 5\)", None),  # a name: not read
+        (r"\(9^{9^{9}} \equiv 1 \pmod{7}\)", None),  # a tower: not evaluated
+    ],
+)
+def test_congruences_of_whole_numbers(step: str, holds: bool | None) -> None:
+    found = congruence_claims(step)
+    assert (found[0].holds if found else None) is holds
