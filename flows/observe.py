@@ -78,5 +78,18 @@ class StageEvents:
         for sink in _sinks():
             sink.finished(stage, seconds, cached)
 
+    def paused(self, stage: str, seconds: float) -> None:
+        """A piece (chunk) of `stage` ended, `seconds` its time so far: sinks that show a clock stop it.
+        Not logged: a chunk's boundary is no operator event (the `done` line has the stage's time)."""
+        for sink in _sinks():
+            if callable(getattr(sink, "paused", None)):
+                sink.paused(stage, seconds)  # type: ignore[attr-defined]
+
+    def resumed(self, stage: str) -> None:
+        """A further piece of `stage` began (see `paused`)."""
+        for sink in _sinks():
+            if callable(getattr(sink, "resumed", None)):
+                sink.resumed(stage)  # type: ignore[attr-defined]
+
     def failed(self, stage: str, error: str) -> None:
         self.logger.error(event_line(self.run_id, stage, "failed", error=error))
