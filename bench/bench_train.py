@@ -287,7 +287,7 @@ def cross_fitted_scores(
         stats.append(train_ours(train_rows, base, folder, fold_args, soft=kind == "soft"))
         for i, fold_scores in zip(held, held_out_scores(folder, [rows[i] for i in held]), strict=True):
             scores[i] = fold_scores
-        print(f"mc {kind} fold {fold}", json.dumps(stats[-1]), flush=True)
+        print(f"{kind} labels, fold {fold}", json.dumps(stats[-1]), flush=True)
     return [s or [] for s in scores], stats
 
 

@@ -258,6 +258,7 @@ def register(app: typer.Typer) -> None:
                 f"step AUROC {roc}, first-error F1 {metrics.first_error_f1:.3f}, step accuracy "
                 f"{metrics.accuracy:.3f} (threshold {threshold}; always right {metrics.always_correct:.3f}) "
                 f"over {metrics.n_chains} chains, {metrics.n_steps} steps",
+                soft_wrap=True,
                 highlight=False,
             )
             return
