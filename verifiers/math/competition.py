@@ -31,7 +31,8 @@ from verifiers.math.claim_result import ClaimResult
 _COMPETITION = re.compile(r"\\[A-Za-z]+|\\[()\[\]]|\$\s*[A-Za-z\\({]|[\^_]")
 
 _ONE_MEANING = re.compile(
-    r"\\(?:[dt]?frac|sqrt|cdot|times|div|left|right|pi|approx|boxed|[lr]floor|[lr]ceil|[,;!: ])(?![A-Za-z])"
+    r"\\(?:[dt]?frac|sqrt|cdot|times|div|left|right|pi|approx|boxed|[lr]floor|[lr]ceil|[dt]?binom|[,;!: ])"
+    r"(?![A-Za-z])"
 )
 _TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°")

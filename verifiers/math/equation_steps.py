@@ -40,13 +40,13 @@ _TAG = re.compile(r"\\(?:boxed|displaystyle|tag\{[^}]*\}|nonumber|notag)|&|\\[,;
 # words that say the next relation comes from the last one
 _LINK = re.compile(
     r"\b(?:so|thus|hence|therefore|then|gives?|giving|get|gets|obtain|yields?|becomes?|reduces?|leads?"
-    r"|results?|means|implies|i\.e|simplif\w*|rearrang\w*|expand\w*|factor\w*|collect\w*|combin\w*"
+    r"|results?|means|implies|i\.e|simplif\w*|rewrit\w*|written|rearrang\w*|expand\w*|factor\w*|collect\w*|combin\w*"
     r"|moving|move|bring\w*|subtract\w*|add\w*|divid\w*|multipl\w*|solv\w*|isolat\w*|sides?)\b",
     re.IGNORECASE,
 )
 # words that make it a rewrite of one equation (needed with several unknowns)
 REWRITE = re.compile(
-    r"\b(?:simplif\w*|rearrang\w*|expand\w*|factor\w*|collect\w*|like terms|moving|move|bring\w*"
+    r"\b(?:simplif\w*|rewrit\w*|rearrang\w*|expand\w*|factor\w*|collect\w*|like terms|moving|move|bring\w*"
     r"|both sides|cancel\w*)\b",
     re.IGNORECASE,
 )
@@ -55,8 +55,10 @@ _OTHER_SOURCE = re.compile(
     r"\b(?:substitut\w*|plug\w*|equations|system|eliminat\w*|other|another|second|next|also|case|cases"
     r"|if|when|whenever|suppose|assum\w*|check\w*|verif\w*|test\w*|try\w*|trial|example|instance|for"
     r"|first|similarly|likewise|let|given|recall|original|previous|earlier|above|where|but|however|not"
-    r"|approximately|about|either|or|possible|could|might|would|can|domain|extraneous|valid|reject\w*"
-    r"|discard\w*|positive|negative|integer|since|because)\b|\(\d\)|\\[lg]eq?(?![A-Za-z])|[<>?]",
+    r"|approximately|about|either|or|possible|could|might|would|domain|extraneous|valid|reject\w*"
+    r"|discard\w*|positive|negative|integer|since|because|conditions?|constraints?|intersect\w*|union"
+    r"|together|both(?! sides)|combin\w*(?! like)|should|wrong|mistake|error|incorrect|recheck\w*|instead)\b"
+    r"|\(\d\)|\\[lg]eq?(?![A-Za-z])|[<>?]",
     re.IGNORECASE,
 )
 _MAX_BETWEEN = 160

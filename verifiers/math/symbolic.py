@@ -140,7 +140,27 @@ def identity_chain(side_texts: Sequence[str], exprs: Sequence[object]) -> set[in
             and not _NAMES_NOT_ALGEBRA.search(text)
         )
         keys.append(frozenset(expr.free_symbols) if plain else None)  # type: ignore[union-attr]
-    return {k for k in range(len(keys) - 1) if keys[k] is not None and keys[k] == keys[k + 1]}
+    return {
+        k
+        for k in range(len(keys) - 1)
+        if keys[k] is not None and keys[k] == keys[k + 1] and _same_terms(exprs[k], exprs[k + 1])  # type: ignore[arg-type]
+    }
+
+
+def _same_terms(left: sympy.Expr, right: sympy.Expr) -> bool:
+    """Do both sides, cross-multiplied, hold the same monomials in their names? A side where a part was
+    replaced by its value (`(a+b+c)^2 = a^2 + b^2 + c^2 + 2(-11)`, with `ab + bc + ca = -11` known) loses
+    monomials: that is a substitution, not an identity, and is not judged as one."""
+    try:
+        left_top, left_bottom = sympy.together(left).as_numer_denom()
+        right_top, right_bottom = sympy.together(right).as_numer_denom()
+        names = sorted(left.free_symbols | right.free_symbols, key=str)
+        one = sympy.Poly(sympy.expand(left_top * right_bottom), *names)
+        other = sympy.Poly(sympy.expand(right_top * left_bottom), *names)
+    except Exception:
+        return False
+    constant = (0,) * len(names)
+    return {m for m in one.monoms() if m != constant} == {m for m in other.monoms() if m != constant}
 
 
 # `\\approx` promises closeness, not every digit: within 1 % it is not called false
@@ -244,7 +264,7 @@ def latex_claims(
                     holds, reason = None, "an approximation, close but not to every digit written"
                 raw_left, raw_right = raw[k], raw[k + 1]
                 if (
-                    holds is not True
+                    holds is None  # an identity in names (values substituted keep their own verdict)
                     and k in chained
                     and not approximate
                     and false_as_identity(raw[k], raw[k + 1])  # type: ignore[arg-type]

@@ -117,10 +117,13 @@ def test_identity_chain_is_checked_without_a_cue(verifier: MathVerifier) -> None
         r"\[ (x-1)P(x+1) = (x-1)\frac{8}{9}((x+1)^2-1) = (x-1)\frac{8}{9}(x^2+2x)"
         r" = \frac{8}{9}(x^3+x^2-2x) \]"
     ]
-    equation = [r"\[ x^2 - 5x + 6 = x + 1 = 0 \]"]  # the names' sets agree: read as an identity,
+    equation = [r"\[ (x - 2)(x - 3) = x^2 - 6x + 6 = 0 \]"]  # a slip in a coefficient
     assert [v.label for v in verifier.check_steps(COMPETITION, wrong)] == ["incorrect"]
     assert [v.label for v in verifier.check_steps(COMPETITION, right)] != ["incorrect"]
-    assert "incorrect" in [v.label for v in verifier.check_steps(COMPETITION, equation)]  # but it is false
+    assert "incorrect" in [v.label for v in verifier.check_steps(COMPETITION, equation)]
+    # a value put in for a part (`ab + bc + ca = -11` known) is a substitution, not an identity
+    substituted = [r"\[ (a+b+c)^2 = a^2 + b^2 + c^2 + 2(-11) = a^2 + b^2 + c^2 - 22. \]"]
+    assert "incorrect" not in [v.label for v in verifier.check_steps(COMPETITION, substituted)]
     names = [r"\[ AB + BC = AC = CA + 1 \]", r"\[ y = 2x + 1 = 2(3) + 1 = 7 \]"]
     assert "incorrect" not in [v.label for v in verifier.check_steps(COMPETITION, names)]
 
@@ -153,3 +156,16 @@ def test_a_run_cut_at_one_end_is_judged_without_that_side(verifier: MathVerifier
 def test_congruences_of_whole_numbers(step: str, holds: bool | None) -> None:
     found = congruence_claims(step)
     assert (found[0].holds if found else None) is holds
+
+
+@pytest.mark.parametrize(
+    ("step", "label"),
+    [
+        (r"So \(\binom{8}{3} = 56\).", "correct"),
+        (r"So \(\binom{8}{3} = 58\).", "incorrect"),
+        (r"So \(\dbinom{8}{3} = \frac{8 \cdot 7 \cdot 6}{6} = 56\).", "correct"),
+        (r"So \(\binom{n}{3} = 58\).", "unverifiable"),  # a name: not read
+    ],
+)
+def test_binomials_of_written_numbers(verifier: MathVerifier, step: str, label: str) -> None:
+    assert [v.label for v in verifier.check_steps(COMPETITION, [step])] == [label]
