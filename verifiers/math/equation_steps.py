@@ -104,15 +104,41 @@ def _is_relation(text: str) -> bool:
     return bool(_RELATION.search(text))
 
 
+_OR_BETWEEN = re.compile(r"\s*,?\s*or\s*")
+
+
+def _alternatives_joined(step: str, segments: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`\\( x = 3 \\) or \\( x = -3 \\)`: segments joined by a bare "or" are one solution set."""
+    out: list[tuple[int, int, str]] = []
+    for start, end, body in segments:
+        if out and _OR_BETWEEN.fullmatch(step[out[-1][1] : start]):
+            first_start, _, first_body = out[-1]
+            out[-1] = (first_start, end, f"{first_body} \\text{{ or }} {body}")
+        else:
+            out.append((start, end, body))
+    return out
+
+
+def _reduced(relation: str) -> str:
+    """`2x = 7 - 3 = 4` -> `2x = 4`: a chain whose later sides are all values states its first side equal
+    to its last (the arithmetic between is checked as claims of its own)."""
+    sides = re.split(r"(?<![<>!\\])=", relation)
+    if len(sides) < 3 or _RELATION.search(relation.replace("=", " ")):
+        return relation
+    if any(names(side) for side in sides[1:]) or not names(sides[0]):
+        return relation
+    return f"{sides[0].strip()} = {sides[-1].strip()}"
+
+
 def statements(chain: Sequence[str]) -> list[Statement | None]:
     """Every relation of the chain in order; `None` marks math that breaks a link (a chain of `=`, a list
     of relations side by side)."""
     out: list[Statement | None] = []
     last_end: tuple[int, int] | None = None  # (step, offset) where the last relation's segment ended
     for index, step in enumerate(chain):
-        for start, end, body in _segments(step):
+        for start, end, body in _alternatives_joined(step, _segments(step)):
             parts = _CONNECTOR.split(body)
-            relations = [_clean(p) for p in parts]
+            relations = [_reduced(_clean(p)) for p in parts]
             if not any(_is_relation(r) for r in relations):
                 continue  # an expression named in the text (`\( 3x \)`): part of the words between
             if len(parts) == 1 and len(_PARALLEL.split(body.strip().rstrip("\\").strip())) > 1:

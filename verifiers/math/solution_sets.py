@@ -24,6 +24,7 @@ from sympy.parsing.sympy_parser import (
     convert_xor,
     implicit_multiplication,
     parse_expr,
+    rationalize,
     split_symbols_custom,
     standard_transformations,
 )
@@ -60,6 +61,7 @@ class Unreadable(Exception):
 _LETTERS = {c: sympy.Symbol(c) for c in "abcdfghjklmnopqrstuvwxyzABCDFGHJKLMNOPQRSTUVWXYZ"}
 _TRANSFORMS = (
     *standard_transformations,
+    rationalize,  # `4.47` is 447/100: decimals compared exactly
     split_symbols_custom(lambda name: name != "sqrt"),
     implicit_multiplication,
     convert_xor,

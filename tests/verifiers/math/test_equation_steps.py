@@ -169,3 +169,16 @@ def test_congruences_of_whole_numbers(step: str, holds: bool | None) -> None:
 )
 def test_binomials_of_written_numbers(verifier: MathVerifier, step: str, label: str) -> None:
     assert [v.label for v in verifier.check_steps(COMPETITION, [step])] == [label]
+
+
+def test_alternatives_in_words_and_value_chains_are_one_statement() -> None:
+    wrong_root = [r"We have \(x^2 = 9\), so \(x = 3\) or \(x = -4\)."]
+    ((pair,),) = (equation_pairs(wrong_root),)
+    assert (pair.before, pair.after) == ("x^2 = 9", r"x = 3 \text{ or } x = -4")
+    assert judge_step(pair.before, pair.after, pair.rewrite)[0] is False
+    right = [r"We have \(x^2 = 9\), so \(x = 3\) or \(x = -3\)."]
+    assert all(judge_step(p.before, p.after, p.rewrite)[0] is True for p in equation_pairs(right))
+    chained = [r"From \(2x + 3 = 7\) we get \(2x = 7 - 3 = 5\)."]
+    assert [(p.before, p.after) for p in equation_pairs(chained)] == [("2x + 3 = 7", "2x = 5")]
+    assert judge_step("2x + 3 = 7", "2x = 5")[0] is False
+    assert judge_step("x + 2 < 4.47", "x < 2.47", True)[0] is True  # decimals are exact
