@@ -209,3 +209,58 @@ def test_a_runs_table_from_before_the_shard_columns_grows_them_and_old_versions_
     summaries = list_versions(ds, with_counts=False)
     assert [(s.logical_run, s.shard) for s in summaries[1:]] == [(old.run.run_id, None), ("parent-1", "0/1")]
     assert query(ds, "SELECT count(parent_run_id) AS n FROM runs", version=1).to_pylist() == [{"n": 0}]
+
+
+# ------------------------------------------------------------------------------ fan-out over a work pool
+
+
+def test_the_fanout_deploys_by_module_path_and_submits_one_flow_run_per_shard(
+    prefect_server: None, flow_config
+) -> None:
+    """Against the test server, no worker: the pool, the deployment and the flow runs a worker would take."""
+    from prefect.client.orchestration import get_client
+
+    from flows.fanout import deploy_generation, ensure_work_pool, shard_states, shards_to_run, submit_shards
+
+    assert ensure_work_pool("prm-test-pool") == "process"
+    assert ensure_work_pool("prm-test-pool") == "process"  # found the second time
+    deployment = deploy_generation("prm-test-pool")
+    cfg = flow_config()
+    submitted = submit_shards(deployment, cfg, shards_to_run(None, 2), "parent-x")
+    assert [str(s.shard) for s in submitted] == ["0/2", "1/2"]
+    assert set(shard_states(submitted).values()) == {"SCHEDULED"}
+    with get_client(sync_client=True) as client:
+        runs = [client.read_flow_run(s.flow_run_id) for s in submitted]
+        found = client.read_deployment_by_name(deployment)
+        for run in runs:
+            client.delete_flow_run(run.id)
+    assert (
+        found.entrypoint == "flows.generation_run.generation_run" and found.work_pool_name == "prm-test-pool"
+    )
+    assert [(r.parameters["shard"], r.parameters["parent_run_id"]) for r in runs] == [
+        ("0/2", "parent-x"),
+        ("1/2", "parent-x"),
+    ]
+    assert runs[0].parameters["config"]["dataset"]["root"] == cfg.model_dump(mode="json")["dataset"]["root"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--shards", "2"], "--shards N needs --pool NAME"),
+        (["--shard", "2/2"], "the index counts from 0"),
+        (["--parent-run", "p"], "--parent-run needs --shard I/N"),
+        (["--pool", "gpus"], "give --shards N (every shard) or --shard I/N"),
+    ],
+)
+def test_the_run_command_refuses_a_bad_shard_request_in_one_line(
+    arguments: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from prm_factory.cli import app
+
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # never reached: refused before
+    result = CliRunner().invoke(app, ["run", "--dataset", str(tmp_path / "ds"), *arguments])
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())

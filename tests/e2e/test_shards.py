@@ -1,0 +1,246 @@
+"""One run as two shards on two Prefect workers (each flow run with its own CPU engine) into one dataset,
+one shard killed with SIGKILL mid-rollouts and rerun alone; and engine arguments read back from an engine.
+
+Kept to one scenario to pay for as few engine starts as possible (three in worker processes, plus the
+session's shared engine for the single-process reference run). Decoding is greedy, as in test_resume.py:
+on the CPU build requests are seeded per engine (sampling/vllm_sampler.py), and vLLM's CPU sampler then
+draws one number per sequence of the whole batch from the engine's generator at every step
+(`TopKTopPSampler.forward_cpu`), so at temperature > 0 a problem's chains depend on which other problems
+share its engine: a shard's rows could not equal a single-process run's. Greedy decoding (n = 1, k = 1,
+vLLM's rule for greedy) makes the comparison exact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+QUESTIONS = [  # two of them hash to each of two shards (flows.shards.shard_of)
+    ("Tom has 3 apples and buys 4 more. How many apples does he have?", "3+4=<<3+4=7>>7\n#### 7"),
+    ("A box holds 6 eggs. How many eggs are in 2 boxes?", "6*2=<<6*2=12>>12\n#### 12"),
+    ("Sam reads 5 pages a day for 3 days. How many pages?", "5*3=<<5*3=15>>15\n#### 15"),
+    ("Ann had 10 coins and spent 4. How many are left?", "10-4=<<10-4=6>>6\n#### 6"),
+]
+TINY = {  # the model section stays the default: the reference run uses the session's shared engine
+    "problems.limit": 4,
+    "sampling.n": 1,
+    "sampling.temperature": 0.0,
+    "sampling.max_tokens": 64,
+    "rollouts.k": 1,
+    "rollouts.temperature": 0.0,
+    "rollouts.max_steps": 2,
+    "rollouts.max_tokens": 32,
+    "resume.chunk_problems": 1,  # a shard of two problems stages two chunks: the kill lands between them
+}
+POOL = "prm-e2e-shards"
+DEADLINE = 900  # seconds for any one wait below (two engines start at once on a small machine)
+
+
+def pids_of_flow_run(flow_run_id: str) -> list[int]:
+    """Processes of one flow run (its process and its engine's), by the flow run id Prefect's worker puts
+    in their environment."""
+    wanted = f"PREFECT__FLOW_RUN_ID={flow_run_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:  # gone, or not ours to read
+            continue
+    return found
+
+
+def kill_flow_run(flow_run_id: str) -> None:
+    for pid in pids_of_flow_run(flow_run_id):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture()
+def workers(prefect_server: None, tmp_path: Path) -> Iterator[list[Path]]:
+    """Two process workers on one pool, each taking one flow run at a time; their output files."""
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.fanout import ensure_work_pool
+
+    ensure_work_pool(POOL)
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_WORKER_QUERY_SECONDS": "2"}
+    prefect = str(Path(sys.executable).with_name("prefect"))
+    logs, processes = [], []
+    for index in range(2):
+        log = tmp_path / f"worker-{index}.log"
+        command = [prefect, "worker", "start", "--pool", POOL, "--type", "process"]
+        processes.append(
+            subprocess.Popen(
+                [*command, "--limit", "1", "--name", f"e2e-worker-{index}"],
+                stdout=log.open("w"),
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=tmp_path,
+                start_new_session=True,
+            )
+        )
+        logs.append(log)
+    try:
+        yield logs
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def committed_rows(root: Path) -> dict[str, list[tuple]]:
+    """Keys and labels of every committed row, sorted (run ids left out: they differ by construction)."""
+    from storage.dataset import Dataset
+    from storage.sql import query
+
+    ds = Dataset(str(root))
+    sqls = {
+        "problems": "SELECT problem_id FROM problems",
+        "chains": "SELECT chain_id, problem_id, text, outcome FROM chains",
+        "steps": "SELECT step_id, chain_id, step_index, verdict, mc_value, hard_label, consensus FROM steps",
+    }
+    return {kind: sorted(tuple(r.values()) for r in query(ds, sql).to_pylist()) for kind, sql in sqls.items()}
+
+
+def wait_for_log(logs: list[Path], *needles: str) -> str:
+    """The first worker log line holding every needle (the flow runs' logs reach their worker's output)."""
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        for log in logs:
+            for line in log.read_text(errors="replace").splitlines():
+                if all(needle in line for needle in needles):
+                    return line
+        time.sleep(1)
+    raise AssertionError(f"no worker log line with {needles}")
+
+
+def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone(
+    engine, workers: list[Path], tmp_path: Path
+) -> None:
+    from config.run_config import load_config
+    from flows.fanout import deploy_generation, submit_shards, wait_for_shards
+    from flows.generation_run import run_generation
+    from flows.shards import Shard, absolute_paths, derived_parent_id
+    from storage.dataset import Dataset
+    from storage.sql import query
+    from storage.stats import run_costs
+    from storage.versions import list_versions
+
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in QUESTIONS))
+
+    def config(root: str):
+        return absolute_paths(
+            load_config(None, {**TINY, "problems.path": str(problems), "dataset.root": root})
+        )
+
+    started = time.perf_counter()
+    single = run_generation(config(str(tmp_path / "single")))
+    assert single.status == "succeeded", single.error
+    single_seconds = time.perf_counter() - started
+
+    cfg = config(str(tmp_path / "sharded"))
+    parent = derived_parent_id(cfg, 2)
+    deployment = deploy_generation(POOL)
+    started = time.perf_counter()
+    first = submit_shards(deployment, cfg, [Shard(0, 2), Shard(1, 2)], parent)
+    # shard 1 is killed once its first chunk's rollouts began (its second chunk is not staged then)
+    begin = wait_for_log(workers, "event=begin", "shard=1/2")
+    run_id = begin.split("run_id=")[1].split()[0]
+    wait_for_log(workers, f"run_id={run_id}", "stage=rollouts", "event=start")
+    kill_flow_run(first[1].flow_run_id)
+    states = wait_for_shards(first, poll_seconds=2, timeout_seconds=DEADLINE)
+    assert states[first[0].flow_run_id] == "COMPLETED"
+    assert states[first[1].flow_run_id] in ("CRASHED", "FAILED")
+    assert pids_of_flow_run(first[1].flow_run_id) == []  # no engine left behind
+
+    ds = Dataset(str(tmp_path / "sharded"))
+    assert [(c["shards"], c["status"]) for c in run_costs(ds)] == [("1/2", "partial")]
+
+    rerun = submit_shards(deployment, cfg, [Shard(1, 2)], parent)  # the killed shard alone
+    assert wait_for_shards(rerun, poll_seconds=2, timeout_seconds=DEADLINE) == {
+        rerun[0].flow_run_id: "COMPLETED"
+    }
+    sharded_seconds = time.perf_counter() - started
+
+    assert committed_rows(tmp_path / "sharded") == committed_rows(tmp_path / "single")
+    for table, key in (("chains", "chain_id"), ("steps", "step_id"), ("problems", "problem_id")):
+        counted = query(ds, f"SELECT count(*) AS n, count(DISTINCT {key}) AS d FROM {table}").to_pylist()[0]
+        assert counted["n"] == counted["d"] > 0, table
+    (cost,) = run_costs(ds)
+    assert (cost["run_id"], cost["shards"], cost["status"]) == (parent, "2/2", "succeeded")
+    versions = list_versions(ds, with_counts=False)
+    assert [(v.logical_run, v.shard) for v in versions[1:]] == [(parent, "0/2"), (parent, "1/2")]
+    # only the rerun can find a cached stage (the other runs started on empty caches): the chunk the
+    # killed shard had sampled is reused
+    assert wait_for_log(workers, "sample-chains", "Cached")
+    print(
+        f"single-process run {single_seconds:.0f}s; two shards with a kill and a rerun {sharded_seconds:.0f}s"
+    )
+
+
+ENGINE_READBACK = """
+import json
+
+from config.run_config import load_config
+from flows.generation_run import engine_settings
+from sampling.vllm_sampler import VLLMSampler
+
+
+def main():
+    overrides = {"model.max_num_seqs": 7, "model.enforce_eager": True, "model.tensor_parallel_size": 1}
+    sampler = VLLMSampler(engine_settings(load_config(None, overrides)))
+    llm = sampler._llm
+    seen = {
+        "frontend": llm.llm_engine.vllm_config.scheduler_config.max_num_seqs,
+        "workers": llm.collective_rpc(lambda worker: worker.vllm_config.scheduler_config.max_num_seqs),
+        "tensor_parallel_size": llm.llm_engine.vllm_config.parallel_config.tensor_parallel_size,
+    }
+    sampler.close()
+    print("READBACK " + json.dumps(seen))
+
+
+if __name__ == "__main__":  # the engine's processes are spawned: they import this file again
+    main()
+"""
+
+
+def test_engine_arguments_from_the_config_reach_the_engine(tmp_path: Path) -> None:
+    """A non-default `max_num_seqs` as the engine's scheduler and its worker hold it (eager: no compile of
+    new settings; its own process, since the session's shared engine is the one engine of this one)."""
+    env = {**os.environ, "VLLM_ALLOW_INSECURE_SERIALIZATION": "1"}  # collective_rpc sends the lambda
+    script = tmp_path / "readback.py"
+    script.write_text(ENGINE_READBACK)
+    result = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=DEADLINE,
+        start_new_session=True,
+    )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("READBACK ")]
+    assert lines, result.stdout[-3000:] + result.stderr[-3000:]
+    seen = json.loads(lines[0].removeprefix("READBACK "))
+    assert seen == {"frontend": 7, "workers": [7], "tensor_parallel_size": 1}
