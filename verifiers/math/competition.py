@@ -43,7 +43,7 @@ _UNSAFE_MARKS = re.compile(r"[!|_]|\\pm|\\mp|\\%|\.\.\.|\\ldots|\\cdots|\d\s*\\[
 # Words that say a step rewrites an expression (so an `=` in it is an identity, not an equation to solve).
 IDENTITY_CUE = re.compile(
     r"\b(?:expand(?:s|ed|ing)?|simplif(?:y|ies|ied|ying|ication)|distribut(?:e|es|ed|ing|ive)"
-    r"|multiply(?:ing)? out|FOIL)\b",
+    r"|multiply(?:ing)? out|FOIL|factor(?:s|ed|ing|i[sz]ation|i[sz]es)?)\b",
     re.IGNORECASE,
 )
 IDENTITY_FALSE = "false as an identity"
@@ -233,7 +233,7 @@ def gate_failed(
     as read with certainty only when it is in `safe_names` (bound once, unambiguously: `safe_binding`)."""
     if result.holds is True and result.reason.startswith(IDENTITY_FALSE):
         return result
-    if result.holds is None and result.reason.startswith(IDENTITY_CHAIN_FALSE):
+    if result.holds is not True and result.reason.startswith(IDENTITY_CHAIN_FALSE):
         if context_ok:
             return ClaimResult(result.claim, False, result.expected, result.reason, rule="identity chain")
         return result

@@ -77,6 +77,15 @@ def in_degrees(side: str) -> str:
     return side
 
 
+def _simplified(expr: sympy.Expr) -> sympy.Expr:
+    """A difference simplified: a polynomial's expansion settles it (and is far cheaper than `simplify`,
+    which may run past the worker's limit on a cold start); anything else goes to `simplify`."""
+    names = sorted(expr.free_symbols, key=str)
+    if names and expr.is_polynomial(*names):
+        return sympy.expand(expr)
+    return sympy.simplify(expr)
+
+
 def false_as_identity(left: sympy.Expr, right: sympy.Expr) -> bool:
     """Is `left = right`, in free variables, false as an identity? Both opinions must agree: exact values
     at random rational points differ at every point tried, and SymPy's simplification of the difference
@@ -95,7 +104,7 @@ def false_as_identity(left: sympy.Expr, right: sympy.Expr) -> bool:
         if not value.is_Rational:
             return False  # not plain algebra at this point (a pole, a root): no opinion
         differing += value != 0
-    return differing == _IDENTITY_POINTS and sympy.simplify(left - right) != 0
+    return differing == _IDENTITY_POINTS and _simplified(left - right) != 0
 
 
 # a bracket raised to a power or multiplied (`(x+1)^2`, `2(x - 3)`, `(a+b)(a-b)`)
@@ -201,7 +210,7 @@ def _compare(left: sympy.Expr, right: sympy.Expr, right_text: str) -> tuple[bool
     if not (left.free_symbols or right.free_symbols) and _numerically_equal(left, right):
         return True, _shown(left)
     if left.free_symbols or right.free_symbols:
-        difference = sympy.simplify(left - right)
+        difference = _simplified(left - right)
         if difference == 0:
             return True, _shown(left)
         if difference.free_symbols:
@@ -263,13 +272,17 @@ def latex_claims(
                 if holds is False and approximate and _within(left, right, APPROXIMATION_TOLERANCE):
                     holds, reason = None, "an approximation, close but not to every digit written"
                 raw_left, raw_right = raw[k], raw[k + 1]
+                substituted = bool(
+                    (getattr(raw[k], "free_symbols", set()) | getattr(raw[k + 1], "free_symbols", set()))
+                    & set(values)
+                )
                 if (
-                    holds is None  # an identity in names (values substituted keep their own verdict)
+                    holds is not True
                     and k in chained
                     and not approximate
+                    and not substituted  # values put in for names keep their own verdict
                     and false_as_identity(raw[k], raw[k + 1])  # type: ignore[arg-type]
                 ):
-                    holds = None
                     reason = f"{IDENTITY_CHAIN_FALSE} (simplification and {_IDENTITY_POINTS} rational points)"
                 elif (
                     holds is not True

@@ -182,3 +182,12 @@ def test_alternatives_in_words_and_value_chains_are_one_statement() -> None:
     assert [(p.before, p.after) for p in equation_pairs(chained)] == [("2x + 3 = 7", "2x = 5")]
     assert judge_step("2x + 3 = 7", "2x = 5")[0] is False
     assert judge_step("x + 2 < 4.47", "x < 2.47", True)[0] is True  # decimals are exact
+
+
+def test_a_factorisation_said_in_words_is_an_identity(verifier: MathVerifier) -> None:
+    wrong = [r"Factoring, we get \( x^3 - 4x^2 - 7x + 6 = (x-1)(x^2 - 3x - 6) \)."]
+    right = [r"Factoring, we get \( x^3 - 4x^2 - x + 10 = (x-2)(x^2 - 2x - 5) \)."]
+    said_nothing = [r"We need \( x^3 - 4x^2 - 7x + 6 = (x-1)(x^2 - 3x - 6) \)."]  # an equation to solve?
+    assert [v.label for v in verifier.check_steps(COMPETITION, wrong)] == ["incorrect"]
+    assert [v.label for v in verifier.check_steps(COMPETITION, right)] != ["incorrect"]
+    assert [v.label for v in verifier.check_steps(COMPETITION, said_nothing)] != ["incorrect"]
