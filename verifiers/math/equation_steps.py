@@ -200,7 +200,10 @@ _COMMAND = re.compile(r"\\[A-Za-z]+")
 _PLAIN_COMMANDS = re.compile(
     r"\\(?:[dt]?frac|sqrt|cdot|times|left|right|leq?|geq?|lt|gt|pm|quad|qquad|text\{\s*or\s*\}|lor)(?![A-Za-z])"
 )
-_NOT_PLAIN = re.compile(r"[A-Za-z]\s*\(|[A-Z]\s*[A-Z]|[|!_]|\\[{}]|\.\.\.|[\[\]]")
+# a name applied (`f(x)`, `f^{-1}(2)`: never a power times a bracket), capitals side by side (segments)
+_NOT_PLAIN = re.compile(
+    r"[A-Za-z]\s*(?:\^\s*(?:\{[^{}]*\}|\S)\s*)?\(|[A-Z]\s*[A-Z]|[|!_]|\\[{}]|\.\.\.|[\[\]]"
+)
 
 
 def names(text: str) -> frozenset[str]:
