@@ -97,9 +97,35 @@ _BEFORE_UNSAFE = re.compile(r"(?:[A-Za-z{]|\\[A-Za-z]+|[_^]\s*)$")
 _AFTER_UNSAFE = re.compile(r"^(?:\s*[!^_]|[A-Za-z0-9(\[{]|\.?\\[A-Za-z])")
 
 
+_MATH_OPEN = re.compile(r"\\\(|\\\[|\$\$?")
+_MATH_CLOSE = re.compile(r"\\\)|\\\]|\$\$?")
+# what may follow a whole expression inside math: its end, punctuation, a relation, spacing, text, a line end
+_EXPRESSION_END = re.compile(
+    r"^\s*(?:$|[,.;:=&<>]|\\(?:q?quad|text|Rightarrow|implies|iff|le|ge|leq|geq|neq|approx"
+    r"|[,;!: ]|\\|end|right|\)|\])(?![A-Za-z])|\\[()\[\]])"
+)
+
+
+def _cut_inside_math(step: str, end: int) -> bool:
+    """Does the run end inside a math segment, before the end of its expression (`= x^4 - 2p^2 x^2`, read
+    up to `2p^2`)? Then its last side is cut."""
+    before = step[:end]
+    dollars = before.count("$") - before.count("\\$")
+    opened = len(re.findall(r"\\[(\[]", before)) > len(re.findall(r"\\[)\]]", before))
+    if not (opened or dollars % 2 == 1):
+        return False
+    close = _MATH_CLOSE.search(step, end)
+    rest = step[end : close.start() if close else len(step)]
+    return bool(rest.strip()) and not _EXPRESSION_END.match(rest)
+
+
 def certain_context(step: str, start: int, end: int) -> bool:
     """Is the run at `step[start:end]` whole, not cut out of notation the lexer does not read?"""
-    return not (_BEFORE_UNSAFE.search(step[max(0, start - 12) : start]) or _AFTER_UNSAFE.match(step[end:]))
+    return not (
+        _BEFORE_UNSAFE.search(step[max(0, start - 12) : start])
+        or _AFTER_UNSAFE.match(step[end:])
+        or _cut_inside_math(step, end)
+    )
 
 
 def _top_level_equals(text: str) -> list[int]:
@@ -124,7 +150,7 @@ def trimmed_run(step: str, start: int, end: int) -> tuple[int, int] | None:
         if not cuts:
             return None
         start, cuts = cuts[0] + 1, cuts[1:]
-    if _AFTER_UNSAFE.match(step[end:]):
+    if _AFTER_UNSAFE.match(step[end:]) or _cut_inside_math(step, end):
         if not cuts:
             return None
         end, cuts = cuts[-1], cuts[:-1]

@@ -202,7 +202,7 @@ _PLAIN_COMMANDS = re.compile(
 )
 # a name applied (`f(x)`, `f^{-1}(2)`: never a power times a bracket), capitals side by side (segments)
 _NOT_PLAIN = re.compile(
-    r"[A-Za-z]\s*(?:\^\s*(?:\{[^{}]*\}|\S)\s*)?\(|[A-Z]\s*[A-Z]|[|!_]|\\[{}]|\.\.\.|[\[\]]"
+    r"[A-Za-z]\s*(?:\^\s*(?:\{[^{}]*\}|\S)\s*)?\(|[A-Z]\s*[A-Z]|\d\s*\\[dt]?frac|[|!_]|\\[{}]|\.\.\.|[\[\]]"
 )
 
 

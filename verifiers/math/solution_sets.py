@@ -48,7 +48,7 @@ _MARKS = (
 _OPS = ("<=", ">=", "!=", "<", ">", "=")
 # only the commands of plain algebra; a name applied (`f(x)`), a text, a function: not read
 _NOT_PLAIN = re.compile(
-    r"[A-Za-z]\s*(?:\^\s*(?:\{[^{}]*\}|\S)\s*)?\(|[A-Z]\s*[A-Z]|\\(?!(?:[dt]?frac|sqrt|cdot|times|left|right|leq?|geq?|lt|gt|pm|quad|qquad"
+    r"[A-Za-z]\s*(?:\^\s*(?:\{[^{}]*\}|\S)\s*)?\(|[A-Z]\s*[A-Z]|\d\s*\\[dt]?frac|\\(?!(?:[dt]?frac|sqrt|cdot|times|left|right|leq?|geq?|lt|gt|pm|quad|qquad"
     r"|[,;:! ])(?![A-Za-z]))[A-Za-z]+|[|!_]|\\[{}]|\.\.\.|[\[\]]"
 )
 _OR = re.compile(r"\\(?:q?quad\s*)?\\?text\{\s*or\s*\}(?:\s*\\q?quad)?|\\lor(?![A-Za-z])|\bor\b")

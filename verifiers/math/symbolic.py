@@ -128,17 +128,21 @@ def _expansion_pair(left_text: str, right_text: str, left: sympy.Expr, right: sy
     return bool(unexpanded) and bracketed_left != bracketed_right
 
 
-# juxtaposed capitals are segment names (`AB + BC`), not products; `e`, `i` are constants
-_NAMES_NOT_ALGEBRA = re.compile(r"[A-Z]\s*[A-Z]|(?<![A-Za-z\\])[ei](?![A-Za-z])")
+# juxtaposed capitals are segment names (`AB + BC`), not products; `e`, `i` are constants; a number before
+# a fraction may be a mixed number (`1\\frac16`)
+_NAMES_NOT_ALGEBRA = re.compile(r"[A-Z]\s*[A-Z]|(?<![A-Za-z\\])[ei](?![A-Za-z])|\d\s*\\[dt]?frac")
 
 
 def identity_chain(side_texts: Sequence[str], exprs: Sequence[object]) -> set[int]:
     """Pairs (k, k + 1) of a chain `A = B = C ...` (three sides or more) that claim an identity: both sides
     plain algebra in the same names, within a stretch of at least two such sides (`\\frac{x+y+w}{z} =
-    \\frac{36}{175}w + w = \\frac{211}{175}w`; `x^2 - 5x + 6 = (x - 2)(x - 3) = 0`). A side in other names
-    or none (a value, the name defined) ends the stretch."""
+    \\frac{36}{175}w + w = \\frac{211}{175}w`). A side in other names or none (the name defined) ends the
+    stretch; a chain that ends on a value (`A = B = 0`) sets each side to it and claims no identity."""
     if len(side_texts) < 3:
         return set()
+    last = exprs[-1]
+    if isinstance(last, sympy.Expr) and not last.free_symbols:
+        return set()  # `-a + b - 1 = a + b - 5 = 0`: each side is set to the value, not to the other
     keys: list[frozenset | None] = []
     for text, expr in zip(side_texts, exprs, strict=True):
         plain = (

@@ -118,13 +118,18 @@ def test_identity_chain_is_checked_without_a_cue(verifier: MathVerifier) -> None
         r"\[ (x-1)P(x+1) = (x-1)\frac{8}{9}((x+1)^2-1) = (x-1)\frac{8}{9}(x^2+2x)"
         r" = \frac{8}{9}(x^3+x^2-2x) \]"
     ]
-    equation = [r"\[ (x - 2)(x - 3) = x^2 - 6x + 6 = 0 \]"]  # a slip in a coefficient
+    equation = [r"\[ (x - 2)(x - 3) = x^2 - 6x + 6 = x(x - 6) + 6 \]"]  # a slip in a coefficient
     assert [v.label for v in verifier.check_steps(COMPETITION, wrong)] == ["incorrect"]
     assert [v.label for v in verifier.check_steps(COMPETITION, right)] != ["incorrect"]
     assert "incorrect" in [v.label for v in verifier.check_steps(COMPETITION, equation)]
     # a value put in for a part (`ab + bc + ca = -11` known) is a substitution, not an identity
     substituted = [r"\[ (a+b+c)^2 = a^2 + b^2 + c^2 + 2(-11) = a^2 + b^2 + c^2 - 22. \]"]
     assert "incorrect" not in [v.label for v in verifier.check_steps(COMPETITION, substituted)]
+    # `A = B = 0` sets each side to zero (a system); `1\frac16` may be a mixed number
+    both_zero = [r"Then we must have $-a + b - 1 = a + b - 5 = 0.$"]
+    mixed = [r"\[\frac{1\frac16}{w} = \frac{\frac{7}{6}}{w} = \frac{7}{6}\cdot\frac1w = \frac{7}{6w},\]"]
+    for steps in (both_zero, mixed):
+        assert "incorrect" not in [v.label for v in verifier.check_steps(COMPETITION, steps)]
     names = [r"\[ AB + BC = AC = CA + 1 \]", r"\[ y = 2x + 1 = 2(3) + 1 = 7 \]"]
     assert "incorrect" not in [v.label for v in verifier.check_steps(COMPETITION, names)]
 
@@ -192,3 +197,8 @@ def test_a_factorisation_said_in_words_is_an_identity(verifier: MathVerifier) ->
     assert [v.label for v in verifier.check_steps(COMPETITION, wrong)] == ["incorrect"]
     assert [v.label for v in verifier.check_steps(COMPETITION, right)] != ["incorrect"]
     assert [v.label for v in verifier.check_steps(COMPETITION, said_nothing)] != ["incorrect"]
+
+
+def test_a_run_cut_inside_its_math_segment_is_not_judged_whole(verifier: MathVerifier) -> None:
+    true_identity = [r"the quartic is \[(x - p)^2 (x + p)^2 = x^4 - 2p^2 x^2 + p^4.\]"]
+    assert [v.label for v in verifier.check_steps(COMPETITION, true_identity)] != ["incorrect"]
