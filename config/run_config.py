@@ -115,6 +115,19 @@ class ModelConfig(_Section):
             raise ValueError("engine_args." + problems[0])
         return self
 
+    @model_validator(mode="after")
+    def _one_process_engine_has_no_data_parallelism(self) -> ModelConfig:
+        """vLLM's offline engine refuses data_parallel_size > 1 in one process ("not supported for
+        single-process usage"), deep inside an engine start: say so at load, with the two ways that work."""
+        if self.backend == "vllm" and self.data_parallel_size > 1:
+            raise ValueError(
+                f"data_parallel_size = {self.data_parallel_size} needs a server: vLLM's in-process engine "
+                "(backend = vllm) runs one data-parallel rank; run one shard per GPU "
+                "(prm-factory run --shards N) or `vllm serve --data-parallel-size N` "
+                "with backend = openai (docs/gpu.md)"
+            )
+        return self
+
 
 class SamplingConfig(_Section):
     n: int = Field(4, ge=1)

@@ -33,6 +33,8 @@ def test_parallelism_batching_and_pass_through_reach_the_engine_kwargs(monkeypat
     config = load_config(
         None,
         {
+            "model.backend": "openai",  # data parallelism needs servers (see the next test)
+            "model.base_urls": ["http://gpu1:8000"],
             "model.tensor_parallel_size": 4,
             "model.data_parallel_size": 2,
             "model.max_num_seqs": 64,
@@ -49,6 +51,13 @@ def test_parallelism_batching_and_pass_through_reach_the_engine_kwargs(monkeypat
         "kv_cache_dtype": "fp8",
         "enable_chunked_prefill": False,
     }
+
+
+def test_data_parallelism_in_the_in_process_engine_fails_at_load_naming_what_works() -> None:
+    with pytest.raises(ConfigError, match=r"data_parallel_size = 2 needs a server.*--shards N.*vllm serve"):
+        load_config(None, {"model.data_parallel_size": 2})
+    servers = {"model.backend": "openai", "model.base_urls": ["http://gpu1:8000"]}
+    assert load_config(None, {"model.data_parallel_size": 2, **servers}).model.data_parallel_size == 2
 
 
 def test_defaults_pass_nothing_so_vllm_defaults_hold() -> None:
