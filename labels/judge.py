@@ -36,7 +36,7 @@ import jinja2
 
 from rollouts.first_error import first_error_mc
 from sampling.protocol import GenerationParams, Sampler
-from verifiers.math.final_answer import boxed_answer
+from verifiers.math.public import boxed_answer
 from verifiers.protocol import Verdict
 
 JUDGE_PROMPT_VERSION: str = "processbench-critique/1"

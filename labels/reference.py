@@ -79,9 +79,16 @@ from labels.reference_quantities import (
 )
 from schemas.external_chains import boxed_content
 from schemas.records import Problem
-from verifiers.math.arithmetic import Token, lex
-from verifiers.math.claims import StepState, check_plain_step, walk_steps
-from verifiers.math.numbers import Literal, round_half_up, truncate
+from verifiers.math.public import (
+    Literal,
+    StepState,
+    Token,
+    check_plain_step,
+    lex,
+    round_half_up,
+    truncate,
+    walk_steps,
+)
 from verifiers.protocol import Verdict
 
 REFERENCE_LABELER: str = "reference-align"
