@@ -106,11 +106,15 @@ _EXPRESSION_END = re.compile(
 )
 
 
+# a `$` that opens or closes math: never escaped, never touching a number (`$336`, `50$` are money)
+_MATH_DOLLAR = re.compile(r"(?<![\\\d])\$(?!\s*\d)")
+
+
 def _cut_inside_math(step: str, end: int) -> bool:
     """Does the run end inside a math segment, before the end of its expression (`= x^4 - 2p^2 x^2`, read
     up to `2p^2`)? Then its last side is cut."""
     before = step[:end]
-    dollars = before.count("$") - before.count("\\$")
+    dollars = len(_MATH_DOLLAR.findall(before))
     opened = len(re.findall(r"\\[(\[]", before)) > len(re.findall(r"\\[)\]]", before))
     if not (opened or dollars % 2 == 1):
         return False

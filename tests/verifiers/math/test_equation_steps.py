@@ -202,3 +202,12 @@ def test_a_factorisation_said_in_words_is_an_identity(verifier: MathVerifier) ->
 def test_a_run_cut_inside_its_math_segment_is_not_judged_whole(verifier: MathVerifier) -> None:
     true_identity = [r"the quartic is \[(x - p)^2 (x + p)^2 = x^4 - 2p^2 x^2 + p^4.\]"]
     assert [v.label for v in verifier.check_steps(COMPETITION, true_identity)] != ["incorrect"]
+
+
+def test_money_dollars_open_no_math_segment() -> None:
+    from verifiers.math.competition import certain_context
+
+    money = "Tanya spent a total of 240+100 = $336 in the store."
+    assert certain_context(money, money.index("240"), money.index(" in the"))
+    cut = r"so $x = 2y + 3 z$ and"
+    assert not certain_context(cut, cut.index("x ="), cut.index(" z"))
