@@ -11,7 +11,7 @@ import sympy
 from schemas.records import Problem
 from verifiers.math.competition import certain_claim_text, certain_context, looks_competition, safe_binding
 from verifiers.math.symbolic import false_as_identity, in_degrees
-from verifiers.math.verifier import MathVerifier
+from verifiers.math.verifier import MathVerifier, MathVerifierConfig
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
 WORD_PROBLEM = Problem("g1", "gsm8k", "math", "Natalia sold 48 clips in April and half as many in May.")
@@ -19,7 +19,8 @@ WORD_PROBLEM = Problem("g1", "gsm8k", "math", "Natalia sold 48 clips in April an
 
 @pytest.fixture(scope="module")
 def verifier() -> Iterator[MathVerifier]:
-    checker = MathVerifier()
+    # a generous item limit: these tests pin readings, and a cold worker on a loaded machine ran past 3 s
+    checker = MathVerifier(MathVerifierConfig(timeout_s=30.0))
     yield checker
     checker.close()
 

@@ -11,14 +11,15 @@ from schemas.records import Problem
 from verifiers.math.congruences import congruence_claims
 from verifiers.math.equation_steps import equation_pairs
 from verifiers.math.solution_sets import judge_step
-from verifiers.math.verifier import MathVerifier
+from verifiers.math.verifier import MathVerifier, MathVerifierConfig
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
 
 
 @pytest.fixture(scope="module")
 def verifier() -> Iterator[MathVerifier]:
-    checker = MathVerifier()
+    # a generous item limit: these tests pin readings, and a cold worker on a loaded machine ran past 3 s
+    checker = MathVerifier(MathVerifierConfig(timeout_s=30.0))
     yield checker
     checker.close()
 
