@@ -13,23 +13,15 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "schemas",
-    "config",
-    "sampling",
-    "verifiers",
-    "rollouts",
-    "storage",
-    "labels",
-    "flows",
-    "evaluation",
-    "training",
-    "prm_factory",
+PACKAGES: tuple[str, ...] = tuple(
+    tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["root_packages"]
 )
+"""The product packages: the import-linter contract's own list, so a new package is named in one place."""
 
 
 def product_modules(root: Path = ROOT) -> list[str]:
