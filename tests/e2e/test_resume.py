@@ -1,6 +1,9 @@
 """SIGKILL mid-run, start again, compare with an uninterrupted run: the same rows, and finished stages
 are not redone. Runs the real CLI as subprocesses (each starts its own engine), so it is kept to one
-tiny comparison: one problem, one chain, one rollout on one step prefix, eager engine start.
+tiny comparison: one problem, one chain, one rollout on one step prefix, eager engine start. The
+uninterrupted run goes on beside the killed one (separate roots, caches and engine processes), and every run
+talks to the session's Prefect server instead of starting a temporary one of its own: the engine starts are
+this test's whole cost, and on two cores two of them overlap well (much of a start is one thread).
 
 Decoding is greedy (temperature 0) here on purpose: the killed and the uninterrupted run are two engine
 processes, and at temperature 0.7 two fresh CPU engines with the same seed were seen to write different
@@ -49,7 +52,9 @@ def cli_command(config: Path) -> list[str]:
 
 
 def env() -> dict[str, str]:
-    return {**os.environ, "COLUMNS": "200"}
+    from prefect.settings import PREFECT_API_URL
+
+    return {**os.environ, "COLUMNS": "200", "PREFECT_API_URL": str(PREFECT_API_URL.value())}
 
 
 def write_config(tmp_path: Path, name: str, problems: Path) -> Path:
@@ -59,9 +64,27 @@ def write_config(tmp_path: Path, name: str, problems: Path) -> Path:
 
 
 def run_to_end(config: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        cli_command(config), capture_output=True, text=True, cwd=cwd, env=env(), timeout=600
-    )
+    return finish(start(config, cwd))
+
+
+def start(config: Path, cwd: Path) -> subprocess.Popen[str]:
+    """The CLI run in the background, its output in files beside the config (a pipe nobody reads while
+    the test waits on another run could fill and stall it)."""
+    with config.with_suffix(".out").open("w") as out, config.with_suffix(".err").open("w") as err:
+        return subprocess.Popen(cli_command(config), stdout=out, stderr=err, text=True, cwd=cwd, env=env())
+
+
+def finish(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
+    """Wait for a run from `start` (killing it past the limit) and read back what it printed."""
+    try:
+        process.wait(timeout=600)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=60)
+    config = Path(process.args[-1])
+    out, err = (config.with_suffix(suffix).read_text() for suffix in (".out", ".err"))
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def run_and_kill_after(config: Path, root: Path, stage: str, cwd: Path) -> None:
@@ -102,22 +125,24 @@ def dataset_keys(root: Path) -> dict[str, list[str]]:
 
 
 def test_a_run_killed_mid_run_and_started_again_ends_like_an_uninterrupted_run(
-    tmp_path: Path, problems_file: Path
+    tmp_path: Path, problems_file: Path, prefect_server: None
 ) -> None:
     from storage.dataset import Dataset
 
     killed_cfg = write_config(tmp_path, "killed", problems_file)
-    run_and_kill_after(killed_cfg, tmp_path / "killed", "sample", tmp_path)
-    killed = Dataset(str(tmp_path / "killed"))
-    assert not killed.exists() or dataset_keys(tmp_path / "killed")["chains"] == []
+    uninterrupted = start(write_config(tmp_path, "clean", problems_file), tmp_path)
+    try:
+        run_and_kill_after(killed_cfg, tmp_path / "killed", "sample", tmp_path)
+        killed = Dataset(str(tmp_path / "killed"))
+        assert not killed.exists() or dataset_keys(tmp_path / "killed")["chains"] == []
 
-    resumed = run_to_end(killed_cfg, tmp_path)
-    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    output = resumed.stdout + resumed.stderr
-    assert "stage=sample event=done" in output and "cached=true" in output
-    assert "sample (cached)" in output  # the CLI's progress line
-
-    clean = run_to_end(write_config(tmp_path, "clean", problems_file), tmp_path)
+        resumed = run_to_end(killed_cfg, tmp_path)
+        assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+        output = resumed.stdout + resumed.stderr
+        assert "stage=sample event=done" in output and "cached=true" in output
+        assert "sample (cached)" in output  # the CLI's progress line
+    finally:
+        clean = finish(uninterrupted)
     assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
     assert "cached=true" not in clean.stdout + clean.stderr
 
