@@ -21,17 +21,12 @@ from prefect.cache_policies import NO_CACHE
 from config.run_config import RunConfig
 from flows.domains import domain_for as math_domain
 from flows.domains import math_verifier, reference_identity, reference_labels
-from flows.generation_run import (
-    engine_settings,
-    judge_settings,
-    judge_task,
-    rollouts_task,
-    run_labelers,
-    start_engine_task,
-    write_task,
-)
-from flows.resume import stage_key, with_stage_cache
+from flows.engines import engine_settings, judge_settings
+from flows.plan import run_labelers
+from flows.resume import with_stage_cache
 from flows.run_record import RunOutput, run_record, utc_now
+from flows.stages import EXTERNAL
+from flows.tasks import judge_task, rollouts_task, start_engine_task, write_task
 from labels.assemble import RecordContext, SampledChain, chunk_records, external_problem, join_steps
 from labels.judge import JudgeResult
 from rollouts import ChainValues
@@ -120,16 +115,15 @@ def _rollout_values(
         )
         for c in chains_in
     ]
-    key = stage_key(
-        "rollouts",
+    key = EXTERNAL.run_keys(
         {
             "external_chains": [c.chain_id for c in sampled],
             "outcomes": [c.outcome.label for c in sampled],
             "engine": {"model": settings.model_id, "weights": weights, "seed": settings.seed},
             "rollouts": config.rollouts.model_dump(mode="json"),
             "verifier": labeler_identity(verifier),
-        },
-    )
+        }
+    )["rollouts"]
     task_ = with_stage_cache(rollouts_task, config.dataset_root(), key if config.resume.enabled else None)
     stage = task_(settings, sampled, config, verifier, run_id)
     return sampled, stage.values, settings.model_id, weights

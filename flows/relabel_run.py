@@ -12,8 +12,8 @@ from prefect import flow, get_run_logger
 
 from config.run_config import RunConfig
 from flows.domains import domain_for, reference_identity, reference_labels
-from flows.generation_run import write_task
 from flows.run_record import RunOutput, run_record, utc_now
+from flows.tasks import write_task
 from labels.relabel import relabel_chain
 from schemas.records import Chain, Problem, Step, from_table
 from storage.dataset import Dataset

@@ -3,7 +3,8 @@
 Prefect's default task cache key includes the flow run id, so a run started again after SIGKILL would redo
 everything. Here each expensive stage gets an explicit key built from what decides its output (problem ids,
 model weights hash, sampling parameters, seed, verifier version, the stage's own source code) and chained
-from the key of the stage it consumes, so changing anything upstream invalidates everything downstream.
+from the key of the stage it consumes, so changing anything upstream invalidates everything downstream;
+flows/stages.py declares the stages and derives their keys.
 Results persist as Prefect result files in `<dataset root>/_cache/<stage>-<hash>`; a run with the same
 config finds them, Prefect marks the task `Cached`, and the run commits the same rows (content-hash keys)
 an uninterrupted run would have.
@@ -26,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,15 +38,6 @@ from verifiers.identity import code_digest
 
 CACHE_DIR = "_cache"
 
-# Modules whose source decides each stage's output; a change to any of them invalidates that stage's cache.
-STAGE_CODE: dict[str, tuple[str, ...]] = {
-    "sample": ("sampling.chains", "sampling.prompts", "sampling.vllm_sampler"),
-    "segment": ("sampling.segment", "labels.assemble", "flows.domains"),
-    # the verifier's own code is in the key through its identity (verifiers.identity.labeler_identity)
-    "verify": ("flows.domains",),
-    "rollouts": ("rollouts",),
-}
-
 T = TypeVar("T", bound=Task)
 
 
@@ -54,16 +45,11 @@ def cache_dir(dataset_root: str | Path) -> Path:
     return Path(dataset_root) / CACHE_DIR
 
 
-def source_digest(modules: tuple[str, ...]) -> str:
-    """Hash of the source files of `modules` (packages: all their .py files), the stage's code version."""
-    return code_digest(modules)
-
-
-def stage_key(stage: str, inputs: dict[str, Any], code: Sequence[str] | None = None) -> str:
-    """`<stage>-<hash>` of the stage's inputs and code version; readable in `ls _cache/`."""
-    modules = tuple(STAGE_CODE.get(stage, ()) if code is None else code)
+def stage_key(stage: str, inputs: dict[str, Any], code: Sequence[str]) -> str:
+    """`<stage>-<hash>` of the stage's inputs and code version (the source of the modules `code` names);
+    readable in `ls _cache/`. Stages get theirs from their declaration (flows/stages.py)."""
     payload = json.dumps(
-        {"stage": stage, "inputs": inputs, "code": source_digest(modules)},
+        {"stage": stage, "inputs": inputs, "code": code_digest(tuple(code))},
         sort_keys=True,
         default=str,
     )
@@ -73,38 +59,6 @@ def stage_key(stage: str, inputs: dict[str, Any], code: Sequence[str] | None = N
 def problems_fingerprint(problems: Iterable[Problem]) -> str:
     """Problem ids are content hashes already; their order matters (chains are drawn in that order)."""
     return hashlib.sha256("\n".join(p.problem_id for p in problems).encode()).hexdigest()[:32]
-
-
-@dataclass(frozen=True)
-class StageKeys:
-    """The content keys of one run's cached stages, each chained from the one before."""
-
-    sample: str
-    segment: str
-    verify: str
-    rollouts: str
-
-    @classmethod
-    def build(
-        cls,
-        *,
-        problems: str,
-        engine: dict[str, Any],
-        sampling: dict[str, Any],
-        segmentation: dict[str, Any],
-        verifier: dict[str, Any],
-        rollouts: dict[str, Any],
-        domain: str,
-    ) -> StageKeys:
-        sample = stage_key(
-            "sample", {"problems": problems, "engine": engine, "sampling": sampling, "domain": domain}
-        )
-        segment = stage_key("segment", {"from": sample, "segmentation": segmentation, "verifier": verifier})
-        verify = stage_key("verify", {"from": segment, "verifier": verifier})
-        rollout = stage_key(
-            "rollouts", {"from": segment, "rollouts": rollouts, "engine": engine, "verifier": verifier}
-        )
-        return cls(sample, segment, verify, rollout)
 
 
 def chunks(problems: Sequence[Problem], size: int) -> list[list[Problem]]:

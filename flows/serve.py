@@ -103,7 +103,7 @@ def ensure_tag_limits(engine_slots: int, sandbox_slots: int) -> dict[str, int]:
     """Create or update the tag concurrency limits on the server; returns {tag: slots}."""
     from prefect.client.orchestration import get_client
 
-    from flows.generation_run import ENGINE_TAG, SANDBOX_TAG
+    from flows.tasks import ENGINE_TAG, SANDBOX_TAG
 
     wanted = {ENGINE_TAG: engine_slots, SANDBOX_TAG: sandbox_slots}
     with get_client(sync_client=True) as client:

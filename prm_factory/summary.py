@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from flows.generation_run import RunSummary
+from flows.run_summary import RunSummary
 from prm_factory.console import print_whole
 
 # Below these, Monte Carlo values mostly say "this model rarely finishes correctly", not "this step is bad".

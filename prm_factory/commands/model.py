@@ -41,7 +41,7 @@ def model_warm(
     """Start the run's engine once and generate a token, so vLLM's compile cache holds its graphs and the next
     start of the same settings skips the compile (minutes on a 2-core CPU). `scripts/setup.sh` runs it."""
     from config.run_config import ConfigError, load_config
-    from flows.generation_run import engine_settings
+    from flows.engines import engine_settings
     from sampling.protocol import GenerationParams
     from sampling.vllm_sampler import VLLMSampler
 

@@ -128,7 +128,7 @@ def _search(
 ) -> SearchEvaluation:
     """Run the search methods on the config's engine, started here unless one is up already."""
     from evaluation.search_eval import evaluate_search
-    from flows.generation_run import engine_settings
+    from flows.engines import engine_settings
     from sampling.backends import drop_sampler, get_sampler, is_running
     from sampling.protocol import GenerationParams
 

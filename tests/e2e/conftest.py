@@ -55,7 +55,7 @@ def code_config():
 
 @pytest.fixture(scope="session")
 def engine(prefect_server: None):
-    from flows.generation_run import engine_settings
+    from flows.engines import engine_settings
     from sampling.vllm_sampler import drop_sampler, get_sampler
 
     settings = engine_settings(RunConfig())

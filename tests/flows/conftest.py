@@ -1,7 +1,7 @@
 """A fake engine for flow tests: the real flow, stages and storage, with generation replaced by a script.
 
-The flow reaches the engine only through `get_sampler(settings)`; patching that (and the model lookup) in
-flows.generation_run runs every other stage for real in seconds, so resume, selection and artifacts are
+The flow reaches the engine only through `get_sampler(settings)`; patching that in flows.tasks (and the model
+lookup in flows.plan) runs every other stage for real in seconds, so resume, selection and artifacts are
 tested without starting vLLM.
 """
 
@@ -69,7 +69,8 @@ class FakeEngine:
 
 @pytest.fixture()
 def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
-    import flows.generation_run as gen
+    import flows.plan as plan
+    import flows.tasks as gen
 
     engine = FakeEngine(FakeSampler())
     checkpoint = tmp_path / "fake-checkpoint"
@@ -92,8 +93,8 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
         engine.call("rollouts", "engine died during rollouts")
         return real_estimate(*args, **kwargs)
 
-    monkeypatch.setattr(gen, "engine_settings", settings)
-    monkeypatch.setattr(gen, "weights_hash", lambda _path: "f" * 64)
+    monkeypatch.setattr(plan, "engine_settings", settings)
+    monkeypatch.setattr(plan, "weights_hash", lambda _path: "f" * 64)
     monkeypatch.setattr(gen, "get_sampler", get_sampler)
     monkeypatch.setattr(gen, "drop_sampler", lambda _settings: None)
     monkeypatch.setattr(gen, "draw_chains", draw_chains)

@@ -96,7 +96,7 @@ def test_serve_reports_every_config_error_on_one_line_each_and_exits_non_zero(
 
 
 def test_engine_tasks_carry_the_tag_the_concurrency_limit_is_set_on() -> None:
-    from flows.generation_run import ENGINE_TAG, rollouts_task, sample_task, start_engine_task
+    from flows.tasks import ENGINE_TAG, rollouts_task, sample_task, start_engine_task
 
     assert ENGINE_TAG == "prm-engine"
     assert all(ENGINE_TAG in t.tags for t in (start_engine_task, sample_task, rollouts_task))

@@ -50,7 +50,7 @@ def visible_chains(root: Path) -> int:
 def test_chunks_are_staged_as_they_finish_and_seen_only_once_the_run_commits(
     prefect_server: None, fake_engine, flow_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import flows.generation_run as gen
+    import flows.tasks as gen
 
     root = tmp_path / "ds"
     at_sample: list[tuple[int, tuple[int, int, int]]] = []  # (chunks staged, records alive) per chunk

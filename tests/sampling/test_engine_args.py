@@ -8,7 +8,7 @@ import pytest
 
 from config.engine_args import vllm_engine_arg_names
 from config.run_config import ConfigError, load_config
-from flows.generation_run import engine_settings
+from flows.engines import engine_settings
 from sampling.vllm_sampler import EngineSettings, engine_kwargs, engine_record
 from sampling.vllm_server import VLLMServer
 
@@ -29,7 +29,7 @@ def test_an_argument_with_a_model_field_must_be_set_there() -> None:
 
 
 def test_parallelism_batching_and_pass_through_reach_the_engine_kwargs(monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr("flows.generation_run.resolve_model", lambda path: (tmp_path, "m"))
+    monkeypatch.setattr("flows.engines.resolve_model", lambda path: (tmp_path, "m"))
     config = load_config(
         None,
         {

@@ -1,0 +1,196 @@
+"""The cached stages, declared once: what each consumes, reads, produces and which code decides its result.
+
+A stage's cache key is derived from its declaration (flows/resume.py stores the results): the code digest
+of its declared modules (`verifiers.identity.code_digest`), the values of its declared inputs (named parts of
+the config and the run plan) and the keys of the stages it consumes. A change to an upstream stage's inputs or
+code therefore changes every key downstream of it, and a stage is added by one entry in `GENERATION`.
+
+Run-scoped stages get one key per run, suffixed per chunk of problems (`resume.chunk_key`); a chunk-scoped
+stage (`rows`) is keyed from its upstream stages' chunk keys.
+
+>>> pipeline = Pipeline((Stage("a", inputs=("x",)), Stage("b", consumes=("a",))))
+>>> pipeline.run_keys({"x": 1})["b"] != pipeline.run_keys({"x": 2})["b"]
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from flows.resume import chunk_key, stage_key
+from schemas.records import Problem
+
+
+class UndeclaredInput(KeyError):
+    """A stage reads an input that was not provided, or a key was asked with an input no stage declares."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One cached stage. `clock` is its name on the run's progress clock (flows/stage_clock.py)."""
+
+    name: str
+    consumes: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    outputs: str = ""
+    code: tuple[str, ...] = ()
+    scope: Literal["run", "chunk"] = "run"
+    clock: str = ""
+
+    @property
+    def clock_name(self) -> str:
+        return self.clock or self.name
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """Stages in dependency order; a stage consumes only stages declared before it."""
+
+    stages: tuple[Stage, ...]
+
+    def __post_init__(self) -> None:
+        seen: dict[str, Stage] = {}
+        for stage in self.stages:
+            if stage.name in seen:
+                raise ValueError(f"stage {stage.name!r} declared twice")
+            for upstream in stage.consumes:
+                if upstream not in seen:
+                    raise ValueError(f"stage {stage.name!r} consumes {upstream!r}, not declared before it")
+                if stage.scope == "run" and seen[upstream].scope == "chunk":
+                    raise ValueError(
+                        f"run-scoped stage {stage.name!r} cannot consume chunk stage {upstream!r}"
+                    )
+            seen[stage.name] = stage
+
+    def __getitem__(self, name: str) -> Stage:
+        for stage in self.stages:
+            if stage.name == name:
+                return stage
+        raise KeyError(name)
+
+    def names(self, scope: str | None = None) -> list[str]:
+        return [s.name for s in self.stages if scope is None or s.scope == scope]
+
+    def input_names(self) -> set[str]:
+        return {name for stage in self.stages for name in stage.inputs}
+
+    def upstream(self, name: str) -> set[str]:
+        """Every stage `name` depends on, directly or through another stage."""
+        found: set[str] = set()
+        todo = list(self[name].consumes)
+        while todo:
+            current = todo.pop()
+            if current not in found:
+                found.add(current)
+                todo.extend(self[current].consumes)
+        return found
+
+    def _check(self, inputs: Mapping[str, Any]) -> None:
+        unknown = set(inputs) - self.input_names()
+        if unknown:
+            raise UndeclaredInput(f"inputs no stage declares: {sorted(unknown)}")
+
+    def _key(self, stage: Stage, inputs: Mapping[str, Any], upstream_keys: Mapping[str, str]) -> str:
+        missing = [name for name in stage.inputs if name not in inputs]
+        if missing:
+            raise UndeclaredInput(f"stage {stage.name!r} reads inputs not given: {missing}")
+        payload = {name: inputs[name] for name in stage.inputs}
+        if stage.consumes:
+            froms = [upstream_keys[name] for name in stage.consumes]
+            payload["from"] = froms[0] if len(froms) == 1 else froms
+        return stage_key(stage.name, payload, code=stage.code)
+
+    def run_keys(self, inputs: Mapping[str, Any]) -> dict[str, str]:
+        """The key of every run-scoped stage (chunk-scoped ones need a chunk: `chunk_keys`)."""
+        self._check(inputs)
+        keys: dict[str, str] = {}
+        for stage in self.stages:
+            if stage.scope == "run":
+                keys[stage.name] = self._key(stage, inputs, keys)
+        return keys
+
+    def chunk_keys(
+        self, run_keys: Mapping[str, str], inputs: Mapping[str, Any], index: int, part: Sequence[Problem]
+    ) -> dict[str, str]:
+        """Every stage's key for chunk `index`: run keys suffixed by the chunk, chunk stages chained."""
+        self._check(inputs)
+        keys: dict[str, str] = {}
+        for stage in self.stages:
+            if stage.scope == "run":
+                keys[stage.name] = chunk_key(run_keys[stage.name], index, part)
+            else:
+                keys[stage.name] = self._key(stage, inputs, keys)
+        return keys
+
+
+GENERATION = Pipeline(
+    (
+        Stage(
+            "sample",
+            inputs=("problems", "engine", "sampling", "domain"),
+            outputs="drawn chains",
+            code=("sampling.chains", "sampling.prompts", "sampling.vllm_sampler"),
+        ),
+        Stage(
+            "segment",
+            consumes=("sample",),
+            inputs=("segmentation", "verifier"),
+            outputs="chains split into steps, final answers graded",
+            code=("sampling.segment", "labels.assemble", "flows.domains"),
+            clock="segment_grade",
+        ),
+        Stage(
+            "verify",
+            consumes=("segment",),
+            inputs=("verifier",),  # its code digest is in the value (verifiers.identity.labeler_identity)
+            outputs="step verdicts",
+            code=("flows.domains",),
+        ),
+        Stage(
+            "rollouts",
+            consumes=("segment",),
+            inputs=("rollouts", "engine", "verifier"),
+            outputs="Monte Carlo step values",
+            code=("rollouts",),
+        ),
+        Stage(
+            "rows",
+            consumes=("rollouts", "verify"),
+            inputs=("labels", "judge"),
+            outputs="the chunk's staged Parquet rows",
+            code=("labels", "storage", "schemas.records"),
+            scope="chunk",
+            clock="stage_rows",
+        ),
+    )
+)
+"""A generation run's cached stages (flows/generation_run.py); the judge is not cached."""
+
+EXTERNAL = Pipeline(
+    (
+        Stage(
+            "rollouts",
+            inputs=("external_chains", "outcomes", "engine", "rollouts", "verifier"),
+            outputs="Monte Carlo step values of chains read from a file",
+            code=("rollouts",),
+        ),
+    )
+)
+"""The label flow's one cached stage (flows/label_run.py)."""
+
+KEYED_ELSEWHERE: dict[str, str] = {
+    "verifiers": "the `verifier` input carries the verifier's name, version and code digest",
+    "config": "a stage reads config only through its declared inputs, by value",
+    "schemas": "problems enter by their content-hash ids (`problems`); record types are shapes, not rules",
+    "sampling.protocol": "types and the sampler protocol only",
+    "sampling.cpu_host": "what it decides (the dtype `auto` became) is in the `engine` input",
+    "labels.consensus": "labels.assemble's row building, keyed by `rows` (which declares `labels`)",
+    "labels.judge": "labels.assemble's row building, keyed by `rows`; the judge's prompt hash is in `labels`",
+    "rollouts.items": "labels.assemble builds rollout items for the `rollouts` stage, which declares it",
+    "rollouts.values": "labels.assemble reads values when building rows, which consume `rollouts`",
+    "labels.reference": "the reference labeler's identity is in `labels` (the label config hash)",
+}
+"""Product modules a stage's declared code imports without declaring, and why its key still covers them
+(tests/flows/test_stages.py checks every such import is declared upstream or listed here)."""

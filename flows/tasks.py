@@ -1,0 +1,253 @@
+"""The Prefect tasks of a run, one per stage; each wraps a stage package's pure work (flows/ only wires).
+
+Engine tasks carry the `prm-engine` tag and sandbox-using tasks `prm-sandbox` (added where a code run uses
+them), so a Prefect server's tag concurrency limits keep two runs on one machine from overloading it
+(flows/serve.py). Engine tasks retry; a failure drops the engine so the retry starts a fresh one. Their cache
+policy is set per call from the stage's content key (flows/stages.py, flows/resume.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prefect import get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from config.run_config import RunConfig
+from flows.domains import Domain
+from flows.observe import StageEvents
+from flows.selection import labeled_problem_ids, pick_fresh
+from flows.shards import ShardRun, select_shard
+from labels.assemble import ChainIdentity, SampledChain, rollout_items, sampled_chain
+from labels.judge import Judge, JudgeResult, needs_judge
+from labels.tally import RunTally
+from rollouts import ChainValues, estimate_values, make_strategy
+from sampling.backends import drop_sampler, get_sampler
+from sampling.chains import DrawnChain, draw_chains
+from sampling.protocol import GenerationParams, Sampler
+from sampling.vllm_sampler import EngineSettings
+from schemas.records import Chain, Problem, Rejection, RunInfo, Step
+from storage.dataset import Dataset
+from storage.staging import stage_chunk
+from verifiers.protocol import Verdict, Verifier
+
+ENGINE_TAG = "prm-engine"
+"""Tag on every task that drives the vLLM engine; a tag concurrency limit on it serialises engine work."""
+SANDBOX_TAG = "prm-sandbox"
+"""Tag on tasks that run code in the Docker sandbox (code runs only)."""
+
+
+def _with_engine(settings: EngineSettings, work: Callable[[Sampler], Any]) -> Any:
+    """Run `work` on the engine; a failure drops the engine so the task's retry starts a fresh one."""
+    sampler = get_sampler(settings)
+    try:
+        return work(sampler)
+    except Exception:
+        drop_sampler(settings)
+        raise
+
+
+@task(name="load-problems", cache_policy=NO_CACHE)
+def load_problems_task(
+    config: RunConfig, domain: Domain, sharded: ShardRun | None = None
+) -> tuple[list[Problem], list]:
+    """The run's problems and rejected rows; a shard keeps its hash slice of what the whole run would load
+    (problems its own logical run labelled already still count as fresh, so every shard picks the same)."""
+    p = config.problems
+    logger = get_run_logger()
+    if p.skip_labeled:
+        labeled = labeled_problem_ids(config.dataset_root(), sharded.parent_run_id if sharded else None)
+        candidates, rejected_all = domain.load(config, None)
+        problems, rejected = pick_fresh(candidates, rejected_all, labeled, p.limit)
+        logger.info(
+            "skip_labeled: %d of %d candidate problems already labeled, picked %d fresh",
+            sum(1 for c in candidates if c.problem_id in labeled),
+            len(candidates),
+            len(problems),
+        )
+    else:
+        problems, rejected = domain.load(config, p.limit)
+    if sharded is not None:
+        whole = len(problems)
+        problems = select_shard(problems, sharded.shard)
+        rejected = rejected if sharded.keeps_rejections() else []
+        logger.info(
+            "shard %s of run %s: %d of %d problems",
+            sharded.shard,
+            sharded.parent_run_id,
+            len(problems),
+            whole,
+        )
+    logger.info("loaded %d %s problems, rejected %d rows", len(problems), domain.name, len(rejected))
+    for row in rejected:
+        logger.warning("rejected %s:%d field %s: %s", row.file, row.line, row.field, row.reason)
+    return problems, rejected
+
+
+@task(name="start-engine", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE, tags=[ENGINE_TAG])
+def start_engine_task(settings: EngineSettings) -> str:
+    get_sampler(settings)
+    return settings.model_id
+
+
+@task(name="sample-chains", retries=2, retry_delay_seconds=[5, 20], cache_policy=NO_CACHE, tags=[ENGINE_TAG])
+def sample_task(
+    settings: EngineSettings, problems: list[Problem], params: GenerationParams, domain: Domain
+) -> list[DrawnChain]:
+    if not problems:  # nothing left to label (skip_labeled): no engine needed
+        return []
+    drawn = _with_engine(
+        settings, lambda s: draw_chains(s, problems, params, domain.system_prompt, domain.user_prompt)
+    )
+    get_run_logger().info("sampled %d chains for %d problems", len(drawn), len(problems))
+    return drawn
+
+
+@task(name="segment-and-grade", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE)
+def segment_task(
+    drawn: list[DrawnChain], domain: Domain, verifier: Verifier, identity: ChainIdentity
+) -> list[SampledChain]:
+    return [
+        sampled_chain(
+            chain,
+            identity,
+            domain.segment(chain.generation.text),
+            verifier.grade(chain.problem, chain.generation.text),
+        )
+        for chain in drawn
+    ]
+
+
+@task(name="verify-steps", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE)
+def verify_task(sampled: list[SampledChain], verifier: Verifier) -> list[list[Verdict]]:
+    return [verifier.check_steps(c.problem, [s.text for s in c.steps]) for c in sampled]
+
+
+@task(name="rollouts", retries=2, retry_delay_seconds=[5, 20], cache_policy=NO_CACHE, tags=[ENGINE_TAG])
+def rollouts_task(
+    settings: EngineSettings,
+    sampled: list[SampledChain],
+    config: RunConfig,
+    verifier: Verifier,
+    run_id: str = "",
+    progress_offset: int = 0,
+    progress_total: int | None = None,
+) -> RolloutStage:
+    """Rollouts of `sampled` (one chunk of the run); progress counts chains across all chunks (the total
+    is an estimate until the last chunk: chains without steps draw no rollouts)."""
+    r = config.rollouts
+    items = rollout_items(sampled)
+    if not items:
+        return RolloutStage([], None)
+    params = GenerationParams(n=r.k, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens)
+    strategy = make_strategy(r.strategy, rollouts_per_probe=r.k, max_steps=r.max_steps)
+    logger = get_run_logger()
+
+    events = StageEvents(run_id, logger)
+
+    def progress(done: int, total: int) -> None:
+        events.advanced("rollouts", progress_offset + done, progress_total or total)
+
+    def work(sampler: Sampler) -> RolloutStage:
+        before = _cache_totals(sampler)
+        values = estimate_values(items, strategy, sampler, verifier.grade, params, progress=progress)
+        after = _cache_totals(sampler)
+        counters = None
+        if before is not None and after is not None and after[0] > before[0]:
+            counters = (after[0] - before[0], after[1] - before[1])
+            logger.info("rollouts: prefix cache hit rate %.3f", counters[1] / counters[0])
+        return RolloutStage(values, counters)
+
+    return _with_engine(settings, work)
+
+
+@dataclass(frozen=True)
+class RolloutStage:
+    values: list[ChainValues]
+    prefix_cache: tuple[int, int] | None  # (queried, hit) prompt tokens; None: backend has no counters
+
+
+def _cache_totals(sampler: Sampler) -> tuple[int, int] | None:
+    totals = getattr(sampler, "prefix_cache_totals", None)
+    if totals is None:
+        return None
+    try:
+        return totals()
+    except (OSError, RuntimeError, ValueError) as err:  # counters are provenance, not worth failing a run
+        get_run_logger().warning("prefix cache counters unreadable: %s", err)
+        return None
+
+
+TALLY_NOTE = "tally.json"
+
+
+@task(name="stage-rows", retries=1, retry_delay_seconds=[2], cache_policy=NO_CACHE)
+def stage_task(
+    root: str,
+    directory: str,
+    problems: list[Problem],
+    chains: list[Chain],
+    steps: list[Step],
+    tally: RunTally,
+) -> None:
+    """Write one chunk's rows to the staging area, with its totals beside them (for a reuse)."""
+    tables = Dataset(root).chunk_tables(problems, chains, steps)
+    stage_chunk(Path(directory), tables, {TALLY_NOTE: tally.to_json()})
+
+
+@task(name="write-dataset", retries=3, retry_delay_seconds=[2, 5, 15], cache_policy=NO_CACHE)
+def write_task(
+    root: str,
+    run: RunInfo,
+    problems: list[Problem],
+    chains: list[Chain],
+    steps: list[Step],
+    rejections: list[Rejection],
+) -> int:
+    """Commit records held in memory (labelled external chains, relabels) as one dataset version."""
+    return Dataset(root).commit_run(run, problems, chains, steps, rejections)
+
+
+@task(name="commit-staged", retries=3, retry_delay_seconds=[2, 5, 15], cache_policy=NO_CACHE)
+def commit_staged_task(root: str, run: RunInfo, staged: list[str], rejections: list[Rejection]) -> int:
+    """Commit a streaming run's staged chunks (none for a failed run) as one dataset version."""
+    return Dataset(root).commit_staged(run, [Path(d) for d in staged], rejections)
+
+
+@task(name="judge", retries=1, retry_delay_seconds=[10], cache_policy=NO_CACHE)
+def judge_task(
+    settings: EngineSettings,
+    config: RunConfig,
+    sampled: list[SampledChain],
+    verdicts: list[list[Verdict]],
+    references: list[list[Verdict] | None],
+    values: dict[str, ChainValues],
+) -> dict[str, JudgeResult]:
+    """The `judge` source for the chains the budget picks (`judge.budget`), in one engine call."""
+    picked = []
+    for chain, chain_verdicts, reference in zip(sampled, verdicts, references, strict=True):
+        if not chain.steps:
+            continue
+        chain_values = values.get(chain.chain_id)
+        hard = [None] * len(chain.steps)
+        for value in chain_values.steps if chain_values else ():
+            hard[value.step_index] = value.hard_label
+        if config.judge.budget == "all" or needs_judge(
+            [v.label for v in chain_verdicts], [v.label for v in reference] if reference else None, hard
+        ):
+            picked.append(chain)
+    logger = get_run_logger()
+    logger.info("judge: %d of %d chains picked (budget %s)", len(picked), len(sampled), config.judge.budget)
+    if not picked:
+        return {}
+    params = GenerationParams(n=1, temperature=0.0, top_p=1.0, max_tokens=config.judge.max_tokens)
+
+    def work(sampler: Sampler) -> dict[str, JudgeResult]:
+        judge = Judge(sampler, settings.model_id, params)
+        results = judge.judge_many([(c.problem.text, [s.text for s in c.steps]) for c in picked])
+        return {c.chain_id: r for c, r in zip(picked, results, strict=True)}
+
+    return _with_engine(settings, work)
