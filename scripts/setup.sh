@@ -7,16 +7,37 @@ cd "$(dirname "$0")/.."
 log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 export HF_HUB_OFFLINE=1 DO_NOT_TRACK=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
+# Independent steps run side by side, each logging to its own file (printed if it fails): the Debian packages
+# beside the venv (apt waits on dpkg and the network while uv unpacks wheels), the engine's warm-up beside the
+# sandbox image build (both minutes on a fresh machine, the one mostly compute, the other mostly dpkg and disk).
+logs=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT  # a failed step stops the others too
+background() {  # background NAME COMMAND...: run COMMAND in the background, its output in $logs/NAME.log
+  local name=$1; shift
+  ( "$@" ) >"$logs/$name.log" 2>&1 &
+  eval "pid_$name=$!"
+}
+await() {  # await NAME: wait for a background step; on failure print its log and stop
+  local name=$1 pid_var="pid_$1"
+  if ! wait "${!pid_var}"; then
+    log "$name failed; its output:"; cat "$logs/$name.log" >&2; exit 1
+  fi
+}
+apt_install() {
+  apt-get update -qq
+  # no Recommends: they double the install (485 against 287 packages, 240 against 119 s in a bookworm
+  # container) with a desktop's worth of chromium extras (mesa, upower, printer setup) nothing here uses
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-liberation)  # renders report pages in tests
+pid_apt=
 if [ ${#missing[@]} -gt 0 ]; then
-  log "installing Debian packages: ${missing[*]}"
-  apt-get update -qq
-  # no Recommends: they double the install (485 against 287 packages, 240 against 119 s in a bookworm
-  # container) with a desktop's worth of chromium extras (mesa, upower, printer setup) nothing here uses
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  log "installing Debian packages in the background: ${missing[*]}"
+  background apt apt_install "${missing[@]}"
 fi
 
 want=$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)
@@ -48,11 +69,17 @@ fi
 
 log "preparing the embedded model"
 .venv/bin/prm-factory model prepare
-log "warming the engine's compile cache (minutes once per engine settings, then seconds)"
-.venv/bin/prm-factory model warm --once
+log "warming the engine's compile cache in the background (minutes once per engine settings, then seconds)"
+background warm .venv/bin/prm-factory model warm --once
 
+if [ -n "$pid_apt" ]; then
+  log "waiting for the Debian packages"
+  await apt
+fi
 log "starting the Docker engine"
 bash scripts/start_dockerd.sh
 log "building the sandbox image (cached by content tag)"
 .venv/bin/prm-factory sandbox build
+log "waiting for the engine warm-up"
+await warm
 log "ready"
