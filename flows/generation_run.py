@@ -231,7 +231,8 @@ def generation_run(
     )
     try:
         verifier = state.verifier = domain.make_verifier()
-        problems, rejected = clock.once("load", lambda: tasks.load_problems_task(config, domain, sharded))
+        load = tasks.load_problems_task
+        problems, rejected = clock.once("load", lambda: load(config, domain, root, sharded))
         state.rejections = [Rejection(run_id, r.file, r.line, r.field, r.reason) for r in rejected]
         clock.current = "model"
         plan = state.plan = plan_run(config, domain, verifier, problems, run_id)

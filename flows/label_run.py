@@ -97,7 +97,12 @@ def verify_task(sampled: list[SampledChain], verifier: MathVerifier) -> list[lis
 
 
 def _rollout_values(
-    chains_in: list[ExternalChain], path: str, config: RunConfig, verifier: MathVerifier, run_id: str
+    chains_in: list[ExternalChain],
+    path: str,
+    config: RunConfig,
+    verifier: MathVerifier,
+    run_id: str,
+    root: str,
 ) -> tuple[list[SampledChain], list[ChainValues], str, str]:
     """Continue every step prefix with the policy; returns the chains (with the policy's prompt), their
     values, the policy model id and its weights hash. Cached like a sampled run's rollouts stage."""
@@ -124,7 +129,7 @@ def _rollout_values(
             "verifier": labeler_identity(verifier),
         }
     )["rollouts"]
-    task_ = with_stage_cache(rollouts_task, config.dataset_root(), key if config.resume.enabled else None)
+    task_ = with_stage_cache(rollouts_task, root, key if config.resume.enabled else None)
     stage = task_(settings, sampled, config, verifier, run_id)
     return sampled, stage.values, settings.model_id, weights
 
@@ -137,6 +142,7 @@ def label_external(
     question text for chains that carry none, so the reference source can align them."""
     run_id = uuid.uuid4().hex[:16]
     started = utc_now()
+    root = str(config.dataset_root())
     verifier = math_verifier(config)
     chains_in, rejected = read_task(path)
     if solutions is not None:
@@ -150,7 +156,7 @@ def label_external(
     values: list[ChainValues] = []
     policy, weights = EXTERNAL_MODEL, ""
     if rollouts and chains_in:
-        sampled, values, policy, weights = _rollout_values(chains_in, path, config, verifier, run_id)
+        sampled, values, policy, weights = _rollout_values(chains_in, path, config, verifier, run_id, root)
     else:
         sampled = [to_sampled(c, c.file or path, c.line, verifier) for c in chains_in]
     by_chain = {v.chain_id: v for v in values}
@@ -194,6 +200,5 @@ def label_external(
             }
         ),
     )
-    root = str(config.dataset_root())
     version = write_task(root, run, problems, chains, steps, rejections)
     return LabelSummary(run_id, root, version, chains, steps, rejections)

@@ -52,14 +52,14 @@ def _with_engine(settings: EngineSettings, work: Callable[[Sampler], Any]) -> An
 
 @task(name="load-problems", cache_policy=NO_CACHE)
 def load_problems_task(
-    config: RunConfig, domain: Domain, sharded: ShardRun | None = None
+    config: RunConfig, domain: Domain, root: str, sharded: ShardRun | None = None
 ) -> tuple[list[Problem], list]:
     """The run's problems and rejected rows; a shard keeps its hash slice of what the whole run would load
     (problems its own logical run labelled already still count as fresh, so every shard picks the same)."""
     p = config.problems
     logger = get_run_logger()
     if p.skip_labeled:
-        labeled = labeled_problem_ids(config.dataset_root(), sharded.parent_run_id if sharded else None)
+        labeled = labeled_problem_ids(root, sharded.parent_run_id if sharded else None)
         candidates, rejected_all = domain.load(config, None)
         problems, rejected = pick_fresh(candidates, rejected_all, labeled, p.limit)
         logger.info(
