@@ -45,10 +45,14 @@ from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from verifiers.math.claim_result import ClaimResult
 from verifiers.math.competition import certain_context, gate_failed, hypothetical, safe_binding, trimmed_run
 from verifiers.math.congruences import congruence_claims
+from verifiers.math.display_lines import joined_plus_minus_lines
+from verifiers.math.divisibility import divisibility_claims
 from verifiers.math.equation_steps import check_equation_pairs_bounded
+from verifiers.math.factorials import factorials_written_out
 from verifiers.math.labelled_lines import labelled_line_claims
 from verifiers.math.latex_claims import check_hard_runs_bounded
 from verifiers.math.numbers import RELATIVE_TOLERANCE, Literal, format_value, match_rule
+from verifiers.math.thousands import thousands_joined
 from verifiers.protocol import Verdict
 
 _APPROXIMATE = re.compile(
@@ -128,6 +132,10 @@ def check_steps(
     relation it derives from the one before is checked as an equation step (`equation_steps`, judged by
     `equation_checker`, by default in the bounded worker).
     """
+    if competition:
+        # `100{,}001` is one number, `5!` in math is 120 (`factorials`); quadratic-formula lines restating
+        # one name are one chain
+        steps = [joined_plus_minus_lines(factorials_written_out(thousands_joined(step))) for step in steps]
     per_step: list[list[ClaimResult]] = []
     hard: list[tuple[int, str, Mapping[str, str]]] = []
     state = StepState()  # the walk's state after the last step (an empty chain keeps this one)
@@ -157,6 +165,7 @@ def check_steps(
     if competition:
         for index, step in enumerate(steps):
             per_step[index].extend(congruence_claims(step))
+            per_step[index].extend(divisibility_claims(step))
         checker_eq = equation_checker or check_equation_pairs_bounded
         for index, results in checker_eq(steps).items():
             per_step[index].extend(r for r in results if r.holds is not None)

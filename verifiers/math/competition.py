@@ -47,6 +47,9 @@ IDENTITY_CUE = re.compile(
     re.IGNORECASE,
 )
 IDENTITY_FALSE = "false as an identity"
+# `\\frac{1 \\pm \\sqrt{5}}{2} = \\frac{1 \\pm 2.24}{2}`: both branches read as numbers
+# (`symbolic.plus_minus_branches`)
+PLUS_MINUS = "both branches of \\pm"
 # `A = B = C` in the same names: each `=` claims an identity, no words needed (`symbolic.identity_chain`)
 IDENTITY_CHAIN_FALSE = "false as an identity in a chain of expressions"
 
@@ -280,7 +283,10 @@ def gate_failed(
         return unjudged(result, "an approximation, within 1 %")
     if _ROUNDED_DECIMAL.search(result.claim) and not _far_off(result, CARRIED_ROUNDING_TOLERANCE):
         return unjudged(result, "a rounded value carried, within 0.05 %")
-    if not certain_claim_text(with_safe_names(result.claim, safe_names)):
+    claim = result.claim
+    if result.reason == PLUS_MINUS:  # each branch was read as numbers: `\\pm` has no second reading here
+        claim = claim.replace("\\pm", "+")
+    if not certain_claim_text(with_safe_names(claim, safe_names)):
         return unjudged(result, "names or notation with more than one reading")
     if safe_names and not certain_claim_text(result.claim):
         return ClaimResult(result.claim, False, result.expected, result.reason, rule="names bound once")

@@ -9,7 +9,11 @@ have fed it:
 - inside one math segment, joined by `\\Rightarrow`, `\\implies`, `\\iff` (`4a = -10 \\Rightarrow a = -5/2`);
 - in consecutive segments, the words between them say it ("we get", "simplifying", "so", "subtracting
   ... from both sides"), within one short stretch of text, with no other relation between and no word of
-  another source: a substitution, another equation or system, a case, a trial, a second root.
+  another source: a substitution, another equation or system, a case, a trial, a second root;
+- in consecutive displayed equations of one step with nothing but spacing or a comma between them
+  (`\\[ 16 + x = 27, \\] \\[ x = 8. \\]`): a worked derivation, each line rewriting the one above. Such a
+  link never says "rewrite", so it is judged in one unknown only (a displayed system stays unjudged),
+  and never from a solved value (`x = 1` above `x = 2` is a list, not a step).
 
 With several unknowns a pair needs a rewriting cue (rearranging, both sides, `\\Rightarrow`, ...), since
 "so" may join two equations of a system. Solution sets given with "or" or `\\pm` are one statement.
@@ -135,8 +139,10 @@ def statements(chain: Sequence[str]) -> list[Statement | None]:
     of relations side by side)."""
     out: list[Statement | None] = []
     last_end: tuple[int, int] | None = None  # (step, offset) where the last relation's segment ended
+    last_displayed = ""  # the last segment's relation when it was one displayed equation, else ""
     for index, step in enumerate(chain):
         for start, end, body in _alternatives_joined(step, _segments(step)):
+            displayed, last_displayed = last_displayed, ""
             parts = _CONNECTOR.split(body)
             relations = [_reduced(_clean(p)) for p in parts]
             if not any(_is_relation(r) for r in relations):
@@ -153,11 +159,46 @@ def statements(chain: Sequence[str]) -> list[Statement | None]:
                     link, rewrite = "strong", True
                 else:
                     link, rewrite = _words_link(chain, last_end, index, start)
-                    if not _statement_alone(step, start, end):
+                    if not link and _display_continues(chain, last_end, index, start, displayed, relation):
+                        link, rewrite = "display", False
+                    if not _statement_alone(step, start, end, up_to_math=link == "display"):
                         link = ""
                 out.append(Statement(index, start, end, relation, link, rewrite))
+            if len(parts) == 1 and _DISPLAY_OPEN.match(step, start) and _equation_only(relations[0]):
+                last_displayed = relations[0]
             last_end = (index, end)
     return out
+
+
+_DISPLAY_OPEN = re.compile(r"\\\[|\$\$|\\begin\{")
+_NOTHING_BETWEEN = re.compile(r"[\s,.]*")
+_SOLVED_FORM = re.compile(r"\s*[A-Za-z]\s*=\s*[-+]?[\d.\s]*(?:\\[dt]?frac\{\d+\}\{\d+\})?\s*")
+
+
+def _equation_only(relation: str) -> bool:
+    """One equation: an `=` and no inequality, no alternative."""
+    return "=" in relation and not re.search(
+        r"[<>]|\\(?:[lg]eq?|[lg]t|neq?|pm|mp|approx)(?![A-Za-z])|\\text\{\s*or", relation
+    )
+
+
+def _display_continues(
+    chain: Sequence[str],
+    last_end: tuple[int, int] | None,
+    index: int,
+    start: int,
+    displayed: str,
+    relation: str,
+) -> bool:
+    """Is this displayed equation the next line of a derivation: right after a displayed equation of the
+    same step, nothing but spacing or a comma between, neither a solved value (a list of values)?"""
+    if last_end is None or last_end[0] != index or not displayed:
+        return False
+    if not _DISPLAY_OPEN.match(chain[index], start) or not _equation_only(relation):
+        return False
+    if not _NOTHING_BETWEEN.fullmatch(chain[index][last_end[1] : start]):
+        return False
+    return not _SOLVED_FORM.fullmatch(displayed)
 
 
 def _between(chain: Sequence[str], last_end: tuple[int, int], index: int, start: int) -> str:
@@ -178,19 +219,27 @@ def _words_link(
     words = _SEGMENT.sub(" X ", between)
     if len(words) > _MAX_BETWEEN or words.count("\n") > 2 or not _LINK.search(words):
         return "", False
-    if _OTHER_SOURCE.search(words):
+    if _OTHER_SOURCE.search(_SOLVING_FOR.sub(" ", words)):
         return "", False
     return "cue", bool(REWRITE.search(words))
+
+
+# "Solving for \\( x \\) yields": the unknown solved for, not a trial value ("for x = 1")
+_SOLVING_FOR = re.compile(r"\b(?:solv|isolat)\w*\s+for\s+(?:X|[A-Za-z])\b(?!\s*=)", re.IGNORECASE)
 
 
 _SENTENCE_END = re.compile(r"[.!?;:](?:\s|$)|\n")
 
 
-def _statement_alone(step: str, start: int, end: int) -> bool:
-    """Nothing right after the segment, in its sentence, makes it a case, a trial or a second value."""
+def _statement_alone(step: str, start: int, end: int, *, up_to_math: bool = False) -> bool:
+    """Nothing right after the segment, in its sentence, makes it a case, a trial or a second value; for a
+    line of a displayed derivation (`up_to_math`), only the words before the next line count (a remark
+    after the last line, "(not an integer)", is about that line)."""
     after = step[end : end + 80]
     cut = _SENTENCE_END.search(after)
     after = after[: cut.start()] if cut else after
+    if up_to_math:
+        after = after[: next((m.start() for m in _SEGMENT.finditer(after)), len(after))]
     return not _OTHER_SOURCE.search(_SEGMENT.sub(" ", after))
 
 
@@ -217,7 +266,13 @@ def plain_algebra(text: str) -> bool:
     return not _COMMAND.search(rest) and not _NOT_PLAIN.search(rest)
 
 
+# a decimal with two places or more: possibly rounded (`92y = -1732` -> `y = -18.83`), not an exact value
+_ROUNDED = re.compile(r"\d\.\d\d")
+
+
 def _worth_judging(before: str, after: str) -> bool:
+    if _ROUNDED.search(after) and not _ROUNDED.search(before):
+        return False
     old, new = names(before) - {"o", "r"}, names(after) - {"o", "r"}  # `\text{or}` leaves no name
     if not old or not new or not new <= old or (len(old) > 1 and new != old):
         return False

@@ -44,7 +44,11 @@ def split_top_level(text: str, separators: tuple[str, ...] = ("=", "\\approx")) 
 
 
 # `30^\\circ`, `30^{\\circ}`, `30°`: degrees, read as radians times pi/180 before parsing
-_DEGREE = re.compile(r"(\d+(?:\.\d+)?|[A-Za-z])\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)")
+# (a brace ends the mark only where one opened it: in `\\frac{1 - \\cos 45^\\circ}{2}` it ends the `\\frac`)
+_MARK = r"(?:\^\s*(?:\{\s*\\circ\s*\}|\\circ)|°)"
+_DEGREE = re.compile(r"(\d+(?:\.\d+)?|[A-Za-z])\s*" + _MARK)
+# `\\tan^2 20^\\circ` is `(\\tan 20^\\circ)^2`, not `\\tan^2` times a bracket
+_TRIG_POWER = re.compile(r"\\(sin|cos|tan|cot|sec|csc)\s*\^\s*(\d|\{\d\})\s*(\d+(?:\.\d+)?\s*" + _MARK + ")")
 IDENTITY_FALSE = "false as an identity"  # competition.IDENTITY_FALSE (this module runs in the worker)
 IDENTITY_CHAIN_FALSE = "false as an identity in a chain of expressions"  # competition.IDENTITY_CHAIN_FALSE
 _IDENTITY_POINTS = 3
@@ -60,16 +64,29 @@ _NOT_ALGEBRA = re.compile(
 _NUMBER_BEFORE_BRACKET = re.compile(r"(\d|\)|\\right\))\s*(\\left\(|\()")
 
 
+# `\\frac12`, `\\frac1{x}`, `\\frac{1}2`: single-digit arguments without braces, as TeX reads them
+_BARE_FRAC = re.compile(r"\\([dt]?frac)\s*(\d|\{[^{}]*\})\s*(\d|\{[^{}]*\})")
+
+
+def _bare_fraction(match: re.Match[str]) -> str:
+    top, bottom = (g if g.startswith("{") else f"{{{g}}}" for g in match.group(2, 3))
+    return f"\\{match.group(1)}{top}{bottom}"
+
+
 def _explicit_products(side: str) -> str:
+    side = _BARE_FRAC.sub(_bare_fraction, side)
     return _NUMBER_BEFORE_BRACKET.sub(r"\1 \\cdot \2", side)
 
 
-_BRACKET_DEGREE = re.compile(r"(\)|\\right\))\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)")
+_BRACKET_DEGREE = re.compile(r"(\)|\\right\))\s*" + _MARK)
 
 
 def in_degrees(side: str) -> str:
     """`\\sin 30^\\circ` -> `\\sin (\\frac{30 \\pi}{180})`: a degree mark means degrees; a mark left
     unread (after anything but a number, a letter or a bracket) makes the side unreadable."""
+    side = _TRIG_POWER.sub(
+        lambda m: f"\\left(\\{m.group(1)} {m.group(3)}\\right)^{{{m.group(2).strip('{}')}}}", side
+    )
     side = _DEGREE.sub(lambda m: f"\\left(\\frac{{{m.group(1)} \\pi}}{{180}}\\right)", side)
     side = _BRACKET_DEGREE.sub(lambda m: f"{m.group(1)} \\cdot \\frac{{\\pi}}{{180}}", side)
     if "\\circ" in side or "°" in side:
@@ -234,6 +251,43 @@ def _compare(left: sympy.Expr, right: sympy.Expr, right_text: str) -> tuple[bool
     return False, _shown(left)
 
 
+PLUS_MINUS = "both branches of \\pm"  # competition.PLUS_MINUS (this module runs in the worker)
+_DECIMAL = re.compile(r"\d\.\d")
+
+
+def plus_minus_branches(left_text: str, right_text: str) -> tuple[bool | None, str, str] | None:
+    """`\\frac{1 \\pm \\sqrt{7753}}{6} = \\frac{1 \\pm 88}{6}`: a `\\pm` on each side claims two equalities,
+    the `+` branches and the `-` branches, each read as numbers; the claim holds when both do and fails
+    when either fails (with a decimal written in the pair, only beyond 1 %: it was rounded). None when
+    the pair is not of this form (one `\\pm` a side, no `\\mp`)."""
+    if "\\mp" in left_text + right_text or left_text.count("\\pm") != 1 or right_text.count("\\pm") != 1:
+        return None
+    verdicts, shown = [], []
+    decimal = bool(_DECIMAL.search(left_text + " " + right_text))
+    for sign in ("+", "-"):
+        try:
+            left = latex2sympy(_explicit_products(in_degrees(left_text.replace("\\pm", sign))))
+            right_branch = right_text.replace("\\pm", sign)
+            right = latex2sympy(_explicit_products(in_degrees(right_branch)))
+        except Exception:
+            return None, "", "side could not be parsed"
+        if not isinstance(left, sympy.Expr) or not isinstance(right, sympy.Expr):
+            return None, "", "side could not be parsed"
+        if left.free_symbols or right.free_symbols:
+            return None, "", f"{PLUS_MINUS}: names in a branch"
+        holds, expected = _compare(left, right, right_branch)
+        if holds is False and decimal and _within(left, right, APPROXIMATION_TOLERANCE):
+            holds = None  # `\\sqrt{42068}` written `205.1` inside the branch: rounded, not wrong
+        verdicts.append(holds)
+        shown.append(expected)
+    expected = f"{shown[0]} and {shown[1]}"
+    if False in verdicts:
+        return False, expected, PLUS_MINUS
+    if verdicts == [True, True]:
+        return True, expected, PLUS_MINUS
+    return None, expected, PLUS_MINUS
+
+
 def latex_claims(
     items: Sequence[tuple[str, dict[str, str]]],
 ) -> Iterator[list[tuple[str, bool | None, str, str]]]:
@@ -268,6 +322,10 @@ def latex_claims(
                 approximate = approximations[k]
                 relation = "\\approx" if approximate else "="
                 claim = f"{sides[k]} {relation} {sides[k + 1]}"
+                branches = None if approximate else plus_minus_branches(sides[k], sides[k + 1])
+                if branches is not None:
+                    results.append((claim, *branches))
+                    continue
                 if not isinstance(left, sympy.Expr) or not isinstance(right, sympy.Expr):
                     results.append((claim, None, "", "side could not be parsed"))
                     continue

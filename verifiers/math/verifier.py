@@ -55,7 +55,10 @@ class MathVerifier:
     # 2.1: equation steps checked by solution sets (a relation the text derives from the one before:
     # neither set holding the other is an error), a chain of equal expressions in the same names checked as
     # identities, a run cut out of notation at one end judged without that side
-    version = "2.1.0"
+    # 2.2: factorials of written numbers inside math, `\pm` on both sides (both branches), quadratic-formula
+    # lines of one name joined, degree marks inside fractions and trig powers, bare `\frac12`, consecutive
+    # displayed equations of one step read as equation steps, a rounded decimal never an equation step
+    version = "2.2.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config
