@@ -35,6 +35,13 @@ own settings (libgomp preloaded by vLLM, one OpenMP thread, one core left to its
     python bench/bench_sampling.py                         # defaults finish in a few minutes on 2 cores
     python bench/bench_sampling.py --problems 16 --n 8 --max-tokens 256 --json out.json
     python bench/bench_sampling.py --engine-settings       # current vs tcmalloc / libiomp5 / thread binding
+    python bench/bench_sampling.py --seeding --rounds 2    # chunked prefill + engine seed vs request seeds
+
+`--seeding` (issue 25) runs the same child processes for two CPU engines: `today`, chunked prefill on (vLLM's
+default) with only the engine seeded, against `request-seeds`, chunked prefill off so that each request
+carries its own seed (`sampling.vllm_sampler.seeding_plan`, the default now). `--rounds N` alternates the
+settings N times and prints each round's ratio and their median (the load of a shared machine drifts).
+Figures: docs/engine.md.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repo's packages importable
@@ -255,12 +262,14 @@ class EngineCandidate:
     threads: str = "vllm"  # sampling.cpu_host.choose_thread_env: vLLM's own binding, or all cores
     enforce_eager: bool = False
     preload: str = ""  # LD_PRELOAD of the engine's processes
+    engine_args: str = "{}"  # JSON: model.engine_args of the engine
 
     def describe(self) -> str:
         libs = ",".join(Path(p).name for p in self.preload.split(":") if p)
         return (
             f"dtype={self.dtype} threads={self.threads} {'eager' if self.enforce_eager else 'compiled'}"
             + (f" LD_PRELOAD={libs}" if libs else "")
+            + (f" engine_args={self.engine_args}" if self.engine_args != "{}" else "")
         )
 
 
@@ -283,6 +292,24 @@ def engine_candidates() -> dict[str, EngineCandidate]:
     if tcmalloc and iomp:
         candidates["float32+tcmalloc+iomp"] = EngineCandidate("float32", preload=f"{tcmalloc}:{iomp}")
     return candidates
+
+
+def seeding_candidates() -> dict[str, EngineCandidate]:
+    """`--seeding` (issue 25): the CPU engine as it was (chunked prefill on, vLLM's default, so only the
+    engine is seeded) against per-request seeds, which need chunked prefill off
+    (`sampling.vllm_sampler.seeding_plan`); both with today's dtype and threads."""
+    from config.run_config import ModelConfig
+    from sampling.cpu_host import choose_thread_env, detect_host
+
+    defaults = ModelConfig()
+    host = detect_host()
+    # `auto` threads read the load at each start: resolve it once so both engines bind alike
+    env, _ = choose_thread_env(defaults.cpu_threads, host.cpus, os.environ, host.load)
+    base = EngineCandidate(defaults.dtype, threads="all" if env else "vllm")
+    return {
+        "today": replace(base, engine_args=json.dumps({"enable_chunked_prefill": True})),
+        "request-seeds": base,
+    }
 
 
 def _engine_core_pids() -> list[int]:
@@ -347,6 +374,9 @@ def engine_child(checkpoint: str, args: argparse.Namespace) -> dict:
             dtype=args.engine_dtype,
             cpu_threads=args.engine_threads,
             enforce_eager=args.enforce_eager,
+            engine_args=tuple(
+                sorted((k, json.dumps(v)) for k, v in json.loads(args.engine_args_json).items())
+            ),
         )
     )
     start_seconds = time.perf_counter() - started
@@ -372,7 +402,12 @@ def engine_child(checkpoint: str, args: argparse.Namespace) -> dict:
                 }
         results[workload.name] = best or {}
     sampler.close()
-    return {"start_seconds": start_seconds, "loaded": loaded, "workloads": results}
+    return {
+        "start_seconds": start_seconds,
+        "loaded": loaded,
+        "seed_mode": sampler.seed_mode,
+        "workloads": results,
+    }
 
 
 def start_phases(log_text: str) -> dict[str, float]:
@@ -425,6 +460,8 @@ def _run_setting(
             candidate.dtype,
             "--engine-threads",
             candidate.threads,
+            "--engine-args-json",
+            candidate.engine_args,
             *(["--enforce-eager"] if candidate.enforce_eager else []),
         ]
         _wait_for_free_engine_slot()
@@ -449,6 +486,7 @@ def _setting_line(row: dict, baseline: dict | None) -> str:
         cells.append(f"{workload} {timing['tokens_per_s']:>6.1f} tok/s {ratio:>5.2f}x")
     phases = " ".join(f"{k} {v:.0f}" for k, v in row.get("phases", {}).items())
     libs = ",".join(k for k, v in row["loaded"].items() if v) or "-"
+    libs += f"  seeds: {row.get('seed_mode', '?')}"
     load = max((t["load_after"] for t in row["workloads"].values()), default=0.0)
     return (
         f"  {row['name']:22} {' | '.join(cells)}  start {row['start_seconds']:>4.0f} s ({phases})  "
@@ -456,12 +494,31 @@ def _setting_line(row: dict, baseline: dict | None) -> str:
     )
 
 
+def _print_round_ratios(rows: list[dict]) -> None:
+    """Each setting's tokens/s over `today`'s of the same round, and the median over rounds."""
+    import statistics
+
+    for name in dict.fromkeys(r["name"] for r in rows if r["name"] != "today"):
+        for workload in ("plain", "rollouts"):
+            ratios = []
+            for row in rows:
+                base = next((b for b in rows if b["name"] == "today" and b["round"] == row["round"]), None)
+                if row["name"] != name or base is None or "error" in row or "error" in base:
+                    continue
+                ratios.append(
+                    row["workloads"][workload]["tokens_per_s"] / base["workloads"][workload]["tokens_per_s"]
+                )
+            if ratios:
+                cells = " ".join(f"{r:.2f}x" for r in ratios)
+                print(f"  {name} / today, {workload}: {cells} (median {statistics.median(ratios):.2f}x)")
+
+
 def bench_engine_settings(checkpoint: str, args: argparse.Namespace) -> dict:
     """Every candidate once, in a fresh process each, ratios against `today` of the same run."""
     from sampling.cpu_host import SIMD_FLAGS, detect_host
 
     log = Path(args.engine_log or tempfile.mkstemp(prefix="bench-engine-settings-", suffix=".log")[1])
-    candidates = engine_candidates()
+    candidates = seeding_candidates() if args.seeding else engine_candidates()
     if args.only:
         candidates = {k: v for k, v in candidates.items() if k in {"today", *args.only.split(",")}}
     host = detect_host()
@@ -475,12 +532,16 @@ def bench_engine_settings(checkpoint: str, args: argparse.Namespace) -> dict:
         flush=True,
     )
     rows: list[dict] = []
-    for name, candidate in candidates.items():
-        print(f"  {name}: {candidate.describe()} ...", flush=True)
-        row = _run_setting(name, candidate, checkpoint, args, log)
-        rows.append(row)
-        baseline = next((r for r in rows if r["name"] == "today" and "error" not in r), None)
-        print(_setting_line(row, baseline), flush=True)
+    for round_ in range(args.rounds):  # alternate the settings: a shared machine's load drifts
+        for name, candidate in candidates.items():
+            print(f"  {name}: {candidate.describe()} ...", flush=True)
+            row = {**_run_setting(name, candidate, checkpoint, args, log), "round": round_}
+            rows.append(row)
+            baseline = next(
+                (r for r in rows if r["name"] == "today" and r["round"] == round_ and "error" not in r), None
+            )
+            print(_setting_line(row, baseline), flush=True)
+    _print_round_ratios(rows)
     return {
         "cpu_model": host.model_name,
         "cpu_flags": flags,
@@ -549,11 +610,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="cores per backend (see the docstring)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--engine-settings", action="store_true", help="CPU engine settings only (issue 13)")
+    parser.add_argument(
+        "--seeding",
+        action="store_true",
+        help="CPU engine: chunked prefill + engine seed vs per-request seeds (issue 25)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="--engine-settings/--seeding: repeat, alternating"
+    )
     parser.add_argument("--engine-reps", type=int, default=2, help="timed workload calls per engine start")
     parser.add_argument("--engine-log", help="file for the engine's own output (default: a temp file)")
     parser.add_argument("--engine-child", metavar="OUT", help=argparse.SUPPRESS)
     parser.add_argument("--engine-dtype", default="bfloat16", help=argparse.SUPPRESS)
     parser.add_argument("--engine-threads", default="vllm", help=argparse.SUPPRESS)
+    parser.add_argument("--engine-args-json", default="{}", help=argparse.SUPPRESS)
     parser.add_argument("--only", help="--engine-settings: these candidates (comma-separated) beside `today`")
     args = parser.parse_args(argv)
 
@@ -569,7 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.engine_child:
         Path(args.engine_child).write_text(json.dumps(engine_child(checkpoint, args)))
         return 0
-    if args.engine_settings:
+    if args.engine_settings or args.seeding:
         result = bench_engine_settings(checkpoint, args)
         if args.json:
             Path(args.json).write_text(json.dumps(result, indent=2, default=str))

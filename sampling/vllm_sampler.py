@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,11 +37,14 @@ class EngineSettings:
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     engine_args: tuple[tuple[str, str], ...] = ()  # (name, JSON value): any other vLLM engine argument
+    engine_process: str = "separate"  # auto | inline | separate: where the engine core runs (`process_plan`)
     # "vllm": this process's offline engine; "openai": a fleet of OpenAI-compatible servers (vllm serve)
     backend: str = "vllm"
     base_urls: tuple[str, ...] = ()
     served_model_name: str | None = None
 
+
+LOGGER = logging.getLogger(__name__)
 
 _ENV_SET_HERE: set[str] = set()
 """Engine variables this process set itself: a later engine's choice does not mistake them for the user's."""
@@ -68,6 +73,94 @@ def engine_kwargs(settings: EngineSettings) -> dict[str, Any]:
     return kwargs
 
 
+@dataclass(frozen=True)
+class SeedingPlan:
+    """How an engine's requests are seeded, the engine arguments that makes possible, and why."""
+
+    mode: str  # "request": each request carries `request_seed`; "engine": only the engine is seeded
+    kwargs: dict[str, Any]
+    reason: str
+
+
+def seeding_plan(settings: EngineSettings, *, cpu: bool) -> SeedingPlan:
+    """Per-request seeds wherever they work. On the CPU build they crash once a prompt is prefilled in
+    chunks (the CPU generator "does not use offset", and chunked prefill rewinds it), so there chunked
+    prefill is turned off, which makes per-request seeds work and draws batch-invariant (a request's
+    tokens do not depend on what shares its batch). A user who turns chunked prefill on in `engine_args`
+    wins, and gets engine seeding.
+
+    >>> seeding_plan(EngineSettings("c", "m"), cpu=True).kwargs
+    {'enable_chunked_prefill': False}
+    >>> on = EngineSettings("c", "m", engine_args=(("enable_chunked_prefill", "true"),))
+    >>> seeding_plan(on, cpu=True).mode, seeding_plan(on, cpu=False).mode
+    ('engine', 'request')
+    """
+    if not cpu:
+        return SeedingPlan("request", {}, "per-request seeds (GPU build)")
+    chunked = engine_kwargs(settings).get("enable_chunked_prefill")
+    if chunked:
+        return SeedingPlan(
+            "engine",
+            {},
+            "engine seed only: engine_args turn chunked prefill on, where the CPU build crashes on "
+            "per-request seeds (draws then depend on what shares the batch)",
+        )
+    return SeedingPlan(
+        "request",
+        {} if chunked is False else {"enable_chunked_prefill": False},
+        "per-request seeds; chunked prefill off, since the CPU build crashes on per-request seeds with it",
+    )
+
+
+MULTIPROCESSING_ENV = "VLLM_ENABLE_V1_MULTIPROCESSING"
+
+
+@dataclass(frozen=True)
+class ProcessPlan:
+    """Where the engine core runs: "inline" in the caller's process, or "separate" (vLLM's default: an
+    EngineCore process, and on the CPU build a worker process below it); what that takes, and why."""
+
+    mode: str
+    env: dict[str, str]
+    kwargs: dict[str, Any]
+    reason: str
+
+
+def process_plan(settings: EngineSettings, *, cpu: bool, environ: dict[str, str]) -> ProcessPlan:
+    """`engine_process`: `inline` starts faster (no processes spawned, no model loaded twice over IPC)
+    but binds the OpenMP threads of the process that calls the engine; `separate` keeps them apart.
+    `auto` is inline on the CPU build with one worker (tensor x pipeline parallel 1), else separate.
+    A VLLM_ENABLE_V1_MULTIPROCESSING set by the user wins.
+
+    >>> process_plan(EngineSettings("c", "m", engine_process="inline"), cpu=True, environ={}).kwargs
+    {'distributed_executor_backend': 'uni'}
+    >>> process_plan(EngineSettings("c", "m", tensor_parallel_size=2), cpu=True, environ={}).mode
+    'separate'
+    """
+    requested = settings.engine_process
+    if requested not in ("auto", "inline", "separate"):
+        raise ValueError(f"engine_process must be 'auto', 'inline' or 'separate', got {requested!r}")
+    one_worker = settings.tensor_parallel_size * settings.pipeline_parallel_size == 1
+    given = environ.get(MULTIPROCESSING_ENV)
+    if given is not None:
+        requested = "inline" if given.strip().lower() in ("0", "false") else "separate"
+        why = f"{MULTIPROCESSING_ENV}={given} set by the user"
+    elif requested == "auto":
+        if not (cpu and one_worker):
+            why = "GPU build" if not cpu else "more than one worker"
+            return ProcessPlan("separate", {}, {}, f"auto: {why}, vLLM's own processes")
+        requested, why = "inline", "auto: CPU build, one worker"
+    else:
+        why = "set in the config"
+    if requested == "separate":
+        return ProcessPlan("separate", {}, {}, why)
+    if not one_worker:
+        raise ValueError("engine_process = 'inline' runs one worker: tensor/pipeline parallel size must be 1")
+    given_backend = "distributed_executor_backend" in engine_kwargs(settings)
+    kwargs = {} if given_backend else {"distributed_executor_backend": "uni"}
+    return ProcessPlan("inline", {} if given is not None else {MULTIPROCESSING_ENV: "0"}, kwargs, why)
+
+
 def engine_record(settings: EngineSettings) -> dict[str, Any]:
     """What the runs table keeps of an engine: host choices with reasons, seeding, engine arguments."""
     if settings.backend != "vllm":
@@ -76,16 +169,26 @@ def engine_record(settings: EngineSettings) -> dict[str, Any]:
         running = _ENGINES.get(settings)
     # the choice the engine started with (`auto` threads read the load then), else the one it would make now
     choice = running.host_choice if running is not None else engine_choice(settings)
+    seeding = seeding_plan(settings, cpu=on_cpu())
+    process = running.process if running is not None else _process_plan(settings)
     return {
         **choice.as_record(),
-        "seed_mode": "engine" if on_cpu() else "request",
-        "engine_args": engine_kwargs(settings),
+        "seed_mode": seeding.mode,
+        "seed_reason": seeding.reason,
+        "engine_process": process.mode,
+        "engine_process_reason": process.reason,
+        "engine_args": engine_kwargs(settings) | seeding.kwargs | process.kwargs,
     }
+
+
+def _process_plan(settings: EngineSettings) -> ProcessPlan:
+    user_env = {k: v for k, v in os.environ.items() if k not in _ENV_SET_HERE}
+    return process_plan(settings, cpu=on_cpu(), environ=user_env)
 
 
 def request_seed(engine_seed: int, prompt: str) -> int:
     """A per-request seed from the run's seed and the prompt (problem, chain prefix and step prefix are all in
-    it), so a prefix's rollouts are reproducible whichever batch they land in; GPU builds only.
+    it), so a prefix's rollouts are reproducible whichever batch they land in (`seeding_plan` says where).
 
     >>> request_seed(0, "Q: 1+1?") == request_seed(0, "Q: 1+1?") != request_seed(1, "Q: 1+1?")
     True
@@ -95,27 +198,41 @@ def request_seed(engine_seed: int, prompt: str) -> int:
 
 
 class VLLMSampler:
-    """One offline `vllm.LLM` per process. On a GPU each request is seeded (`request_seed`); the CPU build
-    crashes on per-request seeds once prompts are prefilled in chunks, so there only the engine is seeded.
-    `seed_mode` says which, and the run records it."""
+    """One offline `vllm.LLM` per process. Each request is seeded (`request_seed`) unless `seeding_plan`
+    says the engine cannot take it (the CPU build with chunked prefill on); `seed_mode` says which, and the
+    run records it."""
 
     def __init__(self, settings: EngineSettings) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(settings.cpu_kv_cache_gib))
         self.host_choice = engine_choice(settings)
-        for key, value in self.host_choice.env.items():  # inherited by the engine's spawned processes
+        self.process = _process_plan(settings)
+        for key, value in (self.host_choice.env | self.process.env).items():  # also the spawned processes
             os.environ[key] = value
             _ENV_SET_HERE.add(key)
+        started = time.perf_counter()
         from vllm import LLM
+
+        imported = time.perf_counter()
 
         self.settings = settings
         self.model_id = settings.model_id
         self.seed = settings.seed
-        kwargs: dict = engine_kwargs(settings)
-        self.seed_mode = "engine" if on_cpu() else "request"
+        seeding = seeding_plan(settings, cpu=on_cpu())
+        kwargs: dict = engine_kwargs(settings) | seeding.kwargs | self.process.kwargs
+        self.seed_mode = seeding.mode
         if not on_cpu():
             kwargs["gpu_memory_utilization"] = settings.gpu_memory_utilization
-        self._llm = LLM(
+        # inline, the engine computes in the thread that calls it and binds that thread's OpenMP team to
+        # cores: one thread of our own does every engine call, so the binding never reaches the task
+        # threads that start verifier workers or containers (they would inherit it)
+        self._thread = (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-engine")
+            if self.process.mode == "inline"
+            else None
+        )
+        self._llm = self._call(
+            LLM,
             model=settings.checkpoint,
             seed=settings.seed,
             max_model_len=settings.max_model_len,
@@ -128,6 +245,22 @@ class VLLMSampler:
         self._tokenizer = self._llm.get_tokenizer()
         self._lock = threading.Lock()  # the offline engine is not re-entrant across task threads
         self.engine_seconds = 0.0
+        done = time.perf_counter()
+        self.start_seconds = {"import": imported - started, "engine": done - imported}
+        LOGGER.info(
+            "vLLM engine (%s process, %s seeds) started in %.1f s: import vllm %.1f s, LLM() %.1f s",
+            self.process.mode,
+            self.seed_mode,
+            done - started,
+            imported - started,
+            done - imported,
+        )
+
+    def _call(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`function(*args, **kwargs)` on the engine's own thread (inline engine), else right here."""
+        if self._thread is None:
+            return function(*args, **kwargs)
+        return self._thread.submit(function, *args, **kwargs).result()
 
     def render_chat(self, system: str | None, user: str) -> str:
         messages = ([{"role": "system", "content": system}] if system else []) + [
@@ -154,8 +287,19 @@ class VLLMSampler:
         per_request = [sampling(p) for p in prompts] if self.seed_mode == "request" else sampling("")
         with self._lock:
             started = time.perf_counter()
-            outputs = self._llm.generate(list(prompts), per_request, use_tqdm=False)
-            self.engine_seconds += time.perf_counter() - started
+            outputs = self._call(self._llm.generate, list(prompts), per_request, use_tqdm=False)
+            seconds = time.perf_counter() - started
+            self.engine_seconds += seconds
+        tokens = sum(len(o.token_ids) for request in outputs for o in request.outputs)
+        # one line per engine call: whether a stage reaches the engine as one batch or in small rounds
+        LOGGER.info(
+            "engine call: %d prompts x n=%d, %d tokens in %.1f s (%.0f tok/s)",
+            len(prompts),
+            params.n,
+            tokens,
+            seconds,
+            tokens / seconds if seconds > 0 else 0.0,
+        )
         return [
             [
                 Generation(
@@ -186,7 +330,9 @@ class VLLMSampler:
         engine = getattr(self._llm, "llm_engine", None)
         core = getattr(engine, "engine_core", None)
         if core is not None and hasattr(core, "shutdown"):
-            core.shutdown()
+            self._call(core.shutdown)
+        if self._thread is not None:
+            self._thread.shutdown(wait=False)
 
 
 _ENGINES: dict[EngineSettings, VLLMSampler] = {}

@@ -67,8 +67,8 @@ def test_defaults_pass_nothing_so_vllm_defaults_hold() -> None:
 def test_the_run_record_names_seeding_and_engine_args() -> None:
     settings = EngineSettings(checkpoint="c", model_id="m", max_num_seqs=8, engine_args=(("swap", "1"),))
     record = engine_record(settings)
-    assert record["seed_mode"] == "engine"  # no GPU here: the CPU build is seeded per engine
-    assert record["engine_args"] == {"max_num_seqs": 8, "swap": 1}
+    assert record["seed_mode"] == "request"  # the CPU build too, with chunked prefill off (test_seeding.py)
+    assert record["engine_args"] == {"max_num_seqs": 8, "swap": 1, "enable_chunked_prefill": False}
     assert record["dtype"] in ("float32", "bfloat16")
     json.dumps(record)  # the runs table stores it as JSON
 
