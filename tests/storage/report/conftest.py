@@ -6,14 +6,13 @@ records: the report needs disputed, unlabeled and outcome-valued steps and text 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 
 from labels.consensus import consensus as label_consensus
 from schemas.ids import content_id
-from schemas.records import Chain, Problem, Rejection, RunInfo, Step
+from schemas.records import Chain, Problem, RunInfo, Step
 from storage.dataset import Dataset
+from tests.storage.conftest import RunRecords
 
 HOSTILE_STEP = '<script>alert("step")</script> & <img src=x onerror=alert(1)>'
 HOSTILE_PROBLEM = "<b>What</b> is 2 & 3? <a href='https://example.com'>x</a>"
@@ -25,18 +24,6 @@ CHAIN_SHAPES: tuple[tuple[tuple[str, float | None, str], ...], ...] = (
     (("correct", 0.0, "rollouts"), ("unverifiable", None, "none"), ("incorrect", 0.0, "outcome")),
     (("unverifiable", 0.25, "rollouts"), ("unverifiable", 0.0, "rollouts"), ("unverifiable", None, "none")),
 )
-
-
-@dataclass
-class RunRecords:
-    run: RunInfo
-    problems: list[Problem]
-    chains: list[Chain]
-    steps: list[Step]
-    rejections: list[Rejection] = field(default_factory=list)
-
-    def args(self) -> tuple:
-        return self.run, self.problems, self.chains, self.steps, self.rejections
 
 
 def _steps(chain_id: str, problem_id: str, run_id: str, shape, texts: list[str]) -> list[Step]:
