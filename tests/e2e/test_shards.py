@@ -2,12 +2,12 @@
 one shard killed with SIGKILL mid-rollouts and rerun alone; and engine arguments read back from an engine.
 
 Kept to one scenario to pay for as few engine starts as possible (three in worker processes, plus the
-session's shared engine for the single-process reference run). Decoding is greedy, as in test_resume.py:
-on the CPU build requests are seeded per engine (sampling/vllm_sampler.py), and vLLM's CPU sampler then
-draws one number per sequence of the whole batch from the engine's generator at every step
-(`TopKTopPSampler.forward_cpu`), so at temperature > 0 a problem's chains depend on which other problems
-share its engine: a shard's rows could not equal a single-process run's. Greedy decoding (n = 1, k = 1,
-vLLM's rule for greedy) makes the comparison exact.
+session's shared engine for the single-process reference run). Decoding samples (temperature 0.7, n = 2,
+k = 2): each request carries its own seed, derived from the run seed and its prompt, which the CPU build
+takes with chunked prefill off (`sampling.vllm_sampler.seeding_plan`). With only the engine seeded, vLLM's
+CPU sampler draws for every sequence of a batch from one generator, so a problem's chains depended on
+which other problems shared its engine and only greedy decoding could make a shard equal a single run;
+`test_per_request_seeds_make_draws_batch_invariant` pins the property the identity rests on.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ QUESTIONS = [  # two of them hash to each of two shards (flows.shards.shard_of)
 ]
 TINY = {  # the model section stays the default: the reference run uses the session's shared engine
     "problems.limit": 4,
-    "sampling.n": 1,
-    "sampling.temperature": 0.0,
+    "sampling.n": 2,
+    "sampling.temperature": 0.7,
     "sampling.max_tokens": 64,
-    "rollouts.k": 1,
-    "rollouts.temperature": 0.0,
+    "rollouts.k": 2,
+    "rollouts.temperature": 0.7,
     "rollouts.max_steps": 2,
     "rollouts.max_tokens": 32,
     "resume.chunk_problems": 1,  # a shard of two problems stages two chunks: the kill lands between them
@@ -134,6 +134,28 @@ def wait_for_log(logs: list[Path], *needles: str) -> str:
     raise AssertionError(f"no worker log line with {needles}")
 
 
+def test_per_request_seeds_make_draws_batch_invariant(engine) -> None:
+    """A request's samples are the same alone, in a batch of four or in another order (the session's CPU
+    engine, default config): what lets a shard, a rerun or a resumed chunk reproduce a run's chains."""
+    from sampling.protocol import GenerationParams
+
+    assert engine.seed_mode == "request"
+    prompts = [engine.render_chat(None, question) for question, _ in QUESTIONS]
+    params = GenerationParams(n=2, temperature=0.7, top_p=0.95, max_tokens=24)
+
+    def texts(batch: list[str]) -> dict[str, list[str]]:
+        return {
+            p: [g.text for g in gens] for p, gens in zip(batch, engine.generate(batch, params), strict=True)
+        }
+
+    together = texts(prompts)
+    assert texts(prompts[::-1]) == together
+    assert texts([prompts[2], prompts[0]]) == {p: together[p] for p in (prompts[2], prompts[0])}
+    assert texts([prompts[1]]) == {prompts[1]: together[prompts[1]]}
+    # sampled, not greedy: the two samples of some request differ
+    assert any(first != second for first, second in together.values())
+
+
 def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone(
     engine, workers: list[Path], tmp_path: Path
 ) -> None:
@@ -183,6 +205,9 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
     }
     sharded_seconds = time.perf_counter() - started
 
+    # step ids hash the labelers' code: an edit of the tree while the test runs would show up as a row diff
+    labelers = "SELECT DISTINCT verifier_versions FROM runs"
+    assert query(ds, labelers).to_pylist() == query(Dataset(str(tmp_path / "single")), labelers).to_pylist()
     assert committed_rows(tmp_path / "sharded") == committed_rows(tmp_path / "single")
     for table, key in (("chains", "chain_id"), ("steps", "step_id"), ("problems", "problem_id")):
         counted = query(ds, f"SELECT count(*) AS n, count(DISTINCT {key}) AS d FROM {table}").to_pylist()[0]
