@@ -26,9 +26,10 @@ from fractions import Fraction
 
 from verifiers.math.claim_result import ClaimResult
 
-# A problem in competition style: a LaTeX command, math between dollars that starts with a letter or a
-# command (`$x$`, `$\frac12$`, never the currency `$5`), a power or a subscript.
-_COMPETITION = re.compile(r"\\[A-Za-z]+|\\[()\[\]]|\$\s*[A-Za-z\\({]|[\^_]")
+# A problem in competition style: a LaTeX command, math between dollars that starts with a letter, a
+# command, a bracket or an absolute value (`$x$`, `$\frac12$`, `$|2-x| = 3$`, never the currency `$5`), a
+# power or a subscript.
+_COMPETITION = re.compile(r"\\[A-Za-z]+|\\[()\[\]]|\$\s*[A-Za-z\\({|]|[\^_]")
 
 _ONE_MEANING = re.compile(
     r"\\(?:[dt]?frac|sqrt|cdot|times|div|left|right|pi|approx|boxed|[lr]floor|[lr]ceil|[dt]?binom|[,;!: ])"
@@ -68,6 +69,8 @@ def looks_competition(problem_text: str | None, steps: Sequence[str] = ()) -> bo
 
     >>> looks_competition("Find $x$ if $x^2 = 9$."), looks_competition("Tom pays $5 for 2 pens.")
     (True, False)
+    >>> looks_competition("Find the sum of all solutions of the equation $|2-x|= 3$.")
+    True
     """
     if problem_text and _COMPETITION.search(problem_text):
         return True

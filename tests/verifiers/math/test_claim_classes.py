@@ -229,3 +229,14 @@ def test_latex_thousands_groups_are_one_number() -> None:
 def test_thousands_groups_judged(verifier: MathVerifier) -> None:
     assert _labels(verifier, [r"Second, $100{,}001 = 7 \times 11 \times 13 \times 101$."]) == ["incorrect"]
     assert _labels(verifier, [r"Second, $100{,}001 = 11 \times 9091$."]) == ["correct"]
+
+
+# --- competition detection ------------------------------------------------------------------------------
+
+
+def test_an_absolute_value_in_dollars_is_competition_math(verifier: MathVerifier) -> None:
+    problem = Problem("m459", "math", "math", "Find the sum of all solutions of the equation $|2-x|= 3$.")
+    alternatives = ["In order to have $|2-x| = 3$, we must have $2-x = 3$ or $2-x = -3$."]
+    assert [v.label for v in verifier.check_steps(problem, alternatives)] != ["incorrect"]
+    money = Problem("g1", "gsm8k", "math", "Tom pays $5 for 2 pens. How much for 6 pens?")
+    assert [v.label for v in verifier.check_steps(money, ["6 / 2 * 5 = 16"])] == ["incorrect"]
