@@ -62,11 +62,27 @@ def test_serving_without_an_api_server_says_how_to_start_one(monkeypatch: pytest
             require_api_server()
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    exe = Path(sys.executable).with_name("prm-factory")
+def cli_at_once(*calls: tuple[str, ...], cwd: Path) -> list[subprocess.CompletedProcess[str]]:
+    """Each call as its own `prm-factory` process, all started together (each spends most of its time
+    importing Prefect; one after another they took 3x as long), results in the order given."""
+    exe = str(Path(sys.executable).with_name("prm-factory"))
     env = {**os.environ, "COLUMNS": "200"}
     env.pop("PREFECT_API_URL", None)
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    started = [
+        subprocess.Popen(
+            [exe, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env
+        )
+        for args in calls
+    ]
+    results = []
+    try:
+        for args, process in zip(calls, started, strict=True):
+            stdout, stderr = process.communicate(timeout=300)
+            results.append(subprocess.CompletedProcess([exe, *args], process.returncode, stdout, stderr))
+    finally:
+        for process in started:
+            process.kill()  # a no-op once it exited; stops the others when a wait failed
+    return results
 
 
 def test_serve_reports_every_config_error_on_one_line_each_and_exits_non_zero(
@@ -76,7 +92,12 @@ def test_serve_reports_every_config_error_on_one_line_each_and_exits_non_zero(
     no_problems = write_config(tmp_path / "nofile.toml", "nofile", tmp_path / "missing.jsonl")
     bad_model = tmp_path / "badmodel.toml"
     bad_model.write_text(f'[problems]\npath = "{gsm8k_file}"\n[model]\npath = "{tmp_path / "no-model"}"\n')
-    result = cli("serve", str(good), str(no_problems), str(bad_model), "--cron", "61 * * * *", cwd=tmp_path)
+    result, dry, no_server = cli_at_once(
+        ("serve", str(good), str(no_problems), str(bad_model), "--cron", "61 * * * *"),
+        ("serve", str(good), "--cron", "*/30 * * * *", "--dry-run"),
+        ("serve", str(good)),
+        cwd=tmp_path,
+    )
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert errors == [
@@ -87,11 +108,9 @@ def test_serve_reports_every_config_error_on_one_line_each_and_exits_non_zero(
         "(a local Hugging Face checkpoint directory)",
     ]
 
-    dry = cli("serve", str(good), "--cron", "*/30 * * * *", "--dry-run", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert f"deployment good-good: {good} on '*/30 * * * *'" in dry.stdout
 
-    no_server = cli("serve", str(good), cwd=tmp_path)
     assert no_server.returncode == 2 and "prefect server start" in no_server.stderr
 
 

@@ -59,17 +59,20 @@ def prefect_server_process(
             except httpx.HTTPError:
                 pass  # not listening yet
             assert time.monotonic() < deadline, "prefect server did not start in 180 s"
-            time.sleep(1)
+            time.sleep(0.5)
         yield url
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
 
 
-@pytest.fixture()
-def real_server(tmp_path: Path) -> Iterator[str]:
-    """A real API server without its background services (no scheduler): registration only."""
-    with prefect_server_process(tmp_path, services=False) as url:
+@pytest.fixture(scope="module")
+def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real API server for this module's tests (a start takes about 25 s on a loaded 2-core machine),
+    with its background services and a scheduler that looks every 5 s, so a cron schedule fires on time.
+    Each test registers deployments of its own names; the tag limits every test sets are the same."""
+    fast_scheduler = {"PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "5"}
+    with prefect_server_process(tmp_path_factory.mktemp("server"), services=True, env=fast_scheduler) as url:
         yield url
 
 
@@ -170,19 +173,19 @@ def test_a_served_config_runs_when_triggered_and_a_failed_run_is_failed_in_prefe
                 break
             except ObjectNotFound as err:  # until serve has registered it
                 assert time.monotonic() < deadline, f"deployment never registered: {err}"
-                time.sleep(2)
+                time.sleep(0.5)
         flow_run = client.create_flow_run_from_deployment(deployment.id)
         deadline = time.monotonic() + 300
         while not (state := client.read_flow_run(flow_run.id).state) or not state.is_final():
             assert time.monotonic() < deadline, served.tail()
-            time.sleep(3)
+            time.sleep(0.5)
     assert state.is_failed(), state
     assert "failed in stage model" in (state.message or "")
     runs = query(Dataset(str(tmp_path / "ds")), "SELECT status, error FROM runs").to_pylist()
     assert len(runs) == 1 and runs[0]["status"] == "failed" and "no weight files" in runs[0]["error"]
 
 
-def test_a_cron_schedule_fires_a_run_that_serve_executes(tmp_path: Path) -> None:
+def test_a_cron_schedule_fires_a_run_that_serve_executes(real_server: str, tmp_path: Path) -> None:
     """`prm-factory serve --cron "* * * * *"` against a server whose scheduler runs: within about a minute
     the scheduler creates a flow run on its own (auto_scheduled) and the served runner executes it to
     Completed. The problem file holds only a bad row, so the run needs no engine: it loads, rejects the
@@ -198,10 +201,9 @@ def test_a_cron_schedule_fires_a_run_that_serve_executes(tmp_path: Path) -> None
     config.write_text(
         f'name = "cron"\n[problems]\npath = "{problems}"\nlimit = 1\n[dataset]\nroot = "{tmp_path / "ds"}"\n'
     )
-    fast_scheduler = {"PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "5"}
-    with (
-        prefect_server_process(tmp_path, services=True, env=fast_scheduler) as url,
-        serving(config, "* * * * *", url, tmp_path, PREFECT_RUNNER_POLL_FREQUENCY="2") as (served, client),
+    with serving(config, "* * * * *", real_server, tmp_path, PREFECT_RUNNER_POLL_FREQUENCY="2") as (
+        served,
+        client,
     ):
         only_ours = DeploymentFilter(name=DeploymentFilterName(any_=["cron-every-minute"]))
         deadline = time.monotonic() + 240  # next minute boundary + scheduler loop + run
@@ -209,7 +211,7 @@ def test_a_cron_schedule_fires_a_run_that_serve_executes(tmp_path: Path) -> None
         while not finished:
             served.assert_alive()
             assert time.monotonic() < deadline, served.tail()
-            time.sleep(3)
+            time.sleep(1)
             runs = client.read_flow_runs(deployment_filter=only_ours)
             finished = [r for r in runs if r.state is not None and r.state.is_final()]
     (run,) = finished[:1]
