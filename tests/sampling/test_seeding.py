@@ -121,19 +121,15 @@ def test_an_inline_engine_reaches_vllm_as_one_process_and_the_uni_executor(fake_
 
 def test_process_plan_rules() -> None:
     inline = replace(settings(), engine_process="inline")
-    assert process_plan(inline, cpu=True, environ={}).env == {MULTIPROCESSING_ENV: "0"}
-    assert process_plan(settings(), cpu=True, environ={}).mode == "separate"
-    auto = replace(settings(), engine_process="auto")
-    assert process_plan(auto, cpu=True, environ={}).mode == "inline"
-    assert process_plan(auto, cpu=False, environ={}).mode == "separate"
-    assert process_plan(replace(auto, tensor_parallel_size=2), cpu=True, environ={}).mode == "separate"
+    assert process_plan(inline, environ={}).env == {MULTIPROCESSING_ENV: "0"}
+    assert process_plan(settings(), environ={}).mode == "separate"
     # the user's variable wins either way; inline still needs the one-process executor
-    user = process_plan(settings(), cpu=True, environ={MULTIPROCESSING_ENV: "0"})
+    user = process_plan(settings(), environ={MULTIPROCESSING_ENV: "0"})
     assert (user.mode, user.env, user.kwargs) == ("inline", {}, {"distributed_executor_backend": "uni"})
-    assert process_plan(inline, cpu=True, environ={MULTIPROCESSING_ENV: "1"}).mode == "separate"
+    assert process_plan(inline, environ={MULTIPROCESSING_ENV: "1"}).mode == "separate"
     given = replace(inline, engine_args=(("distributed_executor_backend", '"mp"'),))
-    assert process_plan(given, cpu=True, environ={}).kwargs == {}
+    assert process_plan(given, environ={}).kwargs == {}
     with pytest.raises(ValueError, match="one worker"):
-        process_plan(replace(inline, tensor_parallel_size=2), cpu=True, environ={})
+        process_plan(replace(inline, tensor_parallel_size=2), environ={})
     with pytest.raises(ValueError, match="engine_process"):
-        process_plan(replace(settings(), engine_process="thread"), cpu=True, environ={})
+        process_plan(replace(settings(), engine_process="auto"), environ={})
