@@ -129,10 +129,16 @@ def _cut_inside_math(step: str, end: int) -> bool:
     return bool(rest.strip()) and not _EXPRESSION_END.match(rest)
 
 
+# A run that opens on a binary operator lost its left operand to notation before it (`f(7) + 1 = 4`,
+# `\\angle DAE + 60^\\circ = 180^\\circ` read from `+`); a leading minus may be a sign and is kept.
+_LEADING_OPERATOR = re.compile(r"^[\s$]*(?:[+*/×·÷]|\\(?:cdot|times|div)(?![A-Za-z]))")
+
+
 def certain_context(step: str, start: int, end: int) -> bool:
     """Is the run at `step[start:end]` whole, not cut out of notation the lexer does not read?"""
     return not (
-        _BEFORE_UNSAFE.search(step[max(0, start - 12) : start])
+        _LEADING_OPERATOR.match(step[start:end])
+        or _BEFORE_UNSAFE.search(step[max(0, start - 12) : start])
         or _AFTER_UNSAFE.match(step[end:])
         or _cut_inside_math(step, end)
     )

@@ -240,3 +240,12 @@ def test_an_absolute_value_in_dollars_is_competition_math(verifier: MathVerifier
     assert [v.label for v in verifier.check_steps(problem, alternatives)] != ["incorrect"]
     money = Problem("g1", "gsm8k", "math", "Tom pays $5 for 2 pens. How much for 6 pens?")
     assert [v.label for v in verifier.check_steps(money, ["6 / 2 * 5 = 16"])] == ["incorrect"]
+
+
+def test_a_run_opening_on_an_operator_is_cut(verifier: MathVerifier) -> None:
+    cut = [r"Setting $n = 7,$ we get \[f(15) = f(7) + 1 = \boxed{4}.\]"]  # read from `+ 1`: not whole
+    angle = [r"Substituting: $$\angle DAE + 60^\circ = 180^\circ$$"]
+    assert _labels(verifier, cut) == ["unverifiable"]
+    assert _labels(verifier, angle) == ["unverifiable"]
+    assert _labels(verifier, [r"So $-2 + 3 = 2$."]) == ["incorrect"]  # a leading minus is a sign
+    assert _labels(verifier, [r"So $2 + 3 = 6$."]) == ["incorrect"]
