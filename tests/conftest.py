@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -56,6 +57,11 @@ def prefect_server() -> Iterator[None]:
 
 SERVED_MODEL_NAME = "smollm2-test"
 _LAST_SERVER_USER = pytest.StashKey[str | None]()
+_SERVER_PREFETCH_AT = pytest.StashKey[str | None]()
+# The server starts in the background when the test this many places before its first user begins: its start
+# (100-250 s on a loaded 2-core machine, mostly one core importing vLLM in three processes) then overlaps
+# the tests before it instead of adding to the suite's time. About 100 s of tests at the time of writing.
+_SERVER_PREFETCH_LEAD = 120
 
 
 @dataclass(frozen=True)
@@ -69,52 +75,96 @@ class ServedModel:
 
 @pytest.hookimpl(trylast=True)  # after `-k` / `-m` deselection
 def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
-    users = [item.nodeid for item in items if "served_model" in getattr(item, "fixturenames", ())]
-    session.stash[_LAST_SERVER_USER] = users[-1] if users else None
+    users = [i for i, item in enumerate(items) if "served_model" in getattr(item, "fixturenames", ())]
+    session.stash[_LAST_SERVER_USER] = items[users[-1]].nodeid if users else None
+    session.stash[_SERVER_PREFETCH_AT] = (
+        items[max(0, users[0] - _SERVER_PREFETCH_LEAD)].nodeid if users else None
+    )
 
 
 @dataclass
 class _ServerSlot:
     server: VLLMServer | None = None
+    checkpoint: str = ""
     start_error: str | None = None  # a failed start is not retried by every later test
+    starting: threading.Thread | None = None
+
+    def begin(self) -> None:
+        """Start a server in a background thread (a no-op while one is up or starting)."""
+        if self.start_error or self.starting is not None or (self.server and self.server.is_running()):
+            return
+        from sampling.model_prep import prepare_default_model
+        from sampling.vllm_server import VLLMServer
+
+        if self.server is not None:
+            self.server.stop()
+        self.checkpoint = str(prepare_default_model())
+        server = VLLMServer(self.checkpoint, served_model_name=SERVED_MODEL_NAME, enforce_eager=True)
+        self.server = server
+
+        def start() -> None:
+            try:
+                server.start()
+            except Exception as error:
+                self.start_error = f"{type(error).__name__}: {error}"
+
+        self.starting = threading.Thread(target=start, name="vllm-serve-start", daemon=True)
+        self.starting.start()
+
+    def ready(self) -> VLLMServer:
+        """The running server: waits for a start under way, starts one when there is none."""
+        self.begin()
+        if self.starting is not None:
+            self.starting.join()
+            self.starting = None
+        if self.start_error or self.server is None:
+            self.server = None
+            pytest.fail(f"the session's vllm server did not start: {self.start_error}")
+        return self.server
+
+    def stop(self) -> None:
+        if self.starting is not None:  # stop() kills the process group; the start thread then ends
+            if self.server is not None:
+                self.server.stop()
+            self.starting.join(timeout=60)
+            self.starting = None
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+_SERVER_SLOT = _ServerSlot()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid == item.session.stash.get(_SERVER_PREFETCH_AT, None):
+        _SERVER_SLOT.begin()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _SERVER_SLOT.stop()  # also when the prefetched server's users never ran
 
 
 @pytest.fixture(scope="session")
 def _vllm_server_slot() -> Iterator[_ServerSlot]:
-    """Holds the session's one server (`vllm serve` takes a minute to start on CPU); stopped at the end."""
-    slot = _ServerSlot()
+    """Holds the session's one server (`vllm serve` takes a minute or more to start on CPU); stopped at the
+    end."""
     try:
-        yield slot
+        yield _SERVER_SLOT
     finally:
-        if slot.server is not None:
-            slot.server.stop()
+        _SERVER_SLOT.stop()
 
 
 @pytest.fixture
 def served_model(request: pytest.FixtureRequest, _vllm_server_slot: _ServerSlot) -> Iterator[ServedModel]:
-    """One `vllm serve` (eager, seeded) shared by every test that asks for it: started on first use, started
-    again if a test killed it, and stopped after the last test that uses it, so it does not idle beside
-    later engines."""
-    from sampling.model_prep import prepare_default_model
-    from sampling.vllm_server import VLLMServer
-
+    """One `vllm serve` (eager, seeded) shared by every test that asks for it: started in the background
+    some tests before its first user, started again if a test killed it, and stopped after the last test
+    that uses it, so it does not idle beside later engines."""
     slot = _vllm_server_slot
-    if slot.start_error:
-        pytest.fail(f"the session's vllm server did not start: {slot.start_error}")
-    checkpoint = str(prepare_default_model())
-    if slot.server is None or not slot.server.is_running():
-        if slot.server is not None:
-            slot.server.stop()
-        slot.server = VLLMServer(checkpoint, served_model_name=SERVED_MODEL_NAME, enforce_eager=True)
-        try:
-            slot.server.start()
-        except Exception as error:
-            slot.server, slot.start_error = None, f"{type(error).__name__}: {error}"
-            raise
-    yield ServedModel(slot.server, checkpoint)
+    server = slot.ready()
+    yield ServedModel(server, slot.checkpoint)
     if request.node.nodeid == request.session.stash.get(_LAST_SERVER_USER, None):
-        slot.server.stop()
-        slot.server = None
+        slot.stop()
 
 
 class DockerdControl:
