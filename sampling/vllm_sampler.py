@@ -128,8 +128,8 @@ class ProcessPlan:
 
 def process_plan(settings: EngineSettings, *, environ: dict[str, str]) -> ProcessPlan:
     """`engine_process`: `inline` starts faster on the CPU build (no EngineCore and worker processes
-    spawned, each importing vLLM again: 77 s against 101 s in one run) but generated at well under half
-    the speed there (the scheduler, the model and the flow share one interpreter), and vLLM then reseeds
+    spawned, each importing vLLM again: 77 s against 101 s in one run) but generated at a third to a half
+    of the speed there (the scheduler, the model and the flow share one interpreter), and vLLM then reseeds
     the caller's global RNGs and disables its `torch.set_num_threads`; so `separate`, vLLM's default, is
     ours. A VLLM_ENABLE_V1_MULTIPROCESSING set by the user wins.
 
