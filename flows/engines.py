@@ -20,6 +20,7 @@ def engine_settings(config: RunConfig) -> EngineSettings:
         dtype=m.dtype,
         cpu_threads=m.cpu_threads,
         enforce_eager=m.enforce_eager,
+        engine_process=m.engine_process,
         tensor_parallel_size=m.tensor_parallel_size,
         pipeline_parallel_size=m.pipeline_parallel_size,
         data_parallel_size=m.data_parallel_size,

@@ -78,3 +78,11 @@ def test_a_server_we_start_gets_the_same_arguments_and_host_dtype() -> None:
     command = server.command()
     assert command[command.index("--max-num-seqs") + 1] == "16"
     assert command[command.index("--dtype") + 1] == server.host_choice.dtype != "auto"
+
+
+def test_engine_process_from_the_config_reaches_the_engine_settings(monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr("flows.engines.resolve_model", lambda path: (tmp_path, "m"))
+    assert engine_settings(load_config(None, {})).engine_process == "separate"
+    inline = engine_settings(load_config(None, {"model.engine_process": "inline"}))
+    assert inline.engine_process == "inline"
+    assert engine_record(inline)["engine_process"] == "inline"
