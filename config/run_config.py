@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import EnvSettingsSource, SettingsError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +74,17 @@ class ProblemsConfig(_Section):
         return SHIPPED_CODE_PROBLEMS if self.source == "code" else SHARED_GSM8K
 
 
+def server_root(url: str) -> str:
+    """A server's root as the samplers want it: OpenAI clients are usually given `.../v1`, and the samplers
+    add `/v1` themselves, so a trailing `/v1` (or slash) is dropped rather than requested twice.
+
+    >>> server_root("http://gpu1:8000/v1/"), server_root("http://gpu1:8000")
+    ('http://gpu1:8000', 'http://gpu1:8000')
+    """
+    root = url.strip().rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
 class ModelConfig(_Section):
     path: str | None = None  # None: the embedded SmolLM2-135M-Instruct
     # vllm: an offline engine in this process; openai: `base_urls` of OpenAI-compatible servers
@@ -81,6 +92,11 @@ class ModelConfig(_Section):
     backend: Literal["vllm", "openai"] = "vllm"
     base_urls: tuple[str, ...] = ()
     served_model_name: str | None = None  # the servers' model name; default: the checkpoint folder name
+    # backend = openai: send each prompt with its own seed (from `seed` and the prompt, as the offline engine
+    # does), one prompt per request, so a prefix's draws do not depend on what shares its request. The
+    # servers must take per-request seeds: vLLM's GPU builds do; the CPU build only with chunked prefill off
+    # (`vllm serve --no-enable-chunked-prefill`). Off: the servers' start seed only.
+    request_seeds: bool = False
     seed: int = 0
     max_model_len: int = Field(2048, ge=256)
     # auto: bfloat16 where the CPU computes it natively (avx512_bf16 / AMX), float32 on other CPUs, the
@@ -116,6 +132,21 @@ class ModelConfig(_Section):
         )
         if problems:
             raise ValueError("engine_args." + problems[0])
+        return self
+
+    @field_validator("base_urls")
+    @classmethod
+    def _server_roots(cls, urls: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(server_root(url) for url in urls)
+
+    @model_validator(mode="after")
+    def _request_seeds_are_for_servers(self) -> ModelConfig:
+        """The offline engine seeds each request itself (runs.engine.seed_mode); here it would do nothing."""
+        if self.request_seeds and self.backend != "openai":
+            raise ValueError(
+                "request_seeds is for backend = openai; the offline engine (backend = vllm) already seeds "
+                "each request where the build allows it"
+            )
         return self
 
     @model_validator(mode="after")
@@ -199,6 +230,11 @@ class JudgeConfig(_Section):
     model_path: str | None = None  # the judge's checkpoint (tokenizer, chat template); None: [model]
     served_model_name: str | None = None
     max_tokens: int = Field(1024, ge=16)
+
+    @field_validator("base_urls")
+    @classmethod
+    def _server_roots(cls, urls: list[str]) -> list[str]:
+        return [server_root(url) for url in urls]
 
 
 class RunConfig(_Section):

@@ -34,6 +34,7 @@ def engine_settings(config: RunConfig) -> EngineSettings:
         backend=m.backend,
         base_urls=tuple(m.base_urls),
         served_model_name=m.served_model_name,
+        request_seeds=m.request_seeds,
     )
 
 

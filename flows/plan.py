@@ -68,6 +68,8 @@ def stage_inputs(
             "seed": m.seed,
             "dtype": engine_choice(settings).dtype,  # what `auto` became on this host
             "max_model_len": m.max_model_len,
+            # servers' draws change with it; only when on, so the keys of every other config stay as they were
+            **({"request_seeds": True} if m.request_seeds else {}),
         },
         "sampling": config.sampling.model_dump(mode="json"),
         "segmentation": config.segmentation.model_dump(mode="json"),

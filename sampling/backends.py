@@ -32,6 +32,7 @@ def get_sampler(settings: EngineSettings):  # -> VLLMSampler | OpenAICompatibleS
                 settings.checkpoint,
                 seed=settings.seed,
                 model_id=settings.model_id,
+                request_seeds=settings.request_seeds,
             )
         return _SERVER_SAMPLERS[settings]
 

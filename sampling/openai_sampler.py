@@ -13,8 +13,10 @@ in a fleet costs one failed try, not one per request. After `max_attempts` tries
 `SamplerUnavailable`, naming the URL and the last error. A 4xx or a non-JSON answer is the caller's or a
 proxy's mistake and is raised at once, unretried.
 
-Seeding. The CPU build of vLLM crashes on per-request seeds, so no seed is sent: the servers are seeded at
-start (`--seed`), and `seed` here records that seed for provenance.
+Seeding. By default no seed is sent: the servers are seeded at start (`--seed`), and `seed` here records that
+seed for provenance (the CPU build of vLLM crashes on per-request seeds while chunked prefill is on). With
+`request_seeds`, every prompt goes in a request of its own carrying `request_seed(seed, prompt)`, the seed the
+offline engine gives it, so a prompt's draws no longer depend on which prompts shared its request.
 
 Token counts come from each choice's `token_ids` (vLLM's `return_token_ids`); a server that does not return
 them gets the response's `usage.completion_tokens` split over its choices.
@@ -37,6 +39,7 @@ import tenacity
 from prometheus_client.parser import text_string_to_metric_families
 
 from sampling.protocol import Generation, GenerationParams
+from sampling.vllm_sampler import request_seed
 
 
 class SamplerUnavailable(RuntimeError):
@@ -162,7 +165,8 @@ class OpenAICompatibleSampler:
         base_urls: server roots, e.g. ["http://127.0.0.1:8000"] (no `/v1`).
         model: the served model name sent with every request.
         tokenizer_path: a local tokenizer (the checkpoint dir) whose chat template `render_chat` applies.
-        seed: the seed the servers were started with (recorded, never sent: see the module docstring).
+        seed: the seed the servers were started with; with `request_seeds`, the root of each prompt's seed.
+        request_seeds: send each prompt alone with its own seed (see the module docstring).
         model_id: the id recorded with the chains; `model` when None.
         prompts_per_request: prompts batched into one request; the server batches across requests too,
             so small requests spread a call over a fleet without costing throughput.
@@ -188,12 +192,15 @@ class OpenAICompatibleSampler:
         timeout_s: float = 600.0,
         retry: RetryPolicy | None = None,
         api_key: str | None = None,
+        request_seeds: bool = False,
     ) -> None:
         if prompts_per_request < 1:
             raise ValueError("prompts_per_request must be >= 1")
         self.model = model
         self.model_id = model_id or model
         self.seed = seed
+        self.request_seeds = request_seeds
+        self.seed_mode = "request" if request_seeds else "engine"
         self.tokenizer_path = str(tokenizer_path)
         self.prompts_per_request = prompts_per_request
         self.retry = retry or RetryPolicy()
@@ -236,7 +243,7 @@ class OpenAICompatibleSampler:
                 self.engine_seconds += time.perf_counter() - started
 
     def _generate(self, prompts: Sequence[str], params: GenerationParams) -> list[list[Generation]]:
-        step = self.prompts_per_request
+        step = 1 if self.request_seeds else self.prompts_per_request  # a request carries one seed
         batches = [list(prompts[i : i + step]) for i in range(0, len(prompts), step)]
         if len(batches) == 1:
             return self._request_with_retries(batches[0], params)
@@ -306,6 +313,7 @@ class OpenAICompatibleSampler:
                 top_p=params.top_p,
                 max_tokens=params.max_tokens,
                 stop=list(params.stop) if params.stop else openai.omit,
+                seed=request_seed(self.seed, prompts[0]) if self.request_seeds else openai.omit,
                 extra_body={"return_token_ids": True},  # vLLM's per-choice token ids
             )
         except openai.APIConnectionError as error:  # refused, reset, timed out, protocol broken

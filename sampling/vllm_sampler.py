@@ -42,6 +42,9 @@ class EngineSettings:
     backend: str = "vllm"
     base_urls: tuple[str, ...] = ()
     served_model_name: str | None = None
+    # openai backend: seed every prompt (`request_seed`), one prompt per request; the servers must take
+    # per-request seeds (GPU builds; the CPU build only with chunked prefill off)
+    request_seeds: bool = False
 
 
 LOGGER = logging.getLogger(__name__)
@@ -160,7 +163,15 @@ def process_plan(settings: EngineSettings, *, environ: dict[str, str]) -> Proces
 def engine_record(settings: EngineSettings) -> dict[str, Any]:
     """What the runs table keeps of an engine: host choices with reasons, seeding, engine arguments."""
     if settings.backend != "vllm":
-        return {"backend": settings.backend, "base_urls": list(settings.base_urls)}
+        seeded = settings.request_seeds
+        return {
+            "backend": settings.backend,
+            "base_urls": list(settings.base_urls),
+            "seed_mode": "request" if seeded else "engine",
+            "seed_reason": "model.request_seeds: each prompt sent with its own seed"
+            if seeded
+            else "the servers' start seed (model.request_seeds is off)",
+        }
     with _ENGINES_LOCK:
         running = _ENGINES.get(settings)
     # the choice the engine started with (`auto` threads read the load then), else the one it would make now

@@ -99,7 +99,13 @@ class _ServerSlot:
         if self.server is not None:
             self.server.stop()
         self.checkpoint = str(prepare_default_model())
-        server = VLLMServer(self.checkpoint, served_model_name=SERVED_MODEL_NAME, enforce_eager=True)
+        # chunked prefill off: the CPU build then takes per-request seeds (model.request_seeds)
+        server = VLLMServer(
+            self.checkpoint,
+            served_model_name=SERVED_MODEL_NAME,
+            enforce_eager=True,
+            engine_args={"enable_chunked_prefill": False},
+        )
         self.server = server
 
         def start() -> None:

@@ -106,3 +106,18 @@ def test_cli_overrides_fail_with_the_field_named(monkeypatch) -> None:
     monkeypatch.setenv("PRM_FACTORY_ROLLOUTS__K", "0")
     from_env = runner.invoke(app, ["run"])
     assert from_env.exit_code == 2 and "field rollouts.k (from PRM_FACTORY_ROLLOUTS__K)" in from_env.output
+
+
+def test_server_urls_given_with_v1_are_read_as_the_server_root() -> None:
+    """OpenAI clients are usually handed `.../v1`; the samplers add `/v1` themselves."""
+    cfg = load_config(
+        None,
+        {
+            "model.backend": "openai",
+            "model.base_urls": ["http://gpu1:8000/v1", "http://gpu2:8000/"],
+            "judge.base_urls": ["http://judge:8000/v1/"],
+        },
+    )
+    assert cfg.model.base_urls == ("http://gpu1:8000", "http://gpu2:8000")
+    assert cfg.judge.base_urls == ["http://judge:8000"]
+    assert load_config(None, {"model.base_urls": ["http://h:1/v10"]}).model.base_urls == ("http://h:1/v10",)

@@ -86,3 +86,13 @@ def test_engine_process_from_the_config_reaches_the_engine_settings(monkeypatch,
     inline = engine_settings(load_config(None, {"model.engine_process": "inline"}))
     assert inline.engine_process == "inline"
     assert engine_record(inline)["engine_process"] == "inline"
+
+
+def test_request_seeds_are_for_the_server_backend_and_recorded(monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr("flows.engines.resolve_model", lambda path: (tmp_path, "m"))
+    with pytest.raises(ConfigError, match="request_seeds is for backend = openai"):
+        load_config(None, {"model.request_seeds": True})
+    fleet = {"model.backend": "openai", "model.base_urls": ["http://gpu1:8000"]}
+    seeded = engine_settings(load_config(None, {**fleet, "model.request_seeds": True}))
+    assert seeded.request_seeds and engine_record(seeded)["seed_mode"] == "request"
+    assert engine_record(engine_settings(load_config(None, fleet)))["seed_mode"] == "engine"

@@ -256,6 +256,47 @@ def test_prefix_cache_stats_read_from_metrics(stand_ins):
 # with tests/labels/test_judge_server.py; the last test here kills it (a later user would start it again).
 
 
+def test_request_seeds_send_each_prompt_alone_with_the_offline_engines_seed(stand_ins):
+    from sampling.vllm_sampler import request_seed
+
+    sampler = _sampler([stand_ins[0].url], prompts_per_request=4, seed=7, request_seeds=True)
+    prompts = ["p0", "p1", "p2"]
+    out = sampler.generate(prompts, GenerationParams(n=2, max_tokens=4))
+    assert [[g.text for g in gens] for gens in out] == [[f"a:{p}#0", f"a:{p}#1"] for p in prompts]
+    sent = {
+        tuple(payload["prompt"]) if isinstance(payload["prompt"], list) else (payload["prompt"],): payload[
+            "seed"
+        ]
+        for payload in stand_ins[0].payloads
+    }
+    assert sent == {(p,): request_seed(7, p) for p in prompts}  # one prompt per request, its own seed
+    assert sampler.seed_mode == "request"
+
+
+def test_without_request_seeds_no_seed_is_sent_and_prompts_share_requests(stand_ins):
+    sampler = _sampler([stand_ins[0].url], prompts_per_request=4, seed=7)
+    sampler.generate(["p0", "p1", "p2"], GenerationParams(n=1, max_tokens=4))
+    (payload,) = stand_ins[0].payloads
+    assert "seed" not in payload and payload["prompt"] == ["p0", "p1", "p2"]
+    assert sampler.seed_mode == "engine"
+
+
+@pytest.mark.engine
+def test_real_server_request_seeds_give_a_prompt_the_same_draws_alone_or_in_a_batch(served_model):
+    """The session's server runs with chunked prefill off (conftest.py), so it takes per-request seeds."""
+    server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
+    sampler = OpenAICompatibleSampler([server.base_url], model_name, checkpoint, seed=3, request_seeds=True)
+    prompts = [sampler.render_chat(None, f"Tell me a fact about the number {i}.") for i in range(3)]
+    params = GenerationParams(n=2, temperature=0.9, max_tokens=12)
+    batch = sampler.generate(prompts, params)
+    alone = sampler.generate([prompts[1]], params)
+    texts = [[g.text for g in gens] for gens in batch]
+    assert texts[1] == [g.text for g in alone[0]]
+    assert len({t for gens in texts for t in gens}) > 1  # sampled, not one greedy answer
+    other = OpenAICompatibleSampler([server.base_url], model_name, checkpoint, seed=4, request_seeds=True)
+    assert [[g.text for g in gens] for gens in other.generate(prompts, params)] != texts
+
+
 @pytest.mark.engine
 def test_real_server_returns_n_completions_with_tokens_and_finish_reasons(served_model):
     server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
