@@ -21,6 +21,7 @@ without the CPU they describe; `detect_host()` reads this machine.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,7 +116,31 @@ def detect_host(cpuinfo: Path = Path("/proc/cpuinfo")) -> HostCpu:
         load = os.getloadavg()[0]
     except OSError:
         load = 0.0
-    return HostCpu(flags, cpus, model, load)
+    now = busy_cores()
+    # the one-minute load average lags: right after a burst (setup's engine warm-up) it still reads busy
+    # on a machine that is idle now, so a busy host is one whose load is high over the minute AND now
+    return HostCpu(flags, cpus, model, load if now is None else min(load, now))
+
+
+def _cpu_times(stat: Path) -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs from /proc/stat's first line, or None where it cannot be read."""
+    try:
+        fields = [int(v) for v in stat.read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_cores(window_s: float = 0.3, stat: Path = Path("/proc/stat")) -> float | None:
+    """Cores busy right now (all processes), from two /proc/stat readings `window_s` apart; None off Linux."""
+    first = _cpu_times(stat)
+    time.sleep(window_s)
+    second = _cpu_times(stat)
+    if first is None or second is None or second[1] <= first[1]:
+        return None
+    share = (second[0] - first[0]) / (second[1] - first[1])
+    return round(share * (os.cpu_count() or 1), 2)
 
 
 def choose_dtype(requested: str, flags: frozenset[str], *, on_cpu: bool) -> tuple[str, str]:

@@ -114,3 +114,26 @@ def test_the_run_default_is_auto() -> None:
     from config.run_config import ModelConfig
 
     assert ModelConfig().cpu_threads == "auto"
+
+
+def test_busy_cores_reads_proc_stat_and_is_none_where_it_cannot(tmp_path) -> None:
+    import threading
+    import time
+
+    from sampling.cpu_host import busy_cores
+
+    assert busy_cores(0.01, tmp_path / "missing") is None
+    frozen = tmp_path / "stat"
+    frozen.write_text("cpu  10 0 10 100 0 0 0 0 0 0\n")
+    assert busy_cores(0.01, frozen) is None  # no time passed between the readings
+    stop = time.monotonic() + 0.6
+
+    def spin() -> None:
+        while time.monotonic() < stop:
+            pass
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    busy = busy_cores(0.4)
+    spinner.join()
+    assert busy is not None and busy >= 0.5  # one core spinning (more if the machine is busy)
