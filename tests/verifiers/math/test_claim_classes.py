@@ -5,8 +5,6 @@ caught, a true one is never `incorrect`, and what is not read with certainty sta
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from schemas.records import Problem
@@ -17,17 +15,9 @@ from verifiers.math.factorials import factorials_written_out
 from verifiers.math.solution_sets import judge_step
 from verifiers.math.symbolic import in_degrees, latex_claims, plus_minus_branches
 from verifiers.math.thousands import thousands_joined
-from verifiers.math.verifier import MathVerifier, MathVerifierConfig
+from verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
-
-
-@pytest.fixture(scope="module")
-def verifier() -> Iterator[MathVerifier]:
-    # a generous item limit: these tests pin readings, and a cold worker on a loaded machine ran past 3 s
-    checker = MathVerifier(MathVerifierConfig(timeout_s=30.0))
-    yield checker
-    checker.close()
 
 
 def _labels(verifier: MathVerifier, steps: list[str]) -> list[str]:

@@ -3,26 +3,16 @@ whose reading is certain still is."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import sympy
 
 from schemas.records import Problem
 from verifiers.math.competition import certain_claim_text, certain_context, looks_competition, safe_binding
 from verifiers.math.symbolic import false_as_identity, in_degrees
-from verifiers.math.verifier import MathVerifier, MathVerifierConfig
+from verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
 WORD_PROBLEM = Problem("g1", "gsm8k", "math", "Natalia sold 48 clips in April and half as many in May.")
-
-
-@pytest.fixture(scope="module")
-def verifier() -> Iterator[MathVerifier]:
-    # a generous item limit: these tests pin readings, and a cold worker on a loaded machine ran past 3 s
-    checker = MathVerifier(MathVerifierConfig(timeout_s=30.0))
-    yield checker
-    checker.close()
 
 
 def labels(verifier: MathVerifier, steps: list[str], problem: Problem = COMPETITION) -> list[str]:
