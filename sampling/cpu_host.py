@@ -49,7 +49,7 @@ class HostCpu:
     flags: frozenset[str]
     cpus: tuple[int, ...]  # the cores this process may run on (sched_getaffinity)
     model_name: str = ""
-    load: float = 0.0  # 1-minute load average when read (threads = "auto")
+    load: float = 0.0  # busy cores (threads = "auto"): the 1-minute load average, or now where lower
 
 
 @dataclass(frozen=True)
@@ -116,10 +116,13 @@ def detect_host(cpuinfo: Path = Path("/proc/cpuinfo")) -> HostCpu:
         load = os.getloadavg()[0]
     except OSError:
         load = 0.0
-    now = busy_cores()
-    # the one-minute load average lags: right after a burst (setup's engine warm-up) it still reads busy
-    # on a machine that is idle now, so a busy host is one whose load is high over the minute AND now
-    return HostCpu(flags, cpus, model, load if now is None else min(load, now))
+    if load > len(cpus) - 1:
+        # the one-minute load average lags: right after a burst (setup's engine warm-up) it still reads busy
+        # on a machine that is idle now, so a busy host is one whose load is high over the minute AND now;
+        # sampled only here, the one case where it can change `auto`'s choice (choose_thread_env)
+        now = busy_cores()
+        load = load if now is None else min(load, now)
+    return HostCpu(flags, cpus, model, load)
 
 
 def _cpu_times(stat: Path) -> tuple[int, int] | None:
