@@ -1,17 +1,26 @@
-"""The real stack for end-to-end tests: the embedded model on one vLLM engine shared by every test.
+"""The real stack for end-to-end tests: the embedded model on one offline vLLM engine shared by every test
+(`engine`), and on the session's `vllm serve` (`served_model`, tests/conftest.py) for the tests whose runs
+start in other processes (CLI, Prefect workers), which would otherwise each pay an engine start.
 
-Every e2e config derives from `E2E_BASE`, whose model section equals the default, so the flow's
+Every e2e config derives from `SMALL_RUN`, whose model section equals the default, so the flow's
 `get_sampler` finds the engine this fixture started instead of starting a second one.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from config.run_config import RunConfig, load_config
+
+if TYPE_CHECKING:
+    from flows.run_summary import RunSummary
+    from tests.conftest import ServedModel
 
 SMALL_RUN = {
     "problems.limit": 2,
@@ -53,19 +62,45 @@ def code_config():
     return make
 
 
+@pytest.fixture()
+def served_overrides(served_model: ServedModel) -> dict[str, object]:
+    """Config overrides that send a run's requests to the session's `vllm serve` instead of an engine of its
+    own, each prompt with its own seed (the server's draws for a prompt are then the same alone or batched,
+    in any process: what lets two runs on it be compared row for row)."""
+    return {
+        "model.path": served_model.checkpoint,
+        "model.backend": "openai",
+        "model.base_urls": [served_model.server.base_url],
+        "model.served_model_name": served_model.name,
+        "model.request_seeds": True,
+    }
+
+
+# Lets `collective_rpc` carry a test's lambda to the engine's worker process (an engine-argument readback in
+# tests/e2e/test_shards.py). Set for the engine's whole life: its core then sends every utility result with
+# type information, which the frontend refuses to read once the variable is gone.
+INSECURE_SERIALIZATION = "VLLM_ALLOW_INSECURE_SERIALIZATION"
+
+
 @pytest.fixture(scope="session")
 def engine(prefect_server: None):
     from flows.engines import engine_settings
     from sampling.vllm_sampler import drop_sampler, get_sampler
 
     settings = engine_settings(RunConfig())
-    yield get_sampler(settings)
-    drop_sampler(settings)
+    previous = os.environ.get(INSECURE_SERIALIZATION)
+    os.environ[INSECURE_SERIALIZATION] = "1"
+    try:
+        yield get_sampler(settings)
+        drop_sampler(settings)
+    finally:
+        if previous is None:
+            os.environ.pop(INSECURE_SERIALIZATION, None)
+        else:
+            os.environ[INSECURE_SERIALIZATION] = previous
 
 
-@pytest.fixture()
-def problems_file(tmp_path: Path) -> Path:
-    """Two real GSM8K-style problems and three bad rows (malformed line, missing field, empty question)."""
+def _write_problems(folder: Path) -> Path:
     rows = [
         json.dumps(
             {
@@ -83,6 +118,34 @@ def problems_file(tmp_path: Path) -> Path:
             }
         ),
     ]
-    path = tmp_path / "problems.jsonl"
+    path = folder / "problems.jsonl"
     path.write_text("\n".join(rows) + "\n")
     return path
+
+
+@pytest.fixture()
+def problems_file(tmp_path: Path) -> Path:
+    """Two real GSM8K-style problems and three bad rows (malformed line, missing field, empty question)."""
+    return _write_problems(tmp_path)
+
+
+@dataclass(frozen=True)
+class TwoRuns:
+    """A dataset written by two small runs on the session's engine, one problem each."""
+
+    root: Path
+    first: RunSummary
+    second: RunSummary
+
+
+@pytest.fixture(scope="module")
+def two_runs(engine, tmp_path_factory: pytest.TempPathFactory) -> TwoRuns:
+    """One dataset, two runs (the first problem, then the second): shared by the tests that read a written
+    dataset's versions or query it, instead of a run or two each."""
+    from flows.generation_run import generation_run
+
+    folder = tmp_path_factory.mktemp("two-runs")
+    problems, root = _write_problems(folder), folder / "ds"
+    first = generation_run(_small_config(root, problems, **{"problems.limit": 1}))
+    second = generation_run(_small_config(root, problems, **{"problems.offset": 1, "problems.limit": 1}))
+    return TwoRuns(root, first, second)

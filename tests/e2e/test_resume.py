@@ -1,15 +1,14 @@
 """SIGKILL mid-run, start again, compare with an uninterrupted run: the same rows, and finished stages
-are not redone. Runs the real CLI as subprocesses (each starts its own engine), so it is kept to one
-tiny comparison: one problem, one chain, one rollout on one step prefix, eager engine start. The
-uninterrupted run goes on beside the killed one (separate roots, caches and engine processes), and every run
-talks to the session's Prefect server instead of starting a temporary one of its own: the engine starts are
-this test's whole cost, and on two cores two of them overlap well (much of a start is one thread).
+are not redone. Runs the real CLI as subprocesses, kept to one tiny comparison: one problem, two chains, two
+rollouts on one step prefix. The uninterrupted run goes on beside the killed one (separate roots and
+caches), and every run talks to the session's Prefect server instead of starting a temporary one of its own.
 
-Decoding is greedy (temperature 0) here on purpose: the killed and the uninterrupted run are two engine
-processes, and at temperature 0.7 two fresh CPU engines with the same seed were seen to write different
-chain texts (so different step rows) in one of two tries. Resume itself reuses the killed run's cached
-samples either way; greedy decoding makes the comparison with a separate uninterrupted run fair (vLLM
-allows greedy decoding with n = 1 only, hence one chain and one rollout)."""
+The runs sample from the session's `vllm serve` (`served_model`) with `model.request_seeds`: with an offline
+engine each CLI run paid an engine start (three of them, about 300 s on a 2-core machine), and the subject
+here is the resume, not the engine. Per-request seeds make a prompt's draws the same in any run on that
+server, so the resumed run's rows can be compared with the uninterrupted run's at temperature 0.7 (two fresh
+offline engines were seen to write different chains at that temperature, which had kept this test greedy).
+"""
 
 from __future__ import annotations
 
@@ -19,10 +18,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from flows.resume import CACHE_DIR
+
+if TYPE_CHECKING:
+    from tests.conftest import ServedModel
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
@@ -32,16 +35,20 @@ name = "resume-e2e"
 path = "{problems}"
 limit = 1
 [model]
-enforce_eager = true
+path = "{checkpoint}"
+backend = "openai"
+base_urls = ["{base_url}"]
+served_model_name = "{served_name}"
+request_seeds = true
 [sampling]
-n = 1
+n = 2
 max_tokens = 96
-temperature = 0.0
+temperature = 0.7
 [rollouts]
-k = 1
+k = 2
 max_steps = 1
 max_tokens = 64
-temperature = 0.0
+temperature = 0.7
 [dataset]
 root = "{root}"
 """
@@ -57,9 +64,10 @@ def env() -> dict[str, str]:
     return {**os.environ, "COLUMNS": "200", "PREFECT_API_URL": str(PREFECT_API_URL.value())}
 
 
-def write_config(tmp_path: Path, name: str, problems: Path) -> Path:
+def write_config(tmp_path: Path, name: str, problems: Path, served: ServedModel) -> Path:
     path = tmp_path / f"{name}.toml"
-    path.write_text(TINY.format(problems=problems, root=tmp_path / name))
+    server = {"checkpoint": served.checkpoint, "base_url": served.server.base_url, "served_name": served.name}
+    path.write_text(TINY.format(problems=problems, root=tmp_path / name, **server))
     return path
 
 
@@ -95,14 +103,14 @@ def run_and_kill_after(config: Path, root: Path, stage: str, cwd: Path) -> None:
         env=env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,  # the engine's worker processes die with it
+        start_new_session=True,  # whatever the run started (verifier workers) dies with it
     )
     deadline = time.monotonic() + 600
     try:
         while not list((root / CACHE_DIR).glob(f"{stage}-*")):
             assert process.poll() is None, "the run ended before it could be killed"
             assert time.monotonic() < deadline, f"stage {stage} never finished"
-            time.sleep(0.5)
+            time.sleep(0.05)  # the run's later stages take seconds on the server: the kill must land first
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -125,12 +133,12 @@ def dataset_keys(root: Path) -> dict[str, list[str]]:
 
 
 def test_a_run_killed_mid_run_and_started_again_ends_like_an_uninterrupted_run(
-    tmp_path: Path, problems_file: Path, prefect_server: None
+    tmp_path: Path, problems_file: Path, prefect_server: None, served_model: ServedModel
 ) -> None:
     from storage.dataset import Dataset
 
-    killed_cfg = write_config(tmp_path, "killed", problems_file)
-    uninterrupted = start(write_config(tmp_path, "clean", problems_file), tmp_path)
+    killed_cfg = write_config(tmp_path, "killed", problems_file, served_model)
+    uninterrupted = start(write_config(tmp_path, "clean", problems_file, served_model), tmp_path)
     try:
         run_and_kill_after(killed_cfg, tmp_path / "killed", "sample", tmp_path)
         killed = Dataset(str(tmp_path / "killed"))
@@ -147,5 +155,5 @@ def test_a_run_killed_mid_run_and_started_again_ends_like_an_uninterrupted_run(
     assert "cached=true" not in clean.stdout + clean.stderr
 
     resumed_keys, clean_keys = dataset_keys(tmp_path / "killed"), dataset_keys(tmp_path / "clean")
-    assert len(resumed_keys["chains"]) == 1 and resumed_keys["steps"]
+    assert len(resumed_keys["chains"]) == 2 and resumed_keys["steps"]
     assert resumed_keys == clean_keys

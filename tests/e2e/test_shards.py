@@ -1,13 +1,14 @@
-"""One run as two shards on two Prefect workers (each flow run with its own CPU engine) into one dataset,
-one shard killed with SIGKILL mid-rollouts and rerun alone; and engine arguments read back from an engine.
+"""One run as two shards on two Prefect workers into one dataset, one shard killed with SIGKILL
+mid-rollouts and rerun alone; and engine arguments read back from an engine.
 
-Kept to one scenario to pay for as few engine starts as possible (three in worker processes, plus the
-session's shared engine for the single-process reference run). Decoding samples (temperature 0.7, n = 2,
-k = 2): each request carries its own seed, derived from the run seed and its prompt, which the CPU build
-takes with chunked prefill off (`sampling.vllm_sampler.seeding_plan`). With only the engine seeded, vLLM's
-CPU sampler draws for every sequence of a batch from one generator, so a problem's chains depended on
-which other problems shared its engine and only greedy decoding could make a shard equal a single run;
-`test_per_request_seeds_make_draws_batch_invariant` pins the property the identity rests on.
+The shard runs and the single-process reference run all sample from the session's `vllm serve`
+(`served_model`): a flow run on a worker with an offline engine of its own paid a full engine start (three of
+them, about 500 s of this module's time on a 2-core machine), while what is tested here is the sharding,
+the kill and the rerun, not the engine (the offline engine's runs are tests/e2e/test_math_run.py's). Decoding
+samples (temperature 0.7, n = 2, k = 2) with `model.request_seeds`: each request carries its own seed, derived
+from the run seed and its prompt, so a problem's chains do not depend on which other problems shared a
+batch; `test_per_request_seeds_make_draws_batch_invariant` pins that property on the offline engine and
+tests/sampling/test_openai_sampler.py on the server.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -31,7 +33,7 @@ QUESTIONS = [  # two of them hash to each of two shards (flows.shards.shard_of)
     ("Sam reads 5 pages a day for 3 days. How many pages?", "5*3=<<5*3=15>>15\n#### 15"),
     ("Ann had 10 coins and spent 4. How many are left?", "10-4=<<10-4=6>>6\n#### 6"),
 ]
-TINY = {  # the model section stays the default: the reference run uses the session's shared engine
+TINY = {
     "problems.limit": 4,
     "sampling.n": 2,
     "sampling.temperature": 0.7,
@@ -43,11 +45,11 @@ TINY = {  # the model section stays the default: the reference run uses the sess
     "resume.chunk_problems": 1,  # a shard of two problems stages two chunks: the kill lands between them
 }
 POOL = "prm-e2e-shards"
-DEADLINE = 900  # seconds for any one wait below (two engines start at once on a small machine)
+DEADLINE = 900  # seconds for any one wait below
 
 
 def pids_of_flow_run(flow_run_id: str) -> list[int]:
-    """Processes of one flow run (its process and its engine's), by the flow run id Prefect's worker puts
+    """Processes of one flow run (its process and any it started), by the flow run id Prefect's worker puts
     in their environment."""
     wanted = f"PREFECT__FLOW_RUN_ID={flow_run_id}".encode()
     found = []
@@ -130,7 +132,7 @@ def wait_for_log(logs: list[Path], *needles: str) -> str:
             for line in log.read_text(errors="replace").splitlines():
                 if all(needle in line for needle in needles):
                     return line
-        time.sleep(1)
+        time.sleep(0.2)  # the kill below must land while the shard's rollouts are still going
     raise AssertionError(f"no worker log line with {needles}")
 
 
@@ -157,7 +159,7 @@ def test_per_request_seeds_make_draws_batch_invariant(engine) -> None:
 
 
 def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone(
-    engine, workers: list[Path], tmp_path: Path
+    served_overrides: dict[str, object], workers: list[Path], tmp_path: Path
 ) -> None:
     from config.run_config import load_config
     from flows.fanout import deploy_generation, submit_shards, wait_for_shards
@@ -173,28 +175,34 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
 
     def config(root: str):
         return absolute_paths(
-            load_config(None, {**TINY, "problems.path": str(problems), "dataset.root": root})
+            load_config(
+                None, {**TINY, **served_overrides, "problems.path": str(problems), "dataset.root": root}
+            )
         )
-
-    started = time.perf_counter()
-    single = run_generation(config(str(tmp_path / "single")))
-    assert single.status == "succeeded", single.error
-    single_seconds = time.perf_counter() - started
 
     cfg = config(str(tmp_path / "sharded"))
     parent = derived_parent_id(cfg, 2)
     deployment = deploy_generation(POOL)
     started = time.perf_counter()
     first = submit_shards(deployment, cfg, [Shard(0, 2), Shard(1, 2)], parent)
-    # shard 1 is killed once its first chunk's rollouts began (its second chunk is not staged then)
-    begin = wait_for_log(workers, "event=begin", "shard=1/2")
-    run_id = begin.split("run_id=")[1].split()[0]
-    wait_for_log(workers, f"run_id={run_id}", "stage=rollouts", "event=start")
-    kill_flow_run(first[1].flow_run_id)
-    states = wait_for_shards(first, poll_seconds=2, timeout_seconds=DEADLINE)
+    # the single-process reference run goes on beside the shards: the server batches their requests
+    # together, and per-request seeds keep every prompt's draws what they would be alone
+    reference = ThreadPoolExecutor(max_workers=1, thread_name_prefix="single-run")
+    single_run = reference.submit(run_generation, config(str(tmp_path / "single")))
+    try:
+        # shard 1 is killed once its first chunk's rollouts began (its second chunk is not staged then)
+        begin = wait_for_log(workers, "event=begin", "shard=1/2")
+        run_id = begin.split("run_id=")[1].split()[0]
+        wait_for_log(workers, f"run_id={run_id}", "stage=rollouts", "event=start")
+        kill_flow_run(first[1].flow_run_id)
+        states = wait_for_shards(first, poll_seconds=2, timeout_seconds=DEADLINE)
+        single = single_run.result(timeout=DEADLINE)
+    finally:
+        reference.shutdown(wait=True)
+    assert single.status == "succeeded", single.error
     assert states[first[0].flow_run_id] == "COMPLETED"
     assert states[first[1].flow_run_id] in ("CRASHED", "FAILED")
-    assert pids_of_flow_run(first[1].flow_run_id) == []  # no engine left behind
+    assert pids_of_flow_run(first[1].flow_run_id) == []  # nothing of the killed run left behind
 
     ds = Dataset(str(tmp_path / "sharded"))
     assert [(c["shards"], c["status"]) for c in run_costs(ds)] == [("1/2", "partial")]
@@ -203,7 +211,7 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
     assert wait_for_shards(rerun, poll_seconds=2, timeout_seconds=DEADLINE) == {
         rerun[0].flow_run_id: "COMPLETED"
     }
-    sharded_seconds = time.perf_counter() - started
+    seconds = time.perf_counter() - started
 
     # step ids hash the labelers' code: an edit of the tree while the test runs would show up as a row diff
     labelers = "SELECT DISTINCT verifier_versions FROM runs"
@@ -219,53 +227,27 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
     # only the rerun can find a cached stage (the other runs started on empty caches): the chunk the
     # killed shard had sampled is reused
     assert wait_for_log(workers, "sample-chains", "Cached")
-    print(
-        f"single-process run {single_seconds:.0f}s; two shards with a kill and a rerun {sharded_seconds:.0f}s"
+    print(f"a single-process run beside two shards with a kill, then the rerun: {seconds:.0f}s")
+
+
+def test_engine_arguments_from_the_config_reach_the_engine_and_its_worker(engine) -> None:
+    """The engine arguments the default config derives, where vLLM's own default differs, as the session's
+    engine's scheduler and its worker process hold them: chunked prefill off (asked through the same engine
+    argument dict as `max_num_seqs` and every pass-through argument, whose config-to-dict mapping
+    tests/sampling/test_engine_args.py pins) and the dtype the host chose. Read from the engine the e2e runs
+    use, instead of a start of its own (about 170 s on a 2-core machine)."""
+    from sampling.vllm_sampler import engine_kwargs, seeding_plan
+
+    asked = engine_kwargs(engine.settings) | seeding_plan(engine.settings, cpu=True).kwargs
+    assert asked["enable_chunked_prefill"] is False
+    llm = engine._llm
+    config = llm.llm_engine.vllm_config
+    frontend = (config.scheduler_config.enable_chunked_prefill, str(config.model_config.dtype))
+    workers = llm.collective_rpc(  # the lambda travels to the worker process (see the `engine` fixture)
+        lambda worker: (
+            worker.vllm_config.scheduler_config.enable_chunked_prefill,
+            str(worker.vllm_config.model_config.dtype),
+        )
     )
-
-
-ENGINE_READBACK = """
-import json
-
-from config.run_config import load_config
-from flows.generation_run import engine_settings
-from sampling.vllm_sampler import VLLMSampler
-
-
-def main():
-    overrides = {"model.max_num_seqs": 7, "model.enforce_eager": True, "model.tensor_parallel_size": 1}
-    sampler = VLLMSampler(engine_settings(load_config(None, overrides)))
-    llm = sampler._llm
-    seen = {
-        "frontend": llm.llm_engine.vllm_config.scheduler_config.max_num_seqs,
-        "workers": llm.collective_rpc(lambda worker: worker.vllm_config.scheduler_config.max_num_seqs),
-        "tensor_parallel_size": llm.llm_engine.vllm_config.parallel_config.tensor_parallel_size,
-    }
-    sampler.close()
-    print("READBACK " + json.dumps(seen))
-
-
-if __name__ == "__main__":  # the engine's processes are spawned: they import this file again
-    main()
-"""
-
-
-def test_engine_arguments_from_the_config_reach_the_engine(tmp_path: Path) -> None:
-    """A non-default `max_num_seqs` as the engine's scheduler and its worker hold it (eager: no compile of
-    new settings; its own process, since the session's shared engine is the one engine of this one)."""
-    env = {**os.environ, "VLLM_ALLOW_INSECURE_SERIALIZATION": "1"}  # collective_rpc sends the lambda
-    script = tmp_path / "readback.py"
-    script.write_text(ENGINE_READBACK)
-    result = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=Path(__file__).resolve().parents[2],
-        timeout=DEADLINE,
-        start_new_session=True,
-    )
-    lines = [line for line in result.stdout.splitlines() if line.startswith("READBACK ")]
-    assert lines, result.stdout[-3000:] + result.stderr[-3000:]
-    seen = json.loads(lines[0].removeprefix("READBACK "))
-    assert seen == {"frontend": 7, "workers": [7], "tensor_parallel_size": 1}
+    wanted = (False, f"torch.{engine.host_choice.dtype}")
+    assert frontend == wanted and [tuple(w) for w in workers] == [wanted]
