@@ -79,19 +79,14 @@ def test_math_run_writes_a_labeled_dataset_version(
     assert rejected[0]["file"] == str(problems_file) and rejected[2]["reason"] == "empty question"
 
 
-def test_a_second_run_adds_one_version_and_old_versions_stay_readable(
-    engine, small_config, tmp_path: Path, problems_file: Path
-) -> None:
-    from flows.generation_run import generation_run
+def test_a_second_run_adds_one_version_and_old_versions_stay_readable(two_runs) -> None:
     from storage.dataset import Dataset
     from storage.sql import query
 
-    first = generation_run(small_config(tmp_path / "ds", problems_file, **{"problems.limit": 1}))
-    second = generation_run(
-        small_config(tmp_path / "ds", problems_file, **{"problems.offset": 1, "problems.limit": 1})
-    )
+    first, second = two_runs.first, two_runs.second
+    assert (first.status, second.status) == ("succeeded", "succeeded"), (first.error, second.error)
     assert second.version is not None and first.version is not None and second.version > first.version
-    dataset = Dataset(str(tmp_path / "ds"))
+    dataset = Dataset(str(two_runs.root))
     old = query(dataset, "SELECT count(*) AS n FROM problems", version=first.version).to_pylist()[0]["n"]
     new = query(dataset, "SELECT count(*) AS n FROM problems").to_pylist()[0]["n"]
     assert (old, new) == (1, 2)
@@ -112,20 +107,12 @@ def test_cli_missing_problem_file_fails_with_one_clear_line(tmp_path: Path) -> N
     assert not (tmp_path / "ds").exists()
 
 
-def test_cli_query_over_a_written_dataset(engine, small_config, tmp_path: Path, problems_file: Path) -> None:
-    from flows.generation_run import generation_run
-
-    summary = generation_run(small_config(tmp_path / "ds", problems_file, **{"problems.limit": 1}))
+def test_cli_query_over_a_written_dataset(two_runs, tmp_path: Path) -> None:
+    root = str(two_runs.root)
     result = cli(
-        "query",
-        "--dataset",
-        str(tmp_path / "ds"),
-        "--format",
-        "csv",
-        "SELECT count(*) AS n_chains FROM chains",
-        cwd=tmp_path,
+        "query", "--dataset", root, "--format", "csv", "SELECT count(*) AS n_chains FROM chains", cwd=tmp_path
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1] == str(summary.chains)
-    bad = cli("query", "--dataset", str(tmp_path / "ds"), "SELECT nope FROM steps", cwd=tmp_path)
+    assert result.stdout.strip().splitlines()[-1] == str(two_runs.first.chains + two_runs.second.chains)
+    bad = cli("query", "--dataset", root, "SELECT nope FROM steps", cwd=tmp_path)
     assert bad.returncode != 0 and bad.stderr.strip()

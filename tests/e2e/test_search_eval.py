@@ -3,7 +3,9 @@
 The reward models are tiny random Llamas with the embedded tokenizer (training is tests/e2e/
 test_trl_training.py's job, and the bench's): what is checked is the command's plumbing on real chains:
 every method at every budget, beam search through the engine's stop strings, compute counted, the JSON
-`prm-factory report --search` reads, and the shared engine left running.
+`prm-factory report --search` reads, and the shared engine left running. Chains are cut at 96 tokens (the
+config's `sampling.max_tokens`, default 256) to keep the test short: truncated chains still count, unparsed,
+and nothing asserted needs an answer.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ def test_search_eval_compares_every_method_on_real_chains(
     prm = tiny_token_classifier(tmp_path / "prm", seed=0)
     orm = tiny_token_classifier(tmp_path / "orm", seed=1)
     out = tmp_path / "search.json"
+    config = tmp_path / "search.toml"  # the model section stays the default: the session's engine is used
+    config.write_text("[sampling]\nmax_tokens = 96\n")
     result = CliRunner().invoke(
         command_app(register),
         ["search-eval", "--prm", str(prm), "--orm", str(orm), "--steps", "1", "--limit", "2"]
-        + ["--n", "2", "--beam", "2", "--out", str(out)],
+        + ["--n", "2", "--beam", "2", "--config", str(config), "--out", str(out)],
     )
     assert result.exit_code == 0, result.output
     assert "| method | N = 1 | N = 2 |" in result.output and "prm beam search" in result.output
