@@ -55,6 +55,19 @@ def prefect_server() -> Iterator[None]:
         yield
 
 
+@pytest.fixture()
+def no_retry_delays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flow's tasks keep their retries but wait no time between them: a test of a run that fails after
+    every retry (a dead fleet, say) then costs the tries, not the `[5, 20]` s waits meant for an outage."""
+    from prefect import Task
+
+    import flows.tasks as tasks
+
+    for name, value in list(vars(tasks).items()):
+        if isinstance(value, Task) and value.retries:
+            monkeypatch.setattr(tasks, name, value.with_options(retry_delay_seconds=0))
+
+
 SERVED_MODEL_NAME = "smollm2-test"
 _LAST_SERVER_USER = pytest.StashKey[str | None]()
 _SERVER_PREFETCH_AT = pytest.StashKey[str | None]()

@@ -380,7 +380,7 @@ def test_generation_run_on_the_server_backend_records_cache_hits(served_model, p
     assert run["rollouts_drawn"] > 0
 
 
-def test_generation_run_against_a_dead_fleet_fails_and_records_why(prefect_server, tmp_path):
+def test_generation_run_against_a_dead_fleet_fails_and_records_why(prefect_server, no_retry_delays, tmp_path):
     from flows.generation_run import run_generation
     from sampling.model_prep import prepare_default_model
     from storage.dataset import Dataset
