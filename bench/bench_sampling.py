@@ -117,8 +117,10 @@ def build_workloads(tokenizer, args: argparse.Namespace) -> list[Workload]:
         prompt = render(tokenizer, problem.text)
         # every prefix but the full solution (its value is the outcome), as the rollout driver probes
         rollout_prompts += [prompt + "\n".join(steps[: i + 1]) + "\n" for i in range(len(steps) - 1)]
-    plain = GenerationParams(n=args.n, temperature=0.7, top_p=1.0, max_tokens=args.max_tokens)
-    rollout = GenerationParams(n=args.k, temperature=0.7, top_p=1.0, max_tokens=args.rollout_max_tokens)
+    plain = GenerationParams(n=args.n, temperature=0.7, top_p=args.top_p, max_tokens=args.max_tokens)
+    rollout = GenerationParams(
+        n=args.k, temperature=0.7, top_p=args.top_p, max_tokens=args.rollout_max_tokens
+    )
     return [
         Workload(
             "plain",
@@ -263,6 +265,7 @@ class EngineCandidate:
     enforce_eager: bool = False
     preload: str = ""  # LD_PRELOAD of the engine's processes
     engine_args: str = "{}"  # JSON: model.engine_args of the engine
+    env: str = "{}"  # JSON: extra environment of the engine's processes
 
     def describe(self) -> str:
         libs = ",".join(Path(p).name for p in self.preload.split(":") if p)
@@ -270,6 +273,7 @@ class EngineCandidate:
             f"dtype={self.dtype} threads={self.threads} {'eager' if self.enforce_eager else 'compiled'}"
             + (f" LD_PRELOAD={libs}" if libs else "")
             + (f" engine_args={self.engine_args}" if self.engine_args != "{}" else "")
+            + (f" env={self.env}" if self.env != "{}" else "")
         )
 
 
@@ -309,6 +313,19 @@ def seeding_candidates() -> dict[str, EngineCandidate]:
     return {
         "today": replace(base, engine_args=json.dumps({"enable_chunked_prefill": True})),
         "request-seeds": base,
+    }
+
+
+def cpu_top_p_candidates() -> dict[str, EngineCandidate]:
+    """`--cpu-top-p`: vLLM's CPU sampler as it ships (top-p by a full sort of every row over the
+    vocabulary at each step) against prm-factory's vLLM plugin (`sampling.cpu_top_p`: the same nucleus
+    from each row's largest logits); both with the run's dtype and threads, workloads at `--top-p`."""
+    from sampling.vllm_plugins import CPU_TOP_P_ENV
+
+    base = seeding_candidates()["request-seeds"]
+    return {
+        "today": replace(base, env=json.dumps({CPU_TOP_P_ENV: "sort"})),
+        "candidates": replace(base, env=json.dumps({CPU_TOP_P_ENV: "candidates"})),
     }
 
 
@@ -427,6 +444,7 @@ def _run_setting(
     if candidate.preload:
         child_env["LD_PRELOAD"] = candidate.preload
     child_env["VLLM_LOGGING_LEVEL"] = "INFO"  # the start phases are INFO lines
+    child_env.update(json.loads(candidate.env))
     with (
         tempfile.NamedTemporaryFile(suffix=".json") as out,
         tempfile.NamedTemporaryFile(suffix=".log") as own,
@@ -456,6 +474,8 @@ def _run_setting(
             str(args.rollout_max_tokens),
             "--engine-reps",
             str(args.engine_reps),
+            "--top-p",
+            str(args.top_p),
             "--engine-dtype",
             candidate.dtype,
             "--engine-threads",
@@ -518,7 +538,10 @@ def bench_engine_settings(checkpoint: str, args: argparse.Namespace) -> dict:
     from sampling.cpu_host import SIMD_FLAGS, detect_host
 
     log = Path(args.engine_log or tempfile.mkstemp(prefix="bench-engine-settings-", suffix=".log")[1])
-    candidates = seeding_candidates() if args.seeding else engine_candidates()
+    if args.cpu_top_p:
+        candidates = cpu_top_p_candidates()
+    else:
+        candidates = seeding_candidates() if args.seeding else engine_candidates()
     if args.only:
         candidates = {k: v for k, v in candidates.items() if k in {"today", *args.only.split(",")}}
     host = detect_host()
@@ -616,7 +639,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="CPU engine: chunked prefill + engine seed vs per-request seeds (issue 25)",
     )
     parser.add_argument(
-        "--rounds", type=int, default=1, help="--engine-settings/--seeding: repeat, alternating"
+        "--cpu-top-p",
+        action="store_true",
+        help="CPU engine: vLLM's sort-based top-p vs the plugin's (issue 23); workloads at --top-p 0.95",
+    )
+    parser.add_argument(
+        "--top-p", type=float, help="workloads' top_p (default 1.0; 0.95, the run's, with --cpu-top-p)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="--engine-settings/--seeding/--cpu-top-p: repeat, alternating"
     )
     parser.add_argument("--engine-reps", type=int, default=2, help="timed workload calls per engine start")
     parser.add_argument("--engine-log", help="file for the engine's own output (default: a temp file)")
@@ -626,6 +657,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--engine-args-json", default="{}", help=argparse.SUPPRESS)
     parser.add_argument("--only", help="--engine-settings: these candidates (comma-separated) beside `today`")
     args = parser.parse_args(argv)
+    if args.top_p is None:
+        args.top_p = 0.95 if args.cpu_top_p else 1.0
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer
@@ -639,7 +672,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.engine_child:
         Path(args.engine_child).write_text(json.dumps(engine_child(checkpoint, args)))
         return 0
-    if args.engine_settings or args.seeding:
+    if args.engine_settings or args.seeding or args.cpu_top_p:
         result = bench_engine_settings(checkpoint, args)
         if args.json:
             Path(args.json).write_text(json.dumps(result, indent=2, default=str))

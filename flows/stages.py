@@ -131,7 +131,13 @@ GENERATION = Pipeline(
             "sample",
             inputs=("problems", "engine", "sampling", "domain"),
             outputs="drawn chains",
-            code=("sampling.chains", "sampling.prompts", "sampling.vllm_sampler"),
+            code=(
+                "sampling.chains",
+                "sampling.prompts",
+                "sampling.vllm_sampler",
+                "sampling.vllm_plugins",  # the CPU engine's top-p (the plugin runs in its processes)
+                "sampling.cpu_top_p",
+            ),
         ),
         Stage(
             "segment",

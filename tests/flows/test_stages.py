@@ -165,13 +165,20 @@ def test_keys_are_the_same_in_another_process() -> None:
 
 
 def test_keys_keep_the_shape_they_had_before_the_declarations() -> None:
-    """Caches written before the stages were declared are still found (same payload, same key)."""
+    """A key is `resume.stage_key` over the declared inputs and code, as before the declarations (so caches
+    of unchanged stages are still found); the sample stage declares the CPU top-p plugin since 2026-11-25."""
     inputs = inputs_for(GENERATION)
     keys = GENERATION.run_keys(inputs)
     sample = resume.stage_key(
         "sample",
         {k: inputs[k] for k in ("problems", "engine", "sampling", "domain")},
-        ("sampling.chains", "sampling.prompts", "sampling.vllm_sampler"),
+        (
+            "sampling.chains",
+            "sampling.prompts",
+            "sampling.vllm_sampler",
+            "sampling.vllm_plugins",
+            "sampling.cpu_top_p",
+        ),
     )
     segment = resume.stage_key(
         "segment",

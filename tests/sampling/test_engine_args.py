@@ -70,6 +70,7 @@ def test_the_run_record_names_seeding_and_engine_args() -> None:
     assert record["seed_mode"] == "request"  # the CPU build too, with chunked prefill off (test_seeding.py)
     assert record["engine_args"] == {"max_num_seqs": 8, "swap": 1, "enable_chunked_prefill": False}
     assert record["dtype"] in ("float32", "bfloat16")
+    assert "largest logits" in record["cpu_top_p"]  # the plugin's top-p (tests/sampling/test_cpu_top_p.py)
     json.dumps(record)  # the runs table stores it as JSON
 
 

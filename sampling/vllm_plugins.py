@@ -1,0 +1,48 @@
+"""prm-factory's vLLM general plugin (entry point `vllm.general_plugins` in pyproject.toml).
+
+vLLM runs every general plugin in each of its processes (the caller, EngineCore, the workers, `vllm
+serve`), which is the one supported way to reach the worker that samples. On the CPU build the plugin puts
+`sampling.cpu_top_p` in front of vLLM's sort-based top-p (`CPU_TOP_P_ENV=sort` keeps vLLM's own, for the
+bench baseline); on GPU builds it does nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+
+LOGGER = logging.getLogger("vllm.prm_factory")  # under vLLM's logger: its handler prints it per process
+
+CPU_TOP_P_ENV = "PRM_FACTORY_CPU_TOP_P"
+"""`candidates` (default): top-p from each row's largest logits; `sort`: vLLM's own full sort."""
+
+
+def cpu_top_p_mode(environ: os._Environ[str] | dict[str, str] = os.environ) -> str:
+    """>>> cpu_top_p_mode({})
+    'candidates'
+    >>> cpu_top_p_mode({"PRM_FACTORY_CPU_TOP_P": "sort"})
+    'sort'
+    """
+    mode = environ.get(CPU_TOP_P_ENV, "candidates").strip().lower() or "candidates"
+    if mode not in ("candidates", "sort"):
+        raise ValueError(f"{CPU_TOP_P_ENV} must be 'candidates' or 'sort', got {mode!r}")
+    return mode
+
+
+def register() -> None:
+    """Install the CPU top-p shortcut in this vLLM process (idempotent: vLLM may call it more than once)."""
+    from vllm.platforms import current_platform
+
+    if not current_platform.is_cpu() or cpu_top_p_mode() == "sort":
+        return
+    from vllm.v1.sample.ops import topk_topp_sampler as ops
+
+    from sampling.cpu_top_p import top_p_from_candidates
+
+    if getattr(ops.apply_top_k_top_p, "prm_factory", False):
+        return
+    shortcut = functools.partial(top_p_from_candidates, fallback=ops.apply_top_k_top_p)
+    shortcut.prm_factory = True  # type: ignore[attr-defined]
+    ops.apply_top_k_top_p = shortcut
+    LOGGER.info("prm-factory: CPU top-p from each row's largest logits (%s=sort turns it off)", CPU_TOP_P_ENV)
