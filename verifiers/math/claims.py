@@ -43,7 +43,14 @@ from verifiers.math.arithmetic import (
 )
 from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from verifiers.math.claim_result import ClaimResult
-from verifiers.math.competition import certain_context, gate_failed, hypothetical, safe_binding, trimmed_run
+from verifiers.math.competition import (
+    certain_context,
+    connector_pieces,
+    gate_failed,
+    hypothetical,
+    safe_binding,
+    trimmed_run,
+)
 from verifiers.math.congruences import congruence_claims
 from verifiers.math.display_lines import joined_plus_minus_lines
 from verifiers.math.divisibility import divisibility_claims
@@ -153,7 +160,10 @@ def check_steps(
                     ClaimResult(run.text, None, reason="competition math: the run is cut out of notation")
                 )
                 continue
-            hard.append((index, text, snapshot))
+            if competition:  # statements joined by `\\Rightarrow` or `\\quad`: each a run of its own
+                hard.extend((index, piece, snapshot) for piece in connector_pieces(text))
+            else:
+                hard.append((index, text, snapshot))
     for index, result in labelled_line_claims(steps, state.math_steps).items():
         per_step[index].append(gate_failed(result, steps[index]) if competition else result)
     if hard:

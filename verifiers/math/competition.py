@@ -77,6 +77,36 @@ def looks_competition(problem_text: str | None, steps: Sequence[str] = ()) -> bo
     return any(_COMPETITION_STEP.search(step) for step in steps)
 
 
+# a trig function's argument: a bracket, a group or a `\\frac`, else the run of factors up to an operator
+_TRIG_ARGUMENT = re.compile(
+    r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])\s*(?:\^\s*(?:\{[^{}]*\}|\d)\s*)?"
+    r"(?:\\left\s*)?(\((?:[^()]|\([^()]*\))*\)|\{(?:[^{}]|\{[^{}]*\})*\}"
+    r"|\\[dt]?frac\s*\{[^{}]*\}\s*\{[^{}]*\}|(?:\d|\\pi(?![A-Za-z])|\s)+)"
+)
+
+
+# after the argument: nothing that could still belong to it (`\\tan \\pi/4`: tan(pi)/4 or tan(pi/4)?)
+_ARGUMENT_ENDS = re.compile(r"\s*(?:$|[-+=,)}\]]|\\right(?![A-Za-z]))")
+
+
+def radians_said(text: str) -> bool:
+    """Is every trig function of `text` applied to a multiple of `\\pi` (`\\sin \\frac{7\\pi}{2}`,
+    `\\cos(2\\pi/3)`)? Then its argument is in radians, with no second reading.
+
+    >>> radians_said("\\\\sin \\\\frac{7\\\\pi}{2} = -1"), radians_said("\\\\sin 30 = \\\\frac12")
+    (True, False)
+    >>> radians_said("\\\\tan \\\\pi/4 = 1")
+    False
+    """
+    calls = list(_TRIG.finditer(text))
+    found = list(_TRIG_ARGUMENT.finditer(text))
+    return (
+        len(found) == len(calls) > 0
+        and all("\\pi" in m.group(1) for m in found)
+        and all(_ARGUMENT_ENDS.match(text, m.end()) for m in found)
+    )
+
+
 def certain_claim_text(claim: str) -> bool:
     """Is a claim's text pure numbers, with no notation that has a second reading?
 
@@ -85,7 +115,7 @@ def certain_claim_text(claim: str) -> bool:
     """
     text = claim
     if _TRIG.search(text):
-        if not _DEGREES.search(text):
+        if not (_DEGREES.search(text) or radians_said(text)):
             return False  # radians or degrees? not said
         text = _TRIG.sub(" ", text)
     text = _DEGREES.sub(" ", text)
@@ -97,7 +127,13 @@ def certain_claim_text(claim: str) -> bool:
 
 # Right before a run, touching it: a name, a subscript or power, a command (`\log_2{3} = ...` would start
 # at `2`).
-_BEFORE_UNSAFE = re.compile(r"(?:[A-Za-z{]|\\[A-Za-z]+|[_^]\s*)$")
+# An operator the problem defines (`3 \\& 5`, `\\#(9)`, `a \\star b`, `x @ y`) before a run, with or without
+# spacing, took the run's left operand.
+_BEFORE_UNSAFE = re.compile(
+    r"(?:[A-Za-z{]|\\[A-Za-z]+|[_^]\s*"
+    r"|(?:\\[#&]|[@#&]|\\(?:star|bigstar|diamond|ast|odot|oplus|otimes|bullet|boxtimes|boxplus|spadesuit"
+    r"|heartsuit|clubsuit|diamondsuit|triangle|nabla|dagger|Box|square|bowtie)(?![A-Za-z]))\s*)$"
+)
 # Right after it: a factorial, a power or subscript; touching it, a name or a bracket that the run's last
 # number belongs to (`120 = 5!`, `2 = 2^x`, `= 3x`, `= 3(x + 1)`), a command (`= 0.\overline{3}`).
 _AFTER_UNSAFE = re.compile(r"^(?:\s*[!^_]|[A-Za-z0-9(\[{]|\.?\\[A-Za-z])")
@@ -132,12 +168,19 @@ def _cut_inside_math(step: str, end: int) -> bool:
 # A run that opens on a binary operator lost its left operand to notation before it (`f(7) + 1 = 4`,
 # `\\angle DAE + 60^\\circ = 180^\\circ` read from `+`); a leading minus may be a sign and is kept.
 _LEADING_OPERATOR = re.compile(r"^[\s$]*(?:[+*/×·÷]|\\(?:cdot|times|div)(?![A-Za-z]))")
+# A leading minus is a sign only when nothing it could subtract from stands right before it: after a name, a
+# number, a closing bracket or a degree mark (`\\angle PQR - 36^\\circ = ...`) it lost its left operand too.
+_LEADING_MINUS = re.compile(r"^[\s]*-")
+_OPERAND_BEFORE = re.compile(r"(?:[A-Za-z0-9)}\]]|\\circ)\s*$")
 
 
 def certain_context(step: str, start: int, end: int) -> bool:
     """Is the run at `step[start:end]` whole, not cut out of notation the lexer does not read?"""
     return not (
         _LEADING_OPERATOR.match(step[start:end])
+        or (
+            _LEADING_MINUS.match(step[start:end]) and _OPERAND_BEFORE.search(step[max(0, start - 12) : start])
+        )
         or _BEFORE_UNSAFE.search(step[max(0, start - 12) : start])
         or _AFTER_UNSAFE.match(step[end:])
         or _cut_inside_math(step, end)
@@ -162,7 +205,10 @@ def trimmed_run(step: str, start: int, end: int) -> tuple[int, int] | None:
     `= 3x`), without that side: the sides between two whole `=` signs are whole expressions. The new
     (start, end), or None when fewer than two sides would be left or the run stays cut."""
     cuts = [start + i for i in _top_level_equals(step[start:end])]
-    if _BEFORE_UNSAFE.search(step[max(0, start - 12) : start]):
+    binary_minus = _LEADING_MINUS.match(step[start:end]) and _OPERAND_BEFORE.search(
+        step[max(0, start - 12) : start]
+    )
+    if binary_minus or _BEFORE_UNSAFE.search(step[max(0, start - 12) : start]):
         if not cuts:
             return None
         start, cuts = cuts[0] + 1, cuts[1:]
@@ -177,6 +223,63 @@ def trimmed_run(step: str, start: int, end: int) -> tuple[int, int] | None:
     while end > start and step[end - 1].isspace():
         end -= 1
     return start, end
+
+
+# between two statements of one run: an implication or wide spacing (`\\frac{100}{11} \\approx 9.09 \\quad
+# \\Rightarrow \\quad \\lceil 9.09 \\rceil = 10`)
+_CONNECTOR = re.compile(
+    r"\\(?:Rightarrow|implies|Longrightarrow|iff|Leftrightarrow|therefore|q?quad)(?![A-Za-z])"
+)
+
+
+def connector_pieces(text: str) -> list[str]:
+    """The statements of a run joined by `\\Rightarrow`, `\\implies` or `\\quad` outside brackets, each a
+    run of its own (a side holding the connector is no expression); the run itself when it has none, or
+    when a bracket is left open across a connector.
+
+    >>> connector_pieces("a = 1 \\\\quad \\\\Rightarrow \\\\quad b = 2")
+    ['a = 1', 'b = 2']
+    """
+    cuts, depth = [], 0
+    for i, ch in enumerate(text):
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif ch == "\\" and depth == 0:
+            found = _CONNECTOR.match(text, i)
+            if found:
+                cuts.append((found.start(), found.end()))
+    if not cuts or depth != 0:
+        return [text]
+    pieces, start = [], 0
+    for begin, end in cuts:
+        pieces.append(text[start:begin])
+        start = end
+    pieces.append(text[start:])
+    return [p.strip() for p in pieces if re.search(r"=|\\approx", p)]
+
+
+# a trig function of a number of degrees: the mark belongs to its argument, not to a side's value
+_TRIG_OF_DEGREES = re.compile(
+    r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])\s*(?:\^\s*(?:\{[^{}]*\}|\d)\s*)?(?:\\left\s*)?\(?\s*"
+    r"\d+(?:\.\d+)?\s*(?:\^\s*(?:\{\s*\\circ\s*\}|\\circ)|°)\s*(?:\\right\s*)?\)?"
+)
+
+
+def degrees_on_one_side(claim: str) -> bool:
+    """Does a degree mark (outside a trig argument) stand on some sides of the claim and not on others
+    (`\\frac{1}{12} \\cdot 360^\\circ = 30` "degrees", `\\frac{180(5-2)}{5} = 108^\\circ`)? Then the bare
+    side's unit is said in words or not at all, and reading it in radians is no certain reading.
+
+    >>> degrees_on_one_side("\\\\frac{180(5-2)}{5} = 108^\\\\circ")
+    True
+    >>> degrees_on_one_side("\\\\sin 30^\\\\circ = 0.5")
+    False
+    """
+    sides = [_TRIG_OF_DEGREES.sub(" ", side) for side in re.split(r"=|\\approx|≈", claim)]
+    marked = [bool(_DEGREES.search(side)) for side in sides]
+    return any(marked) and not all(marked)
 
 
 def unjudged(result: ClaimResult, why: str) -> ClaimResult:
@@ -287,6 +390,8 @@ def gate_failed(
         return result
     if not context_ok:
         return unjudged(result, "the claim is cut out of notation it does not read")
+    if degrees_on_one_side(result.claim):
+        return unjudged(result, "a degree mark on one side only: the other side's unit is not said")
     said_approximate = approximate or _APPROXIMATE_MARK.search(result.claim)
     if said_approximate and not _far_off(result, APPROXIMATION_TOLERANCE):
         return unjudged(result, "an approximation, within 1 %")

@@ -136,8 +136,9 @@ def _parse_side(text: str) -> sympy.Expr:
     return expr
 
 
-def _relation(text: str) -> tuple[sympy.Expr, str, sympy.Expr]:
-    """`lhs rel rhs` of one piece with exactly one relation at top level."""
+def _relation(text: str) -> list[tuple[sympy.Expr, str, sympy.Expr]]:
+    """`lhs rel rhs` of one piece with exactly one relation at top level, or the two relations of a double
+    inequality (`-2 < m < 19`: both hold)."""
     for mark, op in _MARKS:
         text = mark.sub(f" {op} ", text)
     depth, cuts = 0, []
@@ -155,10 +156,19 @@ def _relation(text: str) -> tuple[sympy.Expr, str, sympy.Expr]:
                 i += len(op)
                 continue
         i += 1
+    if len(cuts) == 2 and _same_direction(cuts[0][1], cuts[1][1]):
+        (at, op), (at2, op2) = cuts
+        middle = _parse_side(text[at + len(op) : at2])
+        return [(_parse_side(text[:at]), op, middle), (middle, op2, _parse_side(text[at2 + len(op2) :]))]
     if len(cuts) != 1:
         raise Unreadable("not one relation")
     at, op = cuts[0]
-    return _parse_side(text[:at]), op, _parse_side(text[at + len(op) :])
+    return [(_parse_side(text[:at]), op, _parse_side(text[at + len(op) :]))]
+
+
+def _same_direction(first: str, second: str) -> bool:
+    """`a < x \\le b`, `a > x > b`: a double inequality, both of its marks pointing one way."""
+    return {first, second} <= {"<", "<="} or {first, second} <= {">", ">="}
 
 
 def pieces(statement: str) -> list[str]:
@@ -181,11 +191,14 @@ def pieces(statement: str) -> list[str]:
 
 
 def read_statement(statement: str) -> list[tuple[sympy.Expr, str, sympy.Expr]]:
-    """The relations of a statement (several for a solution set given with "or" or `\\pm`)."""
-    relations = [_relation(piece) for piece in pieces(statement)]
+    """The relations of a statement: alternatives for a solution set given with "or" or `\\pm`, or the two
+    inequalities of a double inequality, which hold together (only alone: several relations of a
+    statement that are not all equations are read as both holding, see `solution_set`)."""
+    found = [_relation(piece) for piece in pieces(statement)]
+    relations = [relation for parts in found for relation in parts]
     if any(op == "!=" for _, op, _ in relations):
         raise Unreadable("a relation that states no solution")
-    if len(relations) > 1 and any(op != "=" for _, op, _ in relations):
+    if len(relations) > 1 and any(op != "=" for _, op, _ in relations) and len(found) > 1:
         raise Unreadable("alternatives of inequalities")
     return relations
 
@@ -193,6 +206,14 @@ def read_statement(statement: str) -> list[tuple[sympy.Expr, str, sympy.Expr]]:
 def _solved_form(left: sympy.Expr, op: str, right: sympy.Expr) -> bool:
     """`x = 5`, `5 = x`: a value, not an equation."""
     return op == "=" and (
+        (isinstance(left, sympy.Symbol) and not right.free_symbols)
+        or (isinstance(right, sympy.Symbol) and not left.free_symbols)
+    )
+
+
+def _bound_form(left: sympy.Expr, op: str, right: sympy.Expr) -> bool:
+    """`m \\le 18`, `-2 < m`: a bound on one name, not an inequality still to solve."""
+    return op != "=" and (
         (isinstance(left, sympy.Symbol) and not right.free_symbols)
         or (isinstance(right, sympy.Symbol) and not left.free_symbols)
     )
@@ -218,7 +239,13 @@ def solution_set(
     point: dict,
     domain: sympy.Set = sympy.S.Reals,
 ) -> sympy.Set:
-    """The solutions in `name` (in `domain`) of the alternatives, every other name fixed by `point`."""
+    """The solutions in `name` (in `domain`) of the alternatives, every other name fixed by `point`; the
+    two inequalities of a double inequality (several relations, none an equation) hold together."""
+    if len(relations) > 1 and all(op != "=" for _, op, _ in relations):
+        both: sympy.Set = domain
+        for relation in relations:
+            both = sympy.Intersection(both, solution_set([relation], name, point, domain))
+        return both
     union: sympy.Set = sympy.S.EmptySet
     for left, op, right in relations:
         left, right = left.subs(point), right.subs(point)
@@ -271,9 +298,14 @@ def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | N
         return None, "other unknowns"
     if len(old_names) > 1 and not rewrite:
         return None, "several unknowns, and no rewrite said"
-    solved = all(_solved_form(left, op, right) for left, op, right in new)
+    # a value or a bound (`m \\le 18`): rounding to whole numbers may narrow a bound, never a rewrite
+    solved = all(_solved_form(left, op, right) or _bound_form(left, op, right) for left, op, right in new)
     if all(_solved_form(left, op, right) for left, op, right in old):
         return None, "a value is used, not rewritten (a new value of the name is another claim)"
+    if len(old) == 2 and all(_bound_form(left, op, right) for left, op, right in old):
+        # `2 \\le x \\le 3` "becomes" `1 \\le x \\le \\frac{3}{2}` under a compression: an interval
+        # given is a set that a step may map, not an inequality to solve
+        return None, "an interval of a name is given, not solved (a step may map it)"
     strict = rewrite and len(old_names) == 1 and not solved
     names = sorted(old_names, key=str)
     try:

@@ -58,7 +58,11 @@ class MathVerifier:
     # 2.2: factorials of written numbers inside math, `\pm` on both sides (both branches), quadratic-formula
     # lines of one name joined, degree marks inside fractions and trig powers, bare `\frac12`, consecutive
     # displayed equations of one step read as equation steps, a rounded decimal never an equation step
-    version = "2.2.0"
+    # 2.3: trig of a multiple of `\pi` read in radians, double inequalities in one unknown as both relations
+    # (an interval given is never solved), a run cut at `\Rightarrow` / `\quad` into its statements; no
+    # claim read across an operator the problem defines (`\&`, `\#`, `@`), from a binary minus, or with a
+    # degree mark on one side only
+    version = "2.3.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config

@@ -202,3 +202,33 @@ def test_money_dollars_open_no_math_segment() -> None:
     assert certain_context(money, money.index("240"), money.index(" in the"))
     cut = r"so $x = 2y + 3 z$ and"
     assert not certain_context(cut, cut.index("x ="), cut.index(" z"))
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "rewrite", "holds"),
+    [
+        # a double inequality is its two relations holding together (2.3.0)
+        ("0 < 3m + 2 < 60", r"-\frac{2}{3} < m < \frac{58}{3}", False, True),
+        (r"1 \le 2x - 3 \le 5", r"2 \le x \le 4", True, True),
+        ("5 > 2x - 3 > 1", "4 > x > 2", False, True),
+        ("x^2 < 4", "-2 < x < 2", False, True),
+        # whole numbers in a bound: narrowing it to integers is never called wrong, even as a rewrite
+        (r"-\frac{2}{3} < m < \frac{58}{3}", r"0 \le m \le 19", True, None),
+        (r"m > \frac{5}{2}", r"m \ge 3", True, None),
+        # an interval given is a set a step may map (`2 \le x \le 3` becomes `1 \le x \le 3/2` under a
+        # compression): never judged as an inequality to solve
+        (r"-2 < m < 19 + \frac{1}{3}", r"-2 \le m \le 18", False, None),
+        (r"2 \le x \le 3", r"1 \le x \le \frac{3}{2}", False, None),
+        # a wrong bound: neither set holds the other
+        (r"0 < 3m + 2 < 60", r"-2 < m < 19", False, False),
+        ("x^2 < 9", "-2 < x < 4", False, False),
+        (r"1 \le 2x - 3 \le 5", r"1 \le x \le 3", False, False),
+        # marks pointing both ways, or an equation beside an inequality: not one statement, unread
+        ("-2 < x > 1", "x > 1", False, None),
+        ("x = 2 < 3", "x = 2", False, None),
+    ],
+)
+def test_double_inequalities_are_read_as_both_relations(
+    before: str, after: str, rewrite: bool, holds: bool | None
+) -> None:
+    assert judge_step(before, after, rewrite)[0] is holds
