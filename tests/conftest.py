@@ -18,6 +18,7 @@ import pytest
 from config.runtime import apply_runtime_defaults
 
 if TYPE_CHECKING:
+    from sampling.vllm_sampler import EngineSettings, VLLMSampler
     from sampling.vllm_server import VLLMServer
 
 apply_runtime_defaults()
@@ -71,10 +72,22 @@ def no_retry_delays(monkeypatch: pytest.MonkeyPatch) -> None:
 SERVED_MODEL_NAME = "smollm2-test"
 _LAST_SERVER_USER = pytest.StashKey[str | None]()
 _SERVER_PREFETCH_AT = pytest.StashKey[str | None]()
-# The server starts in the background when the test this many places before its first user begins: its start
-# (100-250 s on a loaded 2-core machine, mostly one core importing vLLM in three processes) then overlaps
-# the tests before it instead of adding to the suite's time. About 100 s of tests at the time of writing.
-_SERVER_PREFETCH_LEAD = 120
+_ENGINE_PREFETCH_AT = pytest.StashKey[str | None]()
+# The tests on an engine (marked `engine`, or asking for the `engine` or `served_model` fixture) run after
+# every other test, and the session's two engines start in the background while the tests before them run:
+# a start (100-250 s on a loaded 2-core machine) is mostly one core importing vLLM, which then overlaps the
+# unit tests' one core instead of adding to the suite's time. The offline engine begins when the test this
+# many places before its first user begins, the server (its first user comes a little later) likewise; at
+# the time of writing 700 places were about 250 s of tests, 400 about 150 s.
+_ENGINE_PREFETCH_LEAD = 700
+_SERVER_PREFETCH_LEAD = 400
+ENGINE_FIXTURES = {"engine", "served_model"}
+
+
+def _on_an_engine(item: pytest.Item) -> bool:
+    return item.get_closest_marker("engine") is not None or bool(
+        ENGINE_FIXTURES & set(getattr(item, "fixturenames", ()))
+    )
 
 
 @dataclass(frozen=True)
@@ -88,11 +101,94 @@ class ServedModel:
 
 @pytest.hookimpl(trylast=True)  # after `-k` / `-m` deselection
 def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
-    users = [i for i, item in enumerate(items) if "served_model" in getattr(item, "fixturenames", ())]
-    session.stash[_LAST_SERVER_USER] = items[users[-1]].nodeid if users else None
-    session.stash[_SERVER_PREFETCH_AT] = (
-        items[max(0, users[0] - _SERVER_PREFETCH_LEAD)].nodeid if users else None
+    items[:] = [item for item in items if not _on_an_engine(item)] + [i for i in items if _on_an_engine(i)]
+
+    def prefetch_at(fixture: str, lead: int) -> tuple[str | None, str | None]:
+        users = [i for i, item in enumerate(items) if fixture in getattr(item, "fixturenames", ())]
+        if not users:
+            return None, None
+        return items[max(0, users[0] - lead)].nodeid, items[users[-1]].nodeid
+
+    session.stash[_SERVER_PREFETCH_AT], session.stash[_LAST_SERVER_USER] = prefetch_at(
+        "served_model", _SERVER_PREFETCH_LEAD
     )
+    session.stash[_ENGINE_PREFETCH_AT], _ = prefetch_at("engine", _ENGINE_PREFETCH_LEAD)
+
+
+# Lets `collective_rpc` carry a test's lambda to the offline engine's worker process (an engine-argument
+# readback in tests/e2e/test_shards.py). Set for the engine's whole life: its core then sends every utility
+# result with type information, which the frontend refuses to read once the variable is gone.
+INSECURE_SERIALIZATION = "VLLM_ALLOW_INSECURE_SERIALIZATION"
+
+
+@dataclass
+class _EngineSlot:
+    """The session's offline engine (the default config's, in this process), started in a background thread
+    ahead of its first user (`engine` in tests/e2e/conftest.py) and dropped at the session's end."""
+
+    sampler: VLLMSampler | None = None
+    settings: EngineSettings | None = None
+    start_error: str | None = None
+    starting: threading.Thread | None = None
+    previous_env: str | None = None
+
+    def begin(self) -> None:
+        if self.start_error or self.starting is not None or self.sampler is not None:
+            return
+        from config.run_config import RunConfig
+        from flows.engines import engine_settings
+
+        self.settings = engine_settings(RunConfig())
+        self.previous_env = os.environ.get(INSECURE_SERIALIZATION)
+        os.environ[INSECURE_SERIALIZATION] = "1"
+
+        def start() -> None:
+            from sampling.vllm_sampler import get_sampler
+
+            try:
+                self.sampler = get_sampler(self.settings)
+            except Exception as error:
+                self.start_error = f"{type(error).__name__}: {error}"
+
+        self.starting = threading.Thread(target=start, name="vllm-engine-start", daemon=True)
+        self.starting.start()
+
+    def ready(self) -> VLLMSampler:
+        self.begin()
+        if self.starting is not None:
+            self.starting.join()
+            self.starting = None
+        if self.start_error or self.sampler is None:
+            pytest.fail(f"the session's offline engine did not start: {self.start_error}")
+        return self.sampler
+
+    def stop(self) -> None:
+        if self.starting is not None:
+            self.starting.join(timeout=600)
+            self.starting = None
+        if self.settings is not None and self.sampler is not None:
+            from sampling.vllm_sampler import drop_sampler
+
+            drop_sampler(self.settings)
+        self.sampler = None
+        if self.settings is not None:
+            if self.previous_env is None:
+                os.environ.pop(INSECURE_SERIALIZATION, None)
+            else:
+                os.environ[INSECURE_SERIALIZATION] = self.previous_env
+            self.settings = None
+
+
+ENGINE_SLOT = _EngineSlot()
+
+
+@pytest.fixture(scope="session")
+def _engine_slot() -> Iterator[_EngineSlot]:
+    """The session's offline engine slot (`engine` of tests/e2e/conftest.py waits on it)."""
+    try:
+        yield ENGINE_SLOT
+    finally:
+        ENGINE_SLOT.stop()
 
 
 @dataclass
@@ -156,12 +252,15 @@ _SERVER_SLOT = _ServerSlot()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid == item.session.stash.get(_ENGINE_PREFETCH_AT, None):
+        ENGINE_SLOT.begin()
     if item.nodeid == item.session.stash.get(_SERVER_PREFETCH_AT, None):
         _SERVER_SLOT.begin()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     _SERVER_SLOT.stop()  # also when the prefetched server's users never ran
+    ENGINE_SLOT.stop()
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ Every e2e config derives from `SMALL_RUN`, whose model section equals the defaul
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,28 +75,11 @@ def served_overrides(served_model: ServedModel) -> dict[str, object]:
     }
 
 
-# Lets `collective_rpc` carry a test's lambda to the engine's worker process (an engine-argument readback in
-# tests/e2e/test_shards.py). Set for the engine's whole life: its core then sends every utility result with
-# type information, which the frontend refuses to read once the variable is gone.
-INSECURE_SERIALIZATION = "VLLM_ALLOW_INSECURE_SERIALIZATION"
-
-
 @pytest.fixture(scope="session")
-def engine(prefect_server: None):
-    from flows.engines import engine_settings
-    from sampling.vllm_sampler import drop_sampler, get_sampler
-
-    settings = engine_settings(RunConfig())
-    previous = os.environ.get(INSECURE_SERIALIZATION)
-    os.environ[INSECURE_SERIALIZATION] = "1"
-    try:
-        yield get_sampler(settings)
-        drop_sampler(settings)
-    finally:
-        if previous is None:
-            os.environ.pop(INSECURE_SERIALIZATION, None)
-        else:
-            os.environ[INSECURE_SERIALIZATION] = previous
+def engine(prefect_server: None, _engine_slot):
+    """The default config's offline engine in this process, started in the background ahead of the first
+    test that asks for it (tests/conftest.py)."""
+    return _engine_slot.ready()
 
 
 def _write_problems(folder: Path) -> Path:
