@@ -4,7 +4,7 @@ vLLM's CPU build applies top-p by sorting every row of the logits over the whole
 step (`apply_top_k_top_p_pytorch`): for SmolLM2's 49,152 tokens and a rollout batch of 208 rows that sort
 alone took about a second per step on a 2-core AVX2 machine, longer than the model's forward pass. A
 nucleus is small in practice (at temperature 0.7 and p = 0.95 the embedded model's largest seen was 31
-tokens), so the same mask comes from the `CANDIDATES` largest logits of a row and its log-sum-exp: a row
+tokens), so the same mask comes from the `candidates` largest logits of a row and its log-sum-exp: a row
 whose nucleus ends inside its candidates is masked from them, every other row by vLLM's own sort. The kept
 set is the same as the sort's (up to float rounding at the boundary and the order of equal logits, which the
 sort leaves arbitrary too): a token is kept when the probability mass strictly above it is below p.
@@ -16,8 +16,6 @@ from collections.abc import Callable
 
 import torch
 
-CANDIDATES = 64
-
 SortedTopKTopP = Callable[[torch.Tensor, torch.Tensor | None, torch.Tensor | None], torch.Tensor]
 
 
@@ -27,7 +25,7 @@ def top_p_from_candidates(
     p: torch.Tensor | None,
     *,
     fallback: SortedTopKTopP,
-    candidates: int = CANDIDATES,
+    candidates: int = 64,
 ) -> torch.Tensor:
     """Mask `logits` (rows x vocabulary, in place, like vLLM's) to each row's top-p nucleus.
 

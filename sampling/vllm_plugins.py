@@ -14,6 +14,9 @@ import os
 
 LOGGER = logging.getLogger("vllm.prm_factory")  # under vLLM's logger: its handler prints it per process
 
+TOP_P_CANDIDATES = 64
+"""Largest logits per row the CPU top-p reads (`sampling.cpu_top_p`); kept here, away from torch."""
+
 CPU_TOP_P_ENV = "PRM_FACTORY_CPU_TOP_P"
 """`candidates` (default): top-p from each row's largest logits; `sort`: vLLM's own full sort."""
 
@@ -42,7 +45,9 @@ def register() -> None:
 
     if getattr(ops.apply_top_k_top_p, "prm_factory", False):
         return
-    shortcut = functools.partial(top_p_from_candidates, fallback=ops.apply_top_k_top_p)
+    shortcut = functools.partial(
+        top_p_from_candidates, fallback=ops.apply_top_k_top_p, candidates=TOP_P_CANDIDATES
+    )
     shortcut.prm_factory = True  # type: ignore[attr-defined]
     ops.apply_top_k_top_p = shortcut
     LOGGER.info("prm-factory: CPU top-p from each row's largest logits (%s=sort turns it off)", CPU_TOP_P_ENV)

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from sampling.cpu_host import CpuEngineChoice, choose_cpu_engine, detect_host, on_cpu
-from sampling.cpu_top_p import CANDIDATES
 from sampling.protocol import Generation, GenerationParams
-from sampling.vllm_plugins import CPU_TOP_P_ENV, cpu_top_p_mode
+from sampling.vllm_plugins import CPU_TOP_P_ENV, TOP_P_CANDIDATES, cpu_top_p_mode
 
 
 @dataclass(frozen=True)
@@ -195,7 +194,7 @@ def cpu_top_p_record() -> str:
     """How the CPU engine masks top-p (`sampling.vllm_plugins`), as the runs row keeps it."""
     if cpu_top_p_mode() == "sort":
         return f"vLLM's full sort per row ({CPU_TOP_P_ENV}=sort)"
-    return f"the {CANDIDATES} largest logits per row, vLLM's sort where the nucleus reaches past (plugin)"
+    return f"the {TOP_P_CANDIDATES} largest logits per row; vLLM's sort where a nucleus reaches past (plugin)"
 
 
 def _process_plan(settings: EngineSettings) -> ProcessPlan:

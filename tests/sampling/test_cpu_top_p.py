@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.metadata
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -103,3 +105,10 @@ def test_the_plugin_is_registered_with_vllm_and_patches_the_cpu_sampler(monkeypa
     register()  # vLLM may load plugins more than once
     patched = ops.apply_top_k_top_p
     assert getattr(patched, "prm_factory", False) and patched.keywords["fallback"] is original
+
+
+def test_naming_the_plugin_from_the_sampler_imports_no_torch():
+    """The CLI imports the flows, which import the sampler: torch (2-3 s) comes only with an engine."""
+    code = "import sys, flows.generation_run; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
