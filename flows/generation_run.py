@@ -30,7 +30,7 @@ from prefect.states import Failed
 from config.run_config import RunConfig
 from flows import artifacts, tasks
 from flows.domains import Domain, domain_for
-from flows.engines import engine_settings
+from flows.engines import engine_settings, import_engine_in_background
 from flows.observe import StageEvents, event_line
 from flows.plan import ChunkKeys, ChunkPlan, RunPlan, labeler_versions, needs_engine, plan_run, run_labelers
 from flows.resume import with_stage_cache
@@ -335,6 +335,7 @@ def run_generation(
     Calling `generation_run` directly raises for a failed run; the CLI wants the summary either way to
     print it and exit non-zero. An exception the flow did not turn into a summary is raised here.
     """
+    import_engine_in_background(config)
     state = generation_run(config, shard, parent_run_id, return_state=True)
     outcome = state.result(raise_on_failure=False)
     if isinstance(outcome, RunSummary):
