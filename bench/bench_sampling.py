@@ -289,6 +289,7 @@ def engine_candidates() -> dict[str, EngineCandidate]:
         "default": EngineCandidate(defaults.dtype, threads=defaults.cpu_threads),
         "float32+all-cores": EngineCandidate("float32", threads="all"),
         "float32+eager": EngineCandidate("float32", enforce_eager=True),
+        "default+eager": EngineCandidate(defaults.dtype, threads=defaults.cpu_threads, enforce_eager=True),
     }
     tcmalloc, iomp = tcmalloc_library(), intel_openmp_library()
     if tcmalloc:
@@ -514,15 +515,15 @@ def _setting_line(row: dict, baseline: dict | None) -> str:
     )
 
 
-def _print_round_ratios(rows: list[dict]) -> None:
-    """Each setting's tokens/s over `today`'s of the same round, and the median over rounds."""
+def _print_round_ratios(rows: list[dict], baseline: str = "today") -> None:
+    """Each setting's tokens/s over the baseline's of the same round, and the median over rounds."""
     import statistics
 
-    for name in dict.fromkeys(r["name"] for r in rows if r["name"] != "today"):
+    for name in dict.fromkeys(r["name"] for r in rows if r["name"] != baseline):
         for workload in ("plain", "rollouts"):
             ratios = []
             for row in rows:
-                base = next((b for b in rows if b["name"] == "today" and b["round"] == row["round"]), None)
+                base = next((b for b in rows if b["name"] == baseline and b["round"] == row["round"]), None)
                 if row["name"] != name or base is None or "error" in row or "error" in base:
                     continue
                 ratios.append(
@@ -530,7 +531,7 @@ def _print_round_ratios(rows: list[dict]) -> None:
                 )
             if ratios:
                 cells = " ".join(f"{r:.2f}x" for r in ratios)
-                print(f"  {name} / today, {workload}: {cells} (median {statistics.median(ratios):.2f}x)")
+                print(f"  {name} / {baseline}, {workload}: {cells} (median {statistics.median(ratios):.2f}x)")
 
 
 def bench_engine_settings(checkpoint: str, args: argparse.Namespace) -> dict:
@@ -543,7 +544,7 @@ def bench_engine_settings(checkpoint: str, args: argparse.Namespace) -> dict:
     else:
         candidates = seeding_candidates() if args.seeding else engine_candidates()
     if args.only:
-        candidates = {k: v for k, v in candidates.items() if k in {"today", *args.only.split(",")}}
+        candidates = {k: v for k, v in candidates.items() if k in {args.baseline, *args.only.split(",")}}
     host = detect_host()
     flags = [f for f in SIMD_FLAGS if f in host.flags]
     print(f"CPU: {host.model_name}; cores {list(host.cpus)}; flags {' '.join(flags) or '(none of interest)'}")
@@ -561,10 +562,11 @@ def bench_engine_settings(checkpoint: str, args: argparse.Namespace) -> dict:
             row = {**_run_setting(name, candidate, checkpoint, args, log), "round": round_}
             rows.append(row)
             baseline = next(
-                (r for r in rows if r["name"] == "today" and r["round"] == round_ and "error" not in r), None
+                (r for r in rows if r["name"] == args.baseline and r["round"] == round_ and "error" not in r),
+                None,
             )
             print(_setting_line(row, baseline), flush=True)
-    _print_round_ratios(rows)
+    _print_round_ratios(rows, args.baseline)
     return {
         "cpu_model": host.model_name,
         "cpu_flags": flags,
@@ -655,7 +657,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--engine-dtype", default="bfloat16", help=argparse.SUPPRESS)
     parser.add_argument("--engine-threads", default="vllm", help=argparse.SUPPRESS)
     parser.add_argument("--engine-args-json", default="{}", help=argparse.SUPPRESS)
-    parser.add_argument("--only", help="--engine-settings: these candidates (comma-separated) beside `today`")
+    parser.add_argument("--only", help="these candidates (comma-separated) and the baseline")
+    parser.add_argument("--baseline", default="today", help="the candidate the ratios are taken against")
     args = parser.parse_args(argv)
     if args.top_p is None:
         args.top_p = 0.95 if args.cpu_top_p else 1.0
