@@ -160,10 +160,11 @@ def check_steps(
                     ClaimResult(run.text, None, reason="competition math: the run is cut out of notation")
                 )
                 continue
-            if competition:  # statements joined by `\\Rightarrow` or `\\quad`: each a run of its own
-                hard.extend((index, piece, snapshot) for piece in connector_pieces(text))
-            else:
-                hard.append((index, text, snapshot))
+            hard.append((index, text, snapshot))
+            if (
+                competition
+            ):  # a statement in pure numbers joined by `\\Rightarrow` or `\\quad`: read alone too
+                hard.extend((index, piece, snapshot) for piece in connector_pieces(text) if piece != text)
     for index, result in labelled_line_claims(steps, state.math_steps).items():
         per_step[index].append(gate_failed(result, steps[index]) if competition else result)
     if hard:

@@ -233,12 +233,13 @@ _CONNECTOR = re.compile(
 
 
 def connector_pieces(text: str) -> list[str]:
-    """The statements of a run joined by `\\Rightarrow`, `\\implies` or `\\quad` outside brackets, each a
-    run of its own (a side holding the connector is no expression); the run itself when it has none, or
-    when a bracket is left open across a connector.
+    """The statements in pure numbers of a run joined by `\\Rightarrow`, `\\implies` or `\\quad` outside
+    brackets, each to be read alone (a side holding the connector is no expression); the run itself when it
+    has none, or when a bracket is left open across a connector. A statement in names is left to the whole
+    run: read alone, the step's words ("simplifies to") would make its equation an identity.
 
-    >>> connector_pieces("a = 1 \\\\quad \\\\Rightarrow \\\\quad b = 2")
-    ['a = 1', 'b = 2']
+    >>> connector_pieces("x = 2 \\\\quad \\\\Rightarrow \\\\quad 2 + 1 = 3")
+    ['2 + 1 = 3']
     """
     cuts, depth = [], 0
     for i, ch in enumerate(text):
@@ -257,13 +258,14 @@ def connector_pieces(text: str) -> list[str]:
         pieces.append(text[start:begin])
         start = end
     pieces.append(text[start:])
-    return [p.strip() for p in pieces if re.search(r"=|\\approx", p)]
+    return [p.strip() for p in pieces if re.search(r"=|\\approx", p) and certain_claim_text(p)]
 
 
 # a trig function of a number of degrees: the mark belongs to its argument, not to a side's value
 _TRIG_OF_DEGREES = re.compile(
-    r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])\s*(?:\^\s*(?:\{[^{}]*\}|\d)\s*)?(?:\\left\s*)?\(?\s*"
-    r"\d+(?:\.\d+)?\s*(?:\^\s*(?:\{\s*\\circ\s*\}|\\circ)|°)\s*(?:\\right\s*)?\)?"
+    r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])\s*(?:\^\s*(?:\{[^{}]*\}|\d)\s*)?"
+    r"(?:\\left\s*\((?:(?!\\right).)*\\right\s*\)|\((?:[^()]|\([^()]*\))*\)|\{[^{}]*\}"
+    r"|\d+(?:\.\d+)?\s*(?:\^\s*(?:\{\s*\\circ\s*\}|\\circ)|°))"
 )
 
 
@@ -274,7 +276,7 @@ def degrees_on_one_side(claim: str) -> bool:
 
     >>> degrees_on_one_side("\\\\frac{180(5-2)}{5} = 108^\\\\circ")
     True
-    >>> degrees_on_one_side("\\\\sin 30^\\\\circ = 0.5")
+    >>> degrees_on_one_side("\\\\cos 208^\\\\circ = \\\\cos (180^\\\\circ - 208^\\\\circ)")
     False
     """
     sides = [_TRIG_OF_DEGREES.sub(" ", side) for side in re.split(r"=|\\approx|≈", claim)]
