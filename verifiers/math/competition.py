@@ -358,6 +358,18 @@ def _value_of(text: str) -> Fraction | None:
         return None
 
 
+def _beyond_last_digit(result: ClaimResult) -> bool:
+    """Is a failed approximate claim off by a unit of its last written digit or more (`\\sqrt{1000/3}
+    \\approx 18` is within 1 of 18.26: a whole number written as "about")? Unreadable: not beyond."""
+    last = re.split(r"=|\\approx|≈", result.claim)[-1]
+    written, expected = _value_of(last), _value_of(result.expected or "")
+    if written is None or expected is None:
+        return False
+    digits = re.search(r"\.(\d+)\s*$", last.replace("$", "").strip())
+    unit = Fraction(1, 10 ** len(digits.group(1))) if digits else Fraction(1)
+    return abs(written - expected) >= unit
+
+
 def _far_off(result: ClaimResult, tolerance: Fraction) -> bool:
     """Is a failed approximate claim off by more than `tolerance` (its expected value against its last
     side)? Unreadable values are not far off (the claim stays unjudged)."""
@@ -394,9 +406,14 @@ def gate_failed(
         return unjudged(result, "the claim is cut out of notation it does not read")
     if degrees_on_one_side(result.claim):
         return unjudged(result, "a degree mark on one side only: the other side's unit is not said")
+    if result.expected and re.search(r"\bI\b", result.expected):
+        # `((-5)^3)^{4/3}`: a power of a negative base has a real reading and a principal complex one
+        return unjudged(result, "a complex value of a real-looking expression: the branch is not said")
     said_approximate = approximate or _APPROXIMATE_MARK.search(result.claim)
     if said_approximate and not _far_off(result, APPROXIMATION_TOLERANCE):
         return unjudged(result, "an approximation, within 1 %")
+    if said_approximate and not _beyond_last_digit(result):
+        return unjudged(result, "an approximation, within a unit of the last digit written")
     if _ROUNDED_DECIMAL.search(result.claim) and not _far_off(result, CARRIED_ROUNDING_TOLERANCE):
         return unjudged(result, "a rounded value carried, within 0.05 %")
     claim = result.claim

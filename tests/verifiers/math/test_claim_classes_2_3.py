@@ -152,3 +152,22 @@ def test_misreadings_of_operators_and_units_are_not_judged(
     verifier: MathVerifier, step: str, label: str
 ) -> None:
     assert _labels(verifier, [step]) == [label]
+
+
+@pytest.mark.parametrize(
+    ("step", "label"),
+    [
+        # a whole number written as "about": within a unit of its last digit is no error
+        (r"So \[ \sqrt{\tfrac{1000}{3}} \approx 18 \] and we try $n = 18$.", "unverifiable"),
+        (r"So \[ \sqrt{\tfrac{1000}{3}} \approx 17 \].", "incorrect"),
+        (r"So \( \frac{100}{7} \approx 15.3 \).", "incorrect"),
+        (r"So \( \frac{100}{7} \approx 14.3 \).", "correct"),
+        # a power of a negative base: the real reading, not the principal complex one
+        (
+            r"We have \[(-125)^{4/3} = ((-5)^3)^{4/3} = (-5)^{3\cdot (4/3)} = (-5)^4 = \boxed{625}.\]",
+            "unverifiable",
+        ),
+    ],
+)
+def test_approximations_and_branches_read_as_written(verifier: MathVerifier, step: str, label: str) -> None:
+    assert _labels(verifier, [step]) == [label]
