@@ -73,8 +73,13 @@ def _bare_fraction(match: re.Match[str]) -> str:
     return f"\\{match.group(1)}{top}{bottom}"
 
 
+# `\\binom{6}{3}\\binom{11}{5}`: side by side, binomials multiply (the LaTeX parser adds them)
+_BINOM_BEFORE_FACTOR = re.compile(r"(\\[dt]?binom\s*\{[^{}]*\}\s*\{[^{}]*\})\s*(?=\\[dt]?binom|\\left\(|\()")
+
+
 def _explicit_products(side: str) -> str:
     side = _BARE_FRAC.sub(_bare_fraction, side)
+    side = _BINOM_BEFORE_FACTOR.sub(r"\1 \\cdot ", side)
     return _NUMBER_BEFORE_BRACKET.sub(r"\1 \\cdot \2", side)
 
 

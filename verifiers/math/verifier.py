@@ -62,7 +62,7 @@ class MathVerifier:
     # (an interval given is never solved), a run cut at `\Rightarrow` / `\quad` into its statements; no
     # claim read across an operator the problem defines (`\&`, `\#`, `@`), from a binary minus, or with a
     # degree mark on one side only; an approximation within a unit of its last written digit, a complex
-    # value of a real-looking power unjudged
+    # value of a real-looking power unjudged; binomials side by side multiply
     version = "2.3.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:

@@ -171,3 +171,17 @@ def test_misreadings_of_operators_and_units_are_not_judged(
 )
 def test_approximations_and_branches_read_as_written(verifier: MathVerifier, step: str, label: str) -> None:
     assert _labels(verifier, [step]) == [label]
+
+
+@pytest.mark.parametrize(
+    ("step", "label"),
+    [
+        # binomials side by side multiply (the LaTeX parser had added them: 482)
+        (r"$$ \binom{6}{3}\binom{11}{5} = (20)(462) = \boxed{9,\!240}.$$", "correct"),
+        (r"$$ \binom{6}{3}\binom{11}{5} = 482.$$", "incorrect"),
+        (r"So $\binom{5}{2}(3) = 30$.", "correct"),
+        (r"So $\binom{5}{2} + \binom{5}{3} = 20$.", "correct"),
+    ],
+)
+def test_binomials_side_by_side_multiply(verifier: MathVerifier, step: str, label: str) -> None:
+    assert _labels(verifier, [step]) == [label]
