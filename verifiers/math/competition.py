@@ -241,6 +241,8 @@ def connector_pieces(text: str) -> list[str]:
     >>> connector_pieces("x = 2 \\\\quad \\\\Rightarrow \\\\quad 2 + 1 = 3")
     ['2 + 1 = 3']
     """
+    if not _CONNECTOR.search(text):
+        return [text]
     cuts, depth = [], 0
     for i, ch in enumerate(text):
         if ch in "{([":
