@@ -118,9 +118,10 @@ def detect_host(cpuinfo: Path = Path("/proc/cpuinfo")) -> HostCpu:
         load = 0.0
     if load > len(cpus) - 1:
         # the one-minute load average lags: right after a burst (setup's engine warm-up) it still reads busy
-        # on a machine that is idle now, so a busy host is one whose load is high over the minute AND now;
-        # sampled only here, the one case where it can change `auto`'s choice (choose_thread_env)
-        now = busy_cores()
+        # on a machine that is idle now, so a busy host is one whose load is high over the minute AND now
+        # (this process and its children left out: a run's own start is not other work); sampled only
+        # here, the one case where it can change `auto`'s choice (choose_thread_env)
+        now = busy_cores(exclude_tree=os.getpid())
         load = load if now is None else min(load, now)
     return HostCpu(flags, cpus, model, load)
 
@@ -135,15 +136,55 @@ def _cpu_times(stat: Path) -> tuple[int, int] | None:
     return sum(fields) - idle, sum(fields)
 
 
-def busy_cores(window_s: float = 0.3, stat: Path = Path("/proc/stat")) -> float | None:
-    """Cores busy right now (all processes), from two /proc/stat readings `window_s` apart; None off Linux."""
-    first = _cpu_times(stat)
+def tree_jiffies(root: int, proc: Path = Path("/proc")) -> int | None:
+    """CPU jiffies (user + system) that process `root` and its live descendants have used; None off Linux."""
+    parents: dict[int, int] = {}
+    used: dict[int, int] = {}
+    try:
+        entries = list(proc.glob("[0-9]*/stat"))
+    except OSError:
+        return None
+    for stat in entries:
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            pid = int(stat.parent.name)
+            parents[pid], used[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
+            continue
+    if root not in used:
+        return None
+    tree, todo = {root}, [root]
+    while todo:
+        parent = todo.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in tree:
+                tree.add(pid)
+                todo.append(pid)
+    return sum(used[pid] for pid in tree)
+
+
+def busy_cores(
+    window_s: float = 0.3, stat: Path = Path("/proc/stat"), *, exclude_tree: int | None = None
+) -> float | None:
+    """Cores busy right now, from two /proc/stat readings `window_s` apart; None off Linux.
+
+    `exclude_tree` (a pid) leaves out what that process and its children used meanwhile: a run asks about
+    other work, and its own start (Prefect's server, the vLLM import) had made an idle host read busy.
+    """
+    first, own_first = _cpu_times(stat), _own(exclude_tree)
     time.sleep(window_s)
-    second = _cpu_times(stat)
+    second, own_second = _cpu_times(stat), _own(exclude_tree)
     if first is None or second is None or second[1] <= first[1]:
         return None
-    share = (second[0] - first[0]) / (second[1] - first[1])
+    busy = second[0] - first[0]
+    if own_first is not None and own_second is not None:
+        busy = max(0, busy - max(0, own_second - own_first))  # a child that exited meanwhile: not counted
+    share = busy / (second[1] - first[1])
     return round(share * (os.cpu_count() or 1), 2)
+
+
+def _own(root: int | None) -> int | None:
+    return None if root is None else tree_jiffies(root)
 
 
 def choose_dtype(requested: str, flags: frozenset[str], *, on_cpu: bool) -> tuple[str, str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from sampling.cpu_host import (
@@ -126,7 +128,7 @@ def test_busy_cores_reads_proc_stat_and_is_none_where_it_cannot(tmp_path) -> Non
     frozen = tmp_path / "stat"
     frozen.write_text("cpu  10 0 10 100 0 0 0 0 0 0\n")
     assert busy_cores(0.01, frozen) is None  # no time passed between the readings
-    stop = time.monotonic() + 0.6
+    stop = time.monotonic() + 1.0
 
     def spin() -> None:
         while time.monotonic() < stop:
@@ -135,5 +137,24 @@ def test_busy_cores_reads_proc_stat_and_is_none_where_it_cannot(tmp_path) -> Non
     spinner = threading.Thread(target=spin)
     spinner.start()
     busy = busy_cores(0.4)
+    others = busy_cores(0.4, exclude_tree=os.getpid())  # the same spin, as this process's own work
     spinner.join()
     assert busy is not None and busy >= 0.5  # one core spinning (more if the machine is busy)
+    assert others is not None and others <= busy - 0.4
+
+
+def test_tree_jiffies_counts_a_process_and_its_children(tmp_path) -> None:
+    from sampling.cpu_host import tree_jiffies
+
+    def proc(pid: int, ppid: int, utime: int, stime: int) -> None:
+        (tmp_path / str(pid)).mkdir()
+        fields = ["S", str(ppid)] + ["0"] * 9 + [str(utime), str(stime)] + ["0"] * 5
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} (a (b) c) " + " ".join(fields) + "\n")
+
+    proc(10, 1, 5, 1)
+    proc(11, 10, 3, 0)
+    proc(12, 11, 2, 2)
+    proc(20, 1, 100, 100)  # another tree
+    assert tree_jiffies(10, tmp_path) == 13 and tree_jiffies(11, tmp_path) == 7
+    assert tree_jiffies(99, tmp_path) is None
+    assert tree_jiffies(os.getpid()) is not None  # this machine's /proc
