@@ -50,11 +50,11 @@ def top_p_from_candidates(
     inside = ~keep[:, -1] & ~whole  # the nucleus ends before the last candidate
     kept = keep.sum(dim=-1).clamp(min=1)
     threshold = values.gather(1, (kept - 1).unsqueeze(dim=1))
-    rows = inside.nonzero().flatten()
-    if rows.numel():
-        part = logits[rows]
-        logits[rows] = part.masked_fill(part < threshold[rows], -float("inf"))
     rest = (~inside & ~whole).nonzero().flatten()
+    # one in-place pass over the batch (copying the rows out and back cost as much as the mask): rows
+    # masked elsewhere or left whole get a threshold of -inf, below which nothing lies
+    floor = threshold.masked_fill(~inside.unsqueeze(dim=1), -float("inf"))
+    logits.masked_fill_(logits < floor, -float("inf"))
     if rest.numel():
         logits[rest] = fallback(logits[rest], None, p[rest])
     return logits
