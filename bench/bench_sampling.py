@@ -62,6 +62,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repo's packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sampling.cpu_host import descendants  # noqa: E402
 from sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt  # noqa: E402
 from sampling.protocol import GenerationParams  # noqa: E402
 from schemas.gsm8k import gsm8k_solution_steps, load_gsm8k  # noqa: E402
@@ -345,28 +346,11 @@ def _wait_for_free_engine_slot(poll_s: float = 5.0) -> None:
         time.sleep(poll_s)
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below `pid` (the EngineCore and its worker), from /proc."""
-    parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            child, parent = int(stat.parent.name), int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        parents.setdefault(parent, []).append(child)
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _engine_maps() -> dict[str, bool]:
     """Which libraries of interest the engine processes under this one (EngineCore, worker) have mapped."""
     names = ("libtcmalloc", "libiomp5", "libgomp")
     loaded = dict.fromkeys(names, False)
-    for pid in _descendants(os.getpid()):
+    for pid in descendants(os.getpid()):
         try:
             maps = Path(f"/proc/{pid}/maps").read_text()
         except OSError:

@@ -136,31 +136,46 @@ def _cpu_times(stat: Path) -> tuple[int, int] | None:
     return sum(fields) - idle, sum(fields)
 
 
-def tree_jiffies(root: int, proc: Path = Path("/proc")) -> int | None:
-    """CPU jiffies (user + system) that process `root` and its live descendants have used; None off Linux."""
-    parents: dict[int, int] = {}
-    used: dict[int, int] = {}
+def _process_table(proc: Path) -> dict[int, tuple[int, int]] | None:
+    """pid -> (parent pid, user + system jiffies) for every live process in `proc`; None off Linux."""
     try:
         entries = list(proc.glob("[0-9]*/stat"))
     except OSError:
         return None
+    table: dict[int, tuple[int, int]] = {}
     for stat in entries:
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            pid = int(stat.parent.name)
-            parents[pid], used[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # the name may hold spaces and brackets
+            table[int(stat.parent.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
         except (OSError, ValueError, IndexError):
-            continue
-    if root not in used:
-        return None
-    tree, todo = {root}, [root]
+            continue  # a process that exited while being read
+    return table
+
+
+def _subtree(root: int, table: Mapping[int, tuple[int, int]]) -> list[int]:
+    """`root`'s descendants in `table`, from a children map built once."""
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    found, todo = [], [root]
     while todo:
-        parent = todo.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in tree:
-                tree.add(pid)
-                todo.append(pid)
-    return sum(used[pid] for pid in tree)
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def descendants(root: int, proc: Path = Path("/proc")) -> list[int]:
+    """Every live process below `root` (a vLLM EngineCore and its worker); empty off Linux."""
+    return _subtree(root, _process_table(proc) or {})
+
+
+def tree_jiffies(root: int, proc: Path = Path("/proc")) -> int | None:
+    """CPU jiffies (user + system) that process `root` and its live descendants have used; None off Linux."""
+    table = _process_table(proc)
+    if table is None or root not in table:
+        return None
+    return sum(table[pid][1] for pid in [root, *_subtree(root, table)])
 
 
 def busy_cores(

@@ -144,7 +144,7 @@ def test_busy_cores_reads_proc_stat_and_is_none_where_it_cannot(tmp_path) -> Non
 
 
 def test_tree_jiffies_counts_a_process_and_its_children(tmp_path) -> None:
-    from sampling.cpu_host import tree_jiffies
+    from sampling.cpu_host import descendants, tree_jiffies
 
     def proc(pid: int, ppid: int, utime: int, stime: int) -> None:
         (tmp_path / str(pid)).mkdir()
@@ -158,3 +158,20 @@ def test_tree_jiffies_counts_a_process_and_its_children(tmp_path) -> None:
     assert tree_jiffies(10, tmp_path) == 13 and tree_jiffies(11, tmp_path) == 7
     assert tree_jiffies(99, tmp_path) is None
     assert tree_jiffies(os.getpid()) is not None  # this machine's /proc
+    assert sorted(descendants(10, tmp_path)) == [11, 12] and descendants(12, tmp_path) == []
+    assert descendants(99, tmp_path) == [] and descendants(10, tmp_path / "missing") == []
+
+
+def test_descendants_finds_a_live_child_process() -> None:
+    import subprocess
+    import sys
+
+    from sampling.cpu_host import descendants
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert child.pid in descendants(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
+    assert child.pid not in descendants(os.getpid())
