@@ -98,6 +98,22 @@ class ScoredChain:
         }
 
 
+def _score_chains(
+    scorer: PrmScorer, chains: Sequence[tuple[str, Sequence[str], dict[str, Any]]], threshold: float
+) -> list[ScoredChain]:
+    """Score (prompt, steps, ScoredChain's other fields) in one batch; each with its predicted first error."""
+    scored = scorer.score([(prompt, steps) for prompt, steps, _ in chains])
+    return [
+        ScoredChain(
+            scores=result.scores,
+            predicted_first_error=predicted_first_error(result.scores, threshold),
+            problem=scorer.problem(prompt, steps),
+            **fields,
+        )
+        for (prompt, steps, fields), result in zip(chains, scored, strict=True)
+    ]
+
+
 @dataclass(frozen=True)
 class ScoredFile:
     chains: list[ScoredChain]
@@ -110,18 +126,11 @@ def score_file(scorer: PrmScorer, path: Path, threshold: float = THRESHOLD) -> S
     from schemas.external_chains import read_external_chains
 
     chains, rejected = read_external_chains(path)
-    scored = scorer.score([(chain.problem, chain.steps) for chain in chains])
-    out = []
-    for chain, steps in zip(chains, scored, strict=True):
-        out.append(
-            ScoredChain(
-                id=chain.id,
-                scores=steps.scores,
-                predicted_first_error=predicted_first_error(steps.scores, threshold),
-                gold_first_error=chain.first_error_label,
-                problem=scorer.problem(chain.problem, chain.steps),
-            )
-        )
+    out = _score_chains(
+        scorer,
+        [(c.problem, c.steps, {"id": c.id, "gold_first_error": c.first_error_label}) for c in chains],
+        threshold,
+    )
     gold = [c for c in out if c.gold_first_error is not None]
     f1 = (
         first_error_scores([c.gold_first_error for c in gold], [c.predicted_first_error for c in gold])  # type: ignore[misc]
@@ -144,20 +153,23 @@ def score_rows(scorer: PrmScorer, rows: Sequence[TrainRow], threshold: float = T
     A chain the alignment check refuses is scored where it can be but left out of the metrics, as training
     leaves it out of its evaluation: its scores would not sit one per labelled step.
     """
-    scored = scorer.score([(row.prompt, row.steps) for row in rows])
-    chains = []
-    for row, steps in zip(rows, scored, strict=True):
-        chains.append(
-            ScoredChain(
-                id=row.chain_id,
-                scores=steps.scores,
-                predicted_first_error=predicted_first_error(steps.scores, threshold),
-                gold_first_error=gold_first_error(row.labels),
-                problem=scorer.problem(row.prompt, row.steps),
-                problem_id=row.problem_id,
-                labels=row.labels,
+    chains = _score_chains(
+        scorer,
+        [
+            (
+                row.prompt,
+                row.steps,
+                {
+                    "id": row.chain_id,
+                    "gold_first_error": gold_first_error(row.labels),
+                    "problem_id": row.problem_id,
+                    "labels": row.labels,
+                },
             )
-        )
+            for row in rows
+        ],
+        threshold,
+    )
     aligned = [c for c in chains if c.problem is None]
     metrics = (
         step_metrics([c.scores for c in aligned], [c.labels or () for c in aligned], threshold)
