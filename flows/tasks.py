@@ -2,8 +2,10 @@
 
 Engine tasks carry the `prm-engine` tag and sandbox-using tasks `prm-sandbox` (added where a code run uses
 them), so a Prefect server's tag concurrency limits keep two runs on one machine from overloading it
-(flows/serve.py). Engine tasks retry; a failure drops the engine so the retry starts a fresh one. Their cache
-policy is set per call from the stage's content key (flows/stages.py, flows/resume.py).
+(flows/serve.py). Engine tasks retry; a failure drops the engine so the retry starts a fresh one. An engine
+start that failed on the config or the checkpoint (a missing path, no weights, an unknown architecture) fails
+at once: a retry would only repeat it. Their cache policy is set per call from the stage's content key
+(flows/stages.py, flows/resume.py).
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefect import get_run_logger, task
+from prefect import Task, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import TaskRun
+from prefect.states import State
 
 from config.run_config import RunConfig
 from flows.domains import Domain
@@ -27,6 +31,7 @@ from labels.tally import RunTally
 from rollouts import ChainValues, estimate_values, make_strategy
 from sampling.backends import drop_sampler, get_sampler
 from sampling.chains import DrawnChain, draw_chains
+from sampling.model_prep import ModelPrepError
 from sampling.protocol import GenerationParams, Sampler
 from sampling.vllm_sampler import EngineSettings
 from schemas.records import Chain, Problem, Rejection, RunInfo, Step
@@ -87,7 +92,33 @@ def load_problems_task(
     return problems, rejected
 
 
-@task(name="start-engine", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE, tags=[ENGINE_TAG])
+PERMANENT_START_ERRORS: tuple[type[BaseException], ...] = (
+    FileNotFoundError,  # the checkpoint folder or a file in it is missing
+    NotADirectoryError,
+    ModelPrepError,  # no config.json / no weight files / no embedded model
+    ValueError,  # a config vLLM or transformers refuses (unknown architecture, bad engine argument)
+    TypeError,
+    ImportError,  # a backend not installed
+)
+"""Errors of an engine start that a retry would repeat: the same config and files give the same error."""
+
+
+def retry_transient(task: Task, task_run: TaskRun, state: State) -> bool:
+    """Prefect's `retry_condition_fn`: retry a failed engine start unless its error is a config or checkpoint
+    error (PERMANENT_START_ERRORS); what is left (an engine process that died, a timeout, memory) may pass
+    on a retry."""
+    error = state.result(raise_on_failure=False)
+    return not isinstance(error, PERMANENT_START_ERRORS)
+
+
+@task(
+    name="start-engine",
+    retries=2,
+    retry_delay_seconds=5,
+    retry_condition_fn=retry_transient,
+    cache_policy=NO_CACHE,
+    tags=[ENGINE_TAG],
+)
 def start_engine_task(settings: EngineSettings) -> str:
     get_sampler(settings)
     return settings.model_id
