@@ -12,10 +12,13 @@ from pathlib import Path
 import pytest
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, cwd: Path, api_url: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process of its own; a run flows against `api_url`, else on a temporary server."""
     exe = Path(sys.executable).with_name("prm-factory")
     env = {**os.environ, "COLUMNS": "200"}
     env.pop("PREFECT_API_URL", None)
+    if api_url:
+        env["PREFECT_API_URL"] = api_url
     return subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
 
 
@@ -67,10 +70,14 @@ def test_serve_with_a_bad_cron_gives_one_clear_line(tmp_path: Path, problems_fil
 
 
 def test_a_run_that_fails_in_the_flow_records_why_and_exits_non_zero(
-    tmp_path: Path, problems_file: Path
+    tmp_path: Path, problems_file: Path, prefect_server: None
 ) -> None:
     """A checkpoint that passes the preflight (it has a config.json) but has no weights: the flow fails
-    in its model stage, after loading problems, which is enough to exercise the failure record."""
+    in its model stage, after loading problems, which is enough to exercise the failure record. The run
+    flows against the session's Prefect server: a temporary server of its own was 50-80 s of this test's
+    65-90 s on a loaded 2-core machine, and the failure record does not depend on which server it is."""
+    from prefect.settings import PREFECT_API_URL
+
     from storage.dataset import Dataset
     from storage.sql import query
 
@@ -82,7 +89,7 @@ def test_a_run_that_fails_in_the_flow_records_why_and_exits_non_zero(
         f'[problems]\npath = "{problems_file}"\nlimit = 2\n[model]\npath = "{model}"\n'
         f'[dataset]\nroot = "{tmp_path / "ds"}"\n'
     )
-    result = cli("run", "--config", str(config), cwd=tmp_path)
+    result = cli("run", "--config", str(config), cwd=tmp_path, api_url=str(PREFECT_API_URL.value()))
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     output = result.stdout + result.stderr
     assert "stage=model event=failed" in output, output[-3000:]
