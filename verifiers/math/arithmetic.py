@@ -62,6 +62,8 @@ _LEXER = re.compile(
     r"|(?P<eq>==?|≈|\\approx)"
     r"|(?P<lp>\\left\(|[(\[{])|(?P<rp>\\right\)|[)\]}])"
     r"|(?P<skip>[€£¥]|\\[,;!: ]|\\quad|\\text|\\mathrm|\\left|\\right|\{,\}|\s+)"
+    # a logarithm with its base (`\\log_5`, `\\log_{10}`): one command, so the run is not cut at its subscript
+    r"|(?P<logb>\\log_(?:\{[^{}\s]*\}|[A-Za-z0-9]))"
     r"|(?P<cmd>\\[A-Za-z]+)"
     r"|(?P<word>[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)*)"
     r"|(?P<sep>.)",
@@ -159,7 +161,7 @@ def lex(text: str, *, _offset: int = 0) -> list[Token]:
             tokens.append(Token("word", raw, (_offset + match.start())))
         elif kind == "delim":
             tokens.append(Token("sep", raw, (_offset + match.start())))
-        elif kind == "cmd":
+        elif kind in ("cmd", "logb"):
             tokens.append(Token("latex", raw, (_offset + match.start())))
         else:
             tokens.append(Token(kind or "sep", raw, (_offset + match.start())))

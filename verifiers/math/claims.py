@@ -48,11 +48,12 @@ from verifiers.math.competition import (
     connector_pieces,
     gate_failed,
     hypothetical,
+    relation_pieces,
     safe_binding,
     trimmed_run,
 )
 from verifiers.math.congruences import congruence_claims
-from verifiers.math.display_lines import joined_plus_minus_lines
+from verifiers.math.display_lines import continued_lines, joined_plus_minus_lines
 from verifiers.math.divisibility import divisibility_claims
 from verifiers.math.equation_steps import check_equation_pairs_bounded
 from verifiers.math.factorials import factorials_written_out
@@ -141,8 +142,11 @@ def check_steps(
     """
     if competition:
         # `100{,}001` is one number, `5!` in math is 120 (`factorials`); quadratic-formula lines restating
-        # one name are one chain
-        steps = [joined_plus_minus_lines(factorials_written_out(thousands_joined(step))) for step in steps]
+        # one name are one chain; a displayed line opening on `=` continues the line above
+        steps = [
+            continued_lines(joined_plus_minus_lines(factorials_written_out(thousands_joined(step))))
+            for step in steps
+        ]
     per_step: list[list[ClaimResult]] = []
     hard: list[tuple[int, str, Mapping[str, str]]] = []
     state = StepState()  # the walk's state after the last step (an empty chain keeps this one)
@@ -165,6 +169,8 @@ def check_steps(
                 competition
             ):  # a statement in pure numbers joined by `\\Rightarrow` or `\\quad`: read alone too
                 hard.extend((index, piece, snapshot) for piece in connector_pieces(text) if piece != text)
+                # the statements joined by `\\ge`, `\\neq`, ... read alone (the whole run stays, unjudged)
+                hard.extend((index, piece, snapshot) for piece in relation_pieces(text) if piece != text)
     for index, result in labelled_line_claims(steps, state.math_steps).items():
         per_step[index].append(gate_failed(result, steps[index]) if competition else result)
     if hard:

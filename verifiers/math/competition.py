@@ -32,7 +32,8 @@ from verifiers.math.claim_result import ClaimResult
 _COMPETITION = re.compile(r"\\[A-Za-z]+|\\[()\[\]]|\$\s*[A-Za-z\\({|]|[\^_]")
 
 _ONE_MEANING = re.compile(
-    r"\\(?:[dt]?frac|sqrt|cdot|times|div|left|right|pi|approx|boxed|[lr]floor|[lr]ceil|[dt]?binom|[,;!: ])"
+    r"\\(?:[dt]?frac|sqrt|cdot|times|div|left|right|pi|approx|boxed|[lr]floor|[lr]ceil|[dt]?binom|[,;!: ]"
+    r"|geqslant|leqslant|geq?|leq?|neq?|lt|gt)"
     r"(?![A-Za-z])"
 )
 _TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
@@ -107,13 +108,53 @@ def radians_said(text: str) -> bool:
     )
 
 
+# a logarithm read with certainty: a base written in digits (`\\log_5`, `\\log_{10}`) or `\\ln`, applied to a
+# bracket, a group or a number (with its power: `\\log_{11} 5^{-1}`) that nothing after may still extend
+_LOG = re.compile(r"\\(?:log|ln)(?![A-Za-z])")
+_LOG_HEAD = r"(?:\\log_\s*(?:\{\s*\d+\s*\}|\d)|\\ln(?![A-Za-z]))"
+_LOG_CALL = re.compile(
+    _LOG_HEAD + r"\s*(?:\((?:[^()]|\([^()]*\))*\)|\\left\s*\((?:(?!\\right).)*\\right\s*\)"
+    r"|\{(?:[^{}]|\{[^{}]*\})*\}|\d+(?:\.\d+)?(?:\s*\^\s*(?:\{[^{}]*\}|\d))?)"
+)
+_LOG_ENDS = re.compile(r"\s*(?:$|[-+=,)}\]<>]|\\(?:right|approx|geq?|leq?|neq?)(?![A-Za-z]))")
+
+
+# a remainder: `\\mod` / `\\bmod` between a whole number (or a bracket) and a whole number, a side alone
+_MOD = re.compile(r"\\b?mod(?![A-Za-z])")
+_MOD_SIDE = re.compile(
+    r"(?!.*(?:\^\s*\{?\s*-|\\[dt]?frac|/))"  # no inverse, no fraction: `(13^{-1}) \\mod 19` is no remainder
+    r"\s*(?:\d+|\((?:[^()])*\)|\{[^{}]*\})\s*\\b?mod(?![A-Za-z])\s*\d+\s*"
+)
+
+
+def logs_said(text: str) -> bool:
+    """Is every logarithm of `text` read with certainty: a base in digits (or `\\ln`) and an argument that
+    ends where an operator, a relation or a bracket does (`\\log_5 49 = 2.64`, not `\\log 100`, `\\log_b 8`
+    or `\\log_2 8 \\cdot 3`)?
+
+    >>> [logs_said(c) for c in ("\\\\log_5 49 = 2.64", "\\\\log 100 = 2", "\\\\log_2 8 \\\\cdot 3 = 9")]
+    [True, False, False]
+    """
+    calls = _LOG.findall(text)
+    found = list(_LOG_CALL.finditer(text))
+    return len(found) == len(calls) and all(_LOG_ENDS.match(text, m.end()) for m in found)
+
+
 def certain_claim_text(claim: str) -> bool:
     """Is a claim's text pure numbers, with no notation that has a second reading?
 
-    >>> [certain_claim_text(c) for c in ("\\\\frac{48}{2} = 25", "2c = 2", "5! = 12")]
-    [True, False, False]
+    >>> [certain_claim_text(c) for c in ("\\\\frac{48}{2} = 25", "2c = 2", "5! = 12", "\\\\log_{5} 25 = 3")]
+    [True, False, False, True]
     """
     text = claim
+    if _MOD.search(text):
+        if not all(_MOD_SIDE.fullmatch(side) for side in re.split(r"=|\\approx", text) if _MOD.search(side)):
+            return False  # `2 + 17 \\mod 5`, `13^{-1} \\mod 19`: which operands, or an inverse? not said
+        text = _MOD.sub(" ", text)
+    if _LOG.search(text):
+        if not logs_said(text):
+            return False  # which base, or how far does the argument reach? not said
+        text = re.sub(_LOG_HEAD, " ", text)
     if _TRIG.search(text):
         if not (_DEGREES.search(text) or radians_said(text)):
             return False  # radians or degrees? not said
@@ -261,6 +302,55 @@ def connector_pieces(text: str) -> list[str]:
         start = end
     pieces.append(text[start:])
     return [p.strip() for p in pieces if re.search(r"=|\\approx", p) and certain_claim_text(p)]
+
+
+# a relation other than `=` inside a run (`a^2 \\ge (17 - 1)^2 = 49^2`, `... = 162 - 108 \\neq 0`)
+_ORDER_RELATION = re.compile(r"\\(?:geqslant|leqslant|geq?|leq?|neq?|lt|gt)(?![A-Za-z])|[<>≤≥≠]")
+
+
+def relation_pieces(text: str) -> list[str]:
+    """The statements of a run that relations other than `=` join (`\\ge`, `\\le`, `\\neq`, `<`), each read
+    alone: every stretch of equalities whose first side is an expression (after a bare name it would define
+    it), and every such relation between two sides in pure numbers. The run itself when it has none, or when
+    a bracket is left open across one.
+
+    >>> relation_pieces("a^2 \\\\ge (17 - 1)^2 = 49^2 = 2401")
+    ['(17 - 1)^2 = 49^2 = 2401']
+    >>> relation_pieces("2(-3)^4 - 3 = 162 - 3 \\\\neq 0")
+    ['2(-3)^4 - 3 = 162 - 3', '162 - 3 \\\\neq 0']
+    """
+    cuts, depth, i = [], 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif depth == 0:
+            found = _ORDER_RELATION.match(text, i)
+            if found:
+                cuts.append((found.start(), found.end()))
+                i = found.end()
+                continue
+        i += 1
+    if not cuts or depth != 0:
+        return [text]
+    pieces, start = [], 0
+    for begin, end in cuts:
+        pieces.append(text[start:begin])
+        start = end
+    pieces.append(text[start:])
+    out = []
+    for piece in pieces:
+        equals = _top_level_equals(piece)
+        if equals and not re.fullmatch(r"\s*[A-Za-z]\s*", piece[: equals[0]]):
+            out.append(piece.strip())
+    for k, (begin, end) in enumerate(cuts):
+        left = re.split(r"=|\\approx", pieces[k])[-1].strip()
+        right = re.split(r"=|\\approx", pieces[k + 1])[0].strip()
+        if left and right and certain_claim_text(left) and certain_claim_text(right):
+            out.append(f"{left} {text[begin:end]} {right}")
+    return out
 
 
 # a trig function of a number of degrees: the mark belongs to its argument, not to a side's value

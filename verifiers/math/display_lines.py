@@ -72,3 +72,34 @@ def _chain(run: tuple[str, list[str], str]) -> str:
     if len(values) == 1:
         return text  # nothing joined: the display as written
     return f"\\[{name} = {' = '.join(values)}\\]"
+
+
+# `\\[ A = B \\] \\[ = C \\]`, `$$ A $$ $$ = C $$`: a display that opens on `=` goes on with the one before it
+# (only spacing between); in an aligned block, `A &= B \\\\ &= C` is one chain too
+_CONTINUED_DISPLAY = re.compile(r"(?:\\\]|\$\$)\s*(?:\\\[|\$\$)(?=\s*(?:&\s*)?=)")
+_CONTINUED_ALIGN = re.compile(r"\\\\\s*&\s*(?==)")
+_ALIGN_MARK = re.compile(r"&(?=\s*=)")
+_ALIGNED = re.compile(r"\\begin\{(align\*?|aligned|eqnarray\*?)\}.*?\\end\{\1\}", re.DOTALL)
+
+
+def continued_lines(step: str) -> str:
+    """The step with displayed lines that open on `=` joined to the line before, as one chain of equalities
+    (each line restates the expression above it: a wrong product between the lines is a claim).
+
+    >>> continued_lines(r"\\[T = 24 \\times 11111\\] \\[= 266664\\]")
+    '\\\\[T = 24 \\\\times 11111 = 266664\\\\]'
+    >>> continued_lines(r"\\begin{align*} x &= 2 + 3 \\\\ &= 5 \\end{align*}")
+    '\\\\[ x = 2 + 3 = 5 \\\\]'
+    """
+    if "=" not in step:
+        return step
+    step = _CONTINUED_DISPLAY.sub(" ", step)
+    return _ALIGNED.sub(_aligned_as_display, step)
+
+
+def _aligned_as_display(match: re.Match[str]) -> str:
+    """An aligned block as one display (a nested `aligned` as its body), its `&=` lines joined."""
+    name = match.group(1)
+    body = match.group()[len(f"\\begin{{{name}}}") : -len(f"\\end{{{name}}}")]
+    body = _ALIGN_MARK.sub("", _CONTINUED_ALIGN.sub("", body))
+    return f" {body} " if name == "aligned" else f"\\[{body}\\]"

@@ -65,7 +65,9 @@ _NUMBER_BEFORE_BRACKET = re.compile(r"(\d|\)|\\right\))\s*(\\left\(|\()")
 
 
 # `\\frac12`, `\\frac1{x}`, `\\frac{1}2`: single-digit arguments without braces, as TeX reads them
-_BARE_FRAC = re.compile(r"\\([dt]?frac)\s*(\d|\{[^{}]*\})\s*(\d|\{[^{}]*\})")
+_BARE_FRAC = re.compile(r"\\([dt]?frac)\s*(\d|\{(?:[^{}]|\{[^{}]*\})*\})\s*(\d|\{(?:[^{}]|\{[^{}]*\})*\})")
+# `\\sqrt6` is `\\sqrt{6}` (one digit, as TeX reads it; `\\sqrt64` is left unread: sqrt(6)4 or sqrt(64)?)
+_BARE_SQRT = re.compile(r"\\sqrt\s*(\d)(?![\d.])")
 
 
 def _bare_fraction(match: re.Match[str]) -> str:
@@ -78,7 +80,7 @@ _BINOM_BEFORE_FACTOR = re.compile(r"(\\[dt]?binom\s*\{[^{}]*\}\s*\{[^{}]*\})\s*(
 
 
 def _explicit_products(side: str) -> str:
-    side = _BARE_FRAC.sub(_bare_fraction, side)
+    side = _BARE_SQRT.sub(r"\\sqrt{\1}", _BARE_FRAC.sub(_bare_fraction, side)).replace("\\bmod", "\\mod")
     side = _BINOM_BEFORE_FACTOR.sub(r"\1 \\cdot ", side)
     return _NUMBER_BEFORE_BRACKET.sub(r"\1 \\cdot \2", side)
 
@@ -293,12 +295,92 @@ def plus_minus_branches(left_text: str, right_text: str) -> tuple[bool | None, s
     return None, expected, PLUS_MINUS
 
 
+# a relation other than `=` between two sides (`competition.relation_pieces`): `162 - 108 - 6 \\neq 0`
+_ORDER = re.compile(r"\\(?:geqslant|leqslant|geq?|leq?|neq?|lt|gt)(?![A-Za-z])|[<>≤≥≠]")
+RELATION = "a relation in numbers"
+_LESS = {"<", "\\lt"}
+_LESS_EQUAL = {"\\le", "\\leq", "\\leqslant", "≤"}
+_GREATER = {">", "\\gt"}
+_GREATER_EQUAL = {"\\ge", "\\geq", "\\geqslant", "≥"}
+
+
+def _order_relation(text: str) -> re.Match[str] | None:
+    """The one relation other than `=` that stands outside brackets in `text`, if there is exactly one and no
+    `=` beside it."""
+    found, depth = [], 0
+    for i, ch in enumerate(text):
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif depth == 0:
+            if ch == "=":
+                return None
+            match = _ORDER.match(text, i)
+            if match:
+                found.append(match)
+    return found[0] if len(found) == 1 else None
+
+
+def relation_claim(text: str) -> tuple[str, bool | None, str, str] | None:
+    """`A \\neq B`, `A \\le B`, `A < B` between two sides in numbers: judged on their values (an order
+    within 1 % with a decimal written is not judged: it may be rounded). None when `text` is no such relation.
+
+    >>> relation_claim("162 - 108 - 45 - 6 - 3 \\\\neq 0")[1], relation_claim("\\\\sqrt{2} \\\\le 1.5")[1]
+    (False, True)
+    """
+    match = _order_relation(text)
+    if match is None:
+        return None
+    relation = match.group()
+    left_text, right_text = text[: match.start()].strip(), text[match.end() :].strip()
+    try:
+        left = latex2sympy(_explicit_products(in_degrees(left_text)))
+        right = latex2sympy(_explicit_products(in_degrees(right_text)))
+    except Exception:
+        return text, None, "", "side could not be parsed"
+    if not isinstance(left, sympy.Expr) or not isinstance(right, sympy.Expr):
+        return text, None, "", "side could not be parsed"
+    if left.free_symbols or right.free_symbols:
+        return text, None, "", f"{RELATION}: names in a side"
+    try:
+        a, b = complex(left.evalf(30)), complex(right.evalf(30))
+    except (TypeError, ValueError):
+        return text, None, "", f"{RELATION}: no value"
+    equal = _numerically_equal(left, right)
+    if relation in ("\\ne", "\\neq", "≠"):
+        return text, not equal, _shown(left), RELATION
+    if a.imag or b.imag:
+        return text, None, _shown(left), f"{RELATION}: a complex value"
+    if _DECIMAL.search(text) and abs(a.real - b.real) <= APPROXIMATION_TOLERANCE * max(abs(a), abs(b)):
+        return text, None, _shown(left), f"{RELATION}: close, with a decimal written"
+    x, y = a.real, b.real
+    if relation in _LESS:
+        holds = x < y and not equal
+    elif relation in _LESS_EQUAL:
+        holds = x < y or equal
+    elif relation in _GREATER:
+        holds = x > y and not equal
+    elif relation in _GREATER_EQUAL:
+        holds = x > y or equal
+    else:
+        return text, None, "", RELATION
+    return text, holds, _shown(left), RELATION
+
+
 def latex_claims(
     items: Sequence[tuple[str, dict[str, str]]],
 ) -> Iterator[list[tuple[str, bool | None, str, str]]]:
     """Per LaTeX run: a list of (claim, holds, expected, reason) for each pair of adjacent sides."""
     learned: dict[sympy.Symbol, sympy.Expr] = {}  # `x = \sqrt{9}` in an earlier run of this batch
     for text, bindings in items:
+        try:
+            relation = relation_claim(text) if _ORDER.search(text) else None
+        except Exception as exc:  # a bad relation is unverifiable, never a crash
+            relation = (text, None, "", f"{type(exc).__name__}")
+        if relation is not None:
+            yield [relation]
+            continue
         results: list[tuple[str, bool | None, str, str]] = []
         try:
             sides = split_top_level(text)
@@ -311,6 +393,8 @@ def latex_claims(
             for side in sides:
                 try:
                     expr = latex2sympy(_explicit_products(in_degrees(side))) if side else None
+                    if isinstance(expr, sympy.Expr) and expr.has(sympy.Mod):
+                        expr = expr.doit()  # `195 \mod 19` is its remainder, 5
                 except Exception:
                     expr = None
                 raw.append(expr)

@@ -63,7 +63,10 @@ class MathVerifier:
     # claim read across an operator the problem defines (`\&`, `\#`, `@`), from a binary minus, or with a
     # degree mark on one side only; an approximation within a unit of its last written digit, a complex
     # value of a real-looking power unjudged; binomials side by side multiply
-    version = "2.3.0"
+    # 2.4: logarithms with a base in digits (`\log_5 49`), statements joined by `\ge` / `\le` / `\neq` read
+    # alone (a relation between two sides in numbers judged on their values), displayed lines opening on `=`
+    # (and aligned `&=` lines) joined to the line above as one chain
+    version = "2.4.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config

@@ -167,15 +167,6 @@ def test_misreadings_of_operators_and_units_are_not_judged(
             r"We have \[(-125)^{4/3} = ((-5)^3)^{4/3} = (-5)^{3\cdot (4/3)} = (-5)^4 = \boxed{625}.\]",
             "unverifiable",
         ),
-    ],
-)
-def test_approximations_and_branches_read_as_written(verifier: MathVerifier, step: str, label: str) -> None:
-    assert _labels(verifier, [step]) == [label]
-
-
-@pytest.mark.parametrize(
-    ("step", "label"),
-    [
         # binomials side by side multiply (the LaTeX parser had added them: 482)
         (r"$$ \binom{6}{3}\binom{11}{5} = (20)(462) = \boxed{9,\!240}.$$", "correct"),
         (r"$$ \binom{6}{3}\binom{11}{5} = 482.$$", "incorrect"),
@@ -183,5 +174,6 @@ def test_approximations_and_branches_read_as_written(verifier: MathVerifier, ste
         (r"So $\binom{5}{2} + \binom{5}{3} = 20$.", "correct"),
     ],
 )
-def test_binomials_side_by_side_multiply(verifier: MathVerifier, step: str, label: str) -> None:
+def test_values_read_as_written(verifier: MathVerifier, step: str, label: str) -> None:
+    """Approximations, branches of a power and products of binomials: the value the text means."""
     assert _labels(verifier, [step]) == [label]
