@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import pytest
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sampling.vllm_server import VLLMServer
 
 apply_runtime_defaults()
+T = TypeVar("T")
 # The suite's engines share the machine with the suite's own work (pytest, Prefect's server, Docker, verifier
 # workers), where binding every core to the engine was measured 3x slower than vLLM's own binding; setting
 # vLLM's own default value marks the binding as chosen, so `model.cpu_threads = "auto"` leaves it alone
@@ -121,62 +122,137 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
 INSECURE_SERIALIZATION = "VLLM_ALLOW_INSECURE_SERIALIZATION"
 
 
-@dataclass
-class _EngineSlot:
-    """The session's offline engine (the default config's, in this process), started in a background thread
-    ahead of its first user (`engine` in tests/e2e/conftest.py) and dropped at the session's end."""
+class _BackgroundSlot(Generic[T]):
+    """One of the session's engines, started in a background thread ahead of its first user: `begin` starts
+    it (a no-op while it is up or starting, or after a failed start, which is not retried by every later
+    test), `ready` waits for it, `stop` ends it, also in the middle of its start. Subclasses say how."""
 
-    sampler: VLLMSampler | None = None
-    settings: EngineSettings | None = None
-    start_error: str | None = None
-    starting: threading.Thread | None = None
-    previous_env: str | None = None
+    what = "engine"  # for the failure message
+
+    def __init__(self) -> None:
+        self.value: T | None = None
+        self.start_error: str | None = None
+        self.starting: threading.Thread | None = None
+
+    def _up(self) -> bool:
+        return self.value is not None
+
+    def _prepare(self) -> Callable[[], T]:
+        """Settle what the start needs (in the caller's thread); return the blocking start itself."""
+        raise NotImplementedError
+
+    def _interrupt(self) -> None:
+        """Cut a start under way short, where that can be done (stop() then waits for its thread)."""
+
+    def _release(self) -> None:
+        """End what started (value set) and undo what `_prepare` changed."""
 
     def begin(self) -> None:
-        if self.start_error or self.starting is not None or self.sampler is not None:
+        if self.start_error or self.starting is not None or self._up():
             return
-        from config.run_config import RunConfig
-        from flows.engines import engine_settings
+        start = self._prepare()
 
-        self.settings = engine_settings(RunConfig())
-        self.previous_env = os.environ.get(INSECURE_SERIALIZATION)
-        os.environ[INSECURE_SERIALIZATION] = "1"
-
-        def start() -> None:
-            from sampling.vllm_sampler import get_sampler
-
+        def run() -> None:
             try:
-                self.sampler = get_sampler(self.settings)
+                self.value = start()
             except Exception as error:
                 self.start_error = f"{type(error).__name__}: {error}"
 
-        self.starting = threading.Thread(target=start, name="vllm-engine-start", daemon=True)
+        self.starting = threading.Thread(target=run, name=f"{self.what}-start", daemon=True)
         self.starting.start()
 
-    def ready(self) -> VLLMSampler:
+    def ready(self) -> T:
+        """The running thing: waits for a start under way, starts one when there is none."""
         self.begin()
         if self.starting is not None:
             self.starting.join()
             self.starting = None
-        if self.start_error or self.sampler is None:
-            pytest.fail(f"the session's offline engine did not start: {self.start_error}")
-        return self.sampler
+        if self.start_error or self.value is None:
+            pytest.fail(f"the session's {self.what} did not start: {self.start_error}")
+        return self.value
 
     def stop(self) -> None:
         if self.starting is not None:
+            self._interrupt()
             self.starting.join(timeout=600)
             self.starting = None
-        if self.settings is not None and self.sampler is not None:
+        self._release()
+        self.value = None
+
+
+class _EngineSlot(_BackgroundSlot["VLLMSampler"]):
+    """The session's offline engine (the default config's, in this process): `engine` in
+    tests/e2e/conftest.py waits on it; dropped at the session's end."""
+
+    what = "offline engine"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.settings: EngineSettings | None = None
+        self.previous_env: str | None = None
+
+    def _prepare(self) -> Callable[[], VLLMSampler]:
+        from config.run_config import RunConfig
+        from flows.engines import engine_settings
+        from sampling.vllm_sampler import get_sampler
+
+        settings = self.settings = engine_settings(RunConfig())
+        self.previous_env = os.environ.get(INSECURE_SERIALIZATION)
+        os.environ[INSECURE_SERIALIZATION] = "1"
+        return lambda: get_sampler(settings)
+
+    def _release(self) -> None:
+        if self.settings is None:
+            return
+        if self.value is not None:
             from sampling.vllm_sampler import drop_sampler
 
             drop_sampler(self.settings)
-        self.sampler = None
-        if self.settings is not None:
-            if self.previous_env is None:
-                os.environ.pop(INSECURE_SERIALIZATION, None)
-            else:
-                os.environ[INSECURE_SERIALIZATION] = self.previous_env
-            self.settings = None
+        if self.previous_env is None:
+            os.environ.pop(INSECURE_SERIALIZATION, None)
+        else:
+            os.environ[INSECURE_SERIALIZATION] = self.previous_env
+        self.settings = None
+
+
+class _ServerSlot(_BackgroundSlot["VLLMServer"]):
+    """The session's `vllm serve` of the embedded checkpoint; started again when a test killed it."""
+
+    what = "vllm server"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.checkpoint = ""
+        self.launching: VLLMServer | None = None  # the server whose start is under way
+
+    def _up(self) -> bool:
+        return self.value is not None and self.value.is_running()
+
+    def _prepare(self) -> Callable[[], VLLMServer]:
+        from sampling.model_prep import prepare_default_model
+        from sampling.vllm_server import VLLMServer
+
+        self._release()  # a server a test killed
+        self.value = None
+        self.checkpoint = str(prepare_default_model())
+        # chunked prefill off: the CPU build then takes per-request seeds (model.request_seeds)
+        server = self.launching = VLLMServer(
+            self.checkpoint,
+            served_model_name=SERVED_MODEL_NAME,
+            enforce_eager=True,
+            engine_args={"enable_chunked_prefill": False},
+        )
+        return server.start
+
+    def _interrupt(self) -> None:
+        if self.launching is not None:  # stop() kills the process group; the start thread then ends
+            self.launching.stop()
+
+    def _release(self) -> None:
+        for server in (self.value, self.launching):
+            if server is not None:
+                server.stop()
+        self.launching = None
 
 
 ENGINE_SLOT = _EngineSlot()
@@ -189,63 +265,6 @@ def _engine_slot() -> Iterator[_EngineSlot]:
         yield ENGINE_SLOT
     finally:
         ENGINE_SLOT.stop()
-
-
-@dataclass
-class _ServerSlot:
-    server: VLLMServer | None = None
-    checkpoint: str = ""
-    start_error: str | None = None  # a failed start is not retried by every later test
-    starting: threading.Thread | None = None
-
-    def begin(self) -> None:
-        """Start a server in a background thread (a no-op while one is up or starting)."""
-        if self.start_error or self.starting is not None or (self.server and self.server.is_running()):
-            return
-        from sampling.model_prep import prepare_default_model
-        from sampling.vllm_server import VLLMServer
-
-        if self.server is not None:
-            self.server.stop()
-        self.checkpoint = str(prepare_default_model())
-        # chunked prefill off: the CPU build then takes per-request seeds (model.request_seeds)
-        server = VLLMServer(
-            self.checkpoint,
-            served_model_name=SERVED_MODEL_NAME,
-            enforce_eager=True,
-            engine_args={"enable_chunked_prefill": False},
-        )
-        self.server = server
-
-        def start() -> None:
-            try:
-                server.start()
-            except Exception as error:
-                self.start_error = f"{type(error).__name__}: {error}"
-
-        self.starting = threading.Thread(target=start, name="vllm-serve-start", daemon=True)
-        self.starting.start()
-
-    def ready(self) -> VLLMServer:
-        """The running server: waits for a start under way, starts one when there is none."""
-        self.begin()
-        if self.starting is not None:
-            self.starting.join()
-            self.starting = None
-        if self.start_error or self.server is None:
-            self.server = None
-            pytest.fail(f"the session's vllm server did not start: {self.start_error}")
-        return self.server
-
-    def stop(self) -> None:
-        if self.starting is not None:  # stop() kills the process group; the start thread then ends
-            if self.server is not None:
-                self.server.stop()
-            self.starting.join(timeout=60)
-            self.starting = None
-        if self.server is not None:
-            self.server.stop()
-            self.server = None
 
 
 _SERVER_SLOT = _ServerSlot()
