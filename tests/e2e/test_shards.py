@@ -195,23 +195,26 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
         run_id = begin.split("run_id=")[1].split()[0]
         wait_for_log(workers, f"run_id={run_id}", "stage=rollouts", "event=start")
         kill_flow_run(first[1].flow_run_id)
-        states = wait_for_shards(first, poll_seconds=2, timeout_seconds=DEADLINE)
+        killed = wait_for_shards(first[1:], poll_seconds=1, timeout_seconds=DEADLINE)
+        assert pids_of_flow_run(first[1].flow_run_id) == []  # nothing of the killed run left behind
+        # the killed shard alone again, at once: on the freed worker, beside shard 0 and the single run
+        # (waiting for shard 0 first only made the server idle through the rerun's process start)
+        rerun = submit_shards(deployment, cfg, [Shard(1, 2)], parent)
+        states = wait_for_shards([first[0], *rerun], poll_seconds=2, timeout_seconds=DEADLINE)
         single = single_run.result(timeout=DEADLINE)
     finally:
         reference.shutdown(wait=True)
+    seconds = time.perf_counter() - started
     assert single.status == "succeeded", single.error
-    assert states[first[0].flow_run_id] == "COMPLETED"
-    assert states[first[1].flow_run_id] in ("CRASHED", "FAILED")
-    assert pids_of_flow_run(first[1].flow_run_id) == []  # nothing of the killed run left behind
+    assert killed[first[1].flow_run_id] in ("CRASHED", "FAILED")
+    assert states == {first[0].flow_run_id: "COMPLETED", rerun[0].flow_run_id: "COMPLETED"}
 
     ds = Dataset(str(tmp_path / "sharded"))
-    assert [(c["shards"], c["status"]) for c in run_costs(ds)] == [("1/2", "partial")]
-
-    rerun = submit_shards(deployment, cfg, [Shard(1, 2)], parent)  # the killed shard alone
-    assert wait_for_shards(rerun, poll_seconds=2, timeout_seconds=DEADLINE) == {
-        rerun[0].flow_run_id: "COMPLETED"
-    }
-    seconds = time.perf_counter() - started
+    versions = list_versions(ds, with_counts=False)
+    # one version per shard, in whichever order they committed; the logical run is partial after the first
+    assert sorted((v.logical_run, v.shard) for v in versions[1:]) == [(parent, "0/2"), (parent, "1/2")]
+    partial = run_costs(ds, version=versions[1].version)
+    assert [(c["run_id"], c["shards"], c["status"]) for c in partial] == [(parent, "1/2", "partial")]
 
     # step ids hash the labelers' code: an edit of the tree while the test runs would show up as a row diff
     labelers = "SELECT DISTINCT verifier_versions FROM runs"
@@ -222,8 +225,6 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
         assert counted["n"] == counted["d"] > 0, table
     (cost,) = run_costs(ds)
     assert (cost["run_id"], cost["shards"], cost["status"]) == (parent, "2/2", "succeeded")
-    versions = list_versions(ds, with_counts=False)
-    assert [(v.logical_run, v.shard) for v in versions[1:]] == [(parent, "0/2"), (parent, "1/2")]
     # only the rerun can find a cached stage (the other runs started on empty caches): the chunk the
     # killed shard had sampled is reused
     assert wait_for_log(workers, "sample-chains", "Cached")
