@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from config.runtime import apply_runtime_defaults
+from prm_factory import teardown
 
 if TYPE_CHECKING:
     from config.run_config import RunConfig
@@ -135,8 +136,10 @@ def run(
     if summary.shard is not None:
         console.print(f"shard {summary.shard} of run {summary.parent_run_id}")
     console.print(f"wall time {time.perf_counter() - started:.0f}s")
-    if summary.status != "succeeded":
-        raise typer.Exit(1)
+    code = 0 if summary.status == "succeeded" else 1
+    teardown.leave_after_handlers(code)  # only where `main` installed it: the console script
+    if code:
+        raise typer.Exit(code)
 
 
 def _run_on_pool(
@@ -229,6 +232,7 @@ _register_commands()
 
 
 def main() -> None:  # pragma: no cover - console script entry
+    teardown.install()  # before the heavy libraries' exit handlers, so it runs after them
     sys.exit(app())
 
 
