@@ -331,6 +331,22 @@ def cpu_top_p_candidates() -> dict[str, EngineCandidate]:
     }
 
 
+def shm_spin_candidates() -> dict[str, EngineCandidate]:
+    """`--shm-spin`: vLLM's shared-memory queue readers as they ship (spinning 1 s after each read, so the
+    EngineCore spins through each forward pass of its worker) against readers that sleep on their zmq
+    notification at once (`sampling.vllm_plugins.SHM_BUSY_LOOP_ENV=0`); the run's dtype, threads, top-p."""
+    from sampling.vllm_plugins import SHM_BUSY_LOOP_ENV
+
+    base = seeding_candidates()["request-seeds"]
+    return {
+        "today": base,
+        "no-spin": replace(base, env=json.dumps({SHM_BUSY_LOOP_ENV: "0"})),
+        "no-spin+omp-passive": replace(
+            base, env=json.dumps({SHM_BUSY_LOOP_ENV: "0", "OMP_WAIT_POLICY": "PASSIVE"})
+        ),
+    }
+
+
 def _engine_core_pids() -> list[int]:
     found = subprocess.run(["pgrep", "-f", "EngineCore"], capture_output=True, text=True).stdout.split()
     return [int(pid) for pid in found if int(pid) != os.getpid()]
@@ -525,6 +541,8 @@ def bench_engine_settings(checkpoint: str, args: argparse.Namespace) -> dict:
     log = Path(args.engine_log or tempfile.mkstemp(prefix="bench-engine-settings-", suffix=".log")[1])
     if args.cpu_top_p:
         candidates = cpu_top_p_candidates()
+    elif args.shm_spin:
+        candidates = shm_spin_candidates()
     else:
         candidates = seeding_candidates() if args.seeding else engine_candidates()
     if args.only:
@@ -630,6 +648,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="CPU engine: vLLM's sort-based top-p vs the plugin's (issue 23); workloads at --top-p 0.95",
     )
     parser.add_argument(
+        "--shm-spin",
+        action="store_true",
+        help="CPU engine: vLLM's spinning shared-memory queue readers vs sleeping ones (top-p 0.95)",
+    )
+    parser.add_argument(
         "--top-p", type=float, help="workloads' top_p (default 1.0; 0.95, the run's, with --cpu-top-p)"
     )
     parser.add_argument(
@@ -645,7 +668,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--baseline", default="today", help="the candidate the ratios are taken against")
     args = parser.parse_args(argv)
     if args.top_p is None:
-        args.top_p = 0.95 if args.cpu_top_p else 1.0
+        args.top_p = 0.95 if args.cpu_top_p or args.shm_spin else 1.0
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer
@@ -659,7 +682,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.engine_child:
         Path(args.engine_child).write_text(json.dumps(engine_child(checkpoint, args)))
         return 0
-    if args.engine_settings or args.seeding or args.cpu_top_p:
+    if args.engine_settings or args.seeding or args.cpu_top_p or args.shm_spin:
         result = bench_engine_settings(checkpoint, args)
         if args.json:
             Path(args.json).write_text(json.dumps(result, indent=2, default=str))

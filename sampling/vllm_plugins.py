@@ -33,12 +33,43 @@ def cpu_top_p_mode(environ: os._Environ[str] | dict[str, str] = os.environ) -> s
     return mode
 
 
+SHM_BUSY_LOOP_ENV = "PRM_FACTORY_SHM_BUSY_LOOP_S"
+"""Seconds a reader of vLLM's shared-memory queues spins (sched_yield) after a read before it sleeps on its
+zmq notification; unset: vLLM's own (1 s)."""
+
+
+def shm_busy_loop_s(environ: os._Environ[str] | dict[str, str] = os.environ) -> float | None:
+    """>>> shm_busy_loop_s({}) is None
+    True
+    >>> shm_busy_loop_s({"PRM_FACTORY_SHM_BUSY_LOOP_S": "0"})
+    0.0
+    """
+    given = environ.get(SHM_BUSY_LOOP_ENV, "").strip()
+    if not given:
+        return None
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise ValueError(f"{SHM_BUSY_LOOP_ENV} must be a number of seconds >= 0, got {given!r}")
+    return seconds
+
+
 def register() -> None:
-    """Install the CPU top-p shortcut in this vLLM process (idempotent: vLLM may call it more than once)."""
+    """Install the CPU shortcuts in this vLLM process (idempotent: vLLM may call it more than once)."""
     from vllm.platforms import current_platform
 
-    if not current_platform.is_cpu() or cpu_top_p_mode() == "sort":
+    if not current_platform.is_cpu():
         return
+    if cpu_top_p_mode() != "sort":
+        _install_top_p()
+    seconds = shm_busy_loop_s()
+    if seconds is not None:
+        _install_busy_loop(seconds)
+
+
+def _install_top_p() -> None:
     from vllm.v1.sample.ops import topk_topp_sampler as ops
 
     from sampling.cpu_top_p import top_p_from_candidates
@@ -51,3 +82,22 @@ def register() -> None:
     shortcut.prm_factory = True  # type: ignore[attr-defined]
     ops.apply_top_k_top_p = shortcut
     LOGGER.info("prm-factory: CPU top-p from each row's largest logits (%s=sort turns it off)", CPU_TOP_P_ENV)
+
+
+def _install_busy_loop(seconds: float) -> None:
+    """A reader of the EngineCore <-> worker queues spins for `busy_loop_s` after each read; the EngineCore
+    waits on its worker through a whole forward pass that way, on a core the worker's threads compute on."""
+    from vllm.distributed.device_communicators import shm_broadcast
+
+    condition = shm_broadcast.SpinCondition
+    if getattr(condition.__init__, "prm_factory", False):
+        return
+    original = condition.__init__
+
+    @functools.wraps(original)
+    def init(self, is_reader, context, notify_address, busy_loop_s=seconds):  # type: ignore[no-untyped-def]
+        original(self, is_reader, context, notify_address, busy_loop_s)
+
+    init.prm_factory = True  # type: ignore[attr-defined]
+    condition.__init__ = init  # type: ignore[method-assign]
+    LOGGER.info("prm-factory: shared-memory queue readers spin %s s before sleeping", seconds)
