@@ -376,6 +376,25 @@ def degrees_on_one_side(claim: str) -> bool:
     return any(marked) and not all(marked)
 
 
+IMAGINARY = "with i the imaginary unit"  # symbolic.IMAGINARY: the claim failed with `i` read as sqrt(-1)
+_IMAGINARY_UNIT = re.compile(r"(?<![A-Za-z\\])i(?![A-Za-z])")
+# the step says `i` is the imaginary unit (`i^2`, "complex", "imaginary") ...
+_IMAGINARY_SAID = re.compile(r"(?<![A-Za-z\\])i\s*\^\s*\{?\s*2|\b(?:complex|imaginary)\b", re.IGNORECASE)
+# ... and uses no `i` as an index or a name set to a value (`x_i`, `\\sum_{i=1}`, `i = 3`, "for i")
+_I_AS_NAME = re.compile(
+    r"_\s*\{?[^{}\s]*(?<![A-Za-z\\])i(?![A-Za-z])|(?<![A-Za-z0-9\\])i\s*(?:=|\\in(?![A-Za-z]))|\bfor\s+i\b"
+)
+
+
+def imaginary_said(step: str) -> bool:
+    """Does the step use `i` as the imaginary unit, and never as an index or a name given a value?
+
+    >>> imaginary_said("So (5 - 8i)(30 + 48i) = 150 - 384i^2."), imaginary_said("Let i = 2, so 3i = 5.")
+    (True, False)
+    """
+    return bool(_IMAGINARY_SAID.search(step)) and not _I_AS_NAME.search(step)
+
+
 def unjudged(result: ClaimResult, why: str) -> ClaimResult:
     """The same claim, not judged, with the reason."""
     return ClaimResult(result.claim, None, result.expected, f"competition math: {why}", result.kind)
@@ -498,6 +517,11 @@ def gate_failed(
         return unjudged(result, "the claim is cut out of notation it does not read")
     if degrees_on_one_side(result.claim):
         return unjudged(result, "a degree mark on one side only: the other side's unit is not said")
+    if result.reason.startswith(IMAGINARY):
+        # `i` read as the imaginary unit: certain only where the step says so and never uses `i` otherwise
+        if not imaginary_said(step) or not certain_claim_text(_IMAGINARY_UNIT.sub("", result.claim)):
+            return unjudged(result, "`i` may be a name: the imaginary unit is not said")
+        return ClaimResult(result.claim, False, result.expected, result.reason, rule="imaginary unit")
     if result.expected and re.search(r"\bI\b", result.expected):
         # `((-5)^3)^{4/3}`: a power of a negative base has a real reading and a principal complex one
         return unjudged(result, "a complex value of a real-looking expression: the branch is not said")

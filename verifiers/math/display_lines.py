@@ -77,7 +77,8 @@ def _chain(run: tuple[str, list[str], str]) -> str:
 # `\\[ A = B \\] \\[ = C \\]`, `$$ A $$ $$ = C $$`: a display that opens on `=` goes on with the one before it
 # (only spacing between); in an aligned block, `A &= B \\\\ &= C` is one chain too
 _CONTINUED_DISPLAY = re.compile(r"(?:\\\]|\$\$)\s*(?:\\\[|\$\$)(?=\s*(?:&\s*)?=)")
-_CONTINUED_ALIGN = re.compile(r"\\\\\s*&\s*(?==)")
+# (a line opening on an operator, `&\\quad + 1 - ...`, goes on with the expression above: never cut there)
+_CONTINUED_ALIGN = re.compile(r"\\\\\s*&\s*(?:\\q?quad\s*|\\[,;:! ]\s*)*(?=[-+=]|\\cdot|\\times)")
 _ALIGN_MARK = re.compile(r"&(?=\s*=)")
 _ALIGNED = re.compile(r"\\begin\{(align\*?|aligned|eqnarray\*?)\}.*?\\end\{\1\}", re.DOTALL)
 

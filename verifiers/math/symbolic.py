@@ -259,6 +259,8 @@ def _compare(left: sympy.Expr, right: sympy.Expr, right_text: str) -> tuple[bool
 
 
 PLUS_MINUS = "both branches of \\pm"  # competition.PLUS_MINUS (this module runs in the worker)
+IMAGINARY = "with i the imaginary unit"  # competition.IMAGINARY (this module runs in the worker)
+_I = sympy.Symbol("i")
 _DECIMAL = re.compile(r"\d\.\d")
 
 
@@ -420,6 +422,11 @@ def latex_claims(
                     continue
                 holds, expected = _compare(left, right, sides[k + 1])
                 reason = "symbolic"
+                if holds is None and (left.free_symbols | right.free_symbols) == {_I}:
+                    # `150 + 384 + 240i - 240i = 534 + 240i`: with `i` the imaginary unit (whether it is, the
+                    # parent decides from the step: `competition.imaginary_said`)
+                    holds, expected = _compare(left.subs(_I, sympy.I), right.subs(_I, sympy.I), sides[k + 1])
+                    reason = IMAGINARY
                 if holds is False and approximate and _within(left, right, APPROXIMATION_TOLERANCE):
                     holds, reason = None, "an approximation, close but not to every digit written"
                 raw_left, raw_right = raw[k], raw[k + 1]

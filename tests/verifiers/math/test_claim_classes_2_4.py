@@ -135,6 +135,12 @@ def test_continued_lines_are_joined() -> None:
         (r"\begin{align*} T &= 2 \times 2009 \times 2 \\ &= 8036 \end{align*}", "correct"),
         (r"\begin{align*} T &= 2 \times 2009 \times 2 \\ &= 4018 \end{align*}", "incorrect"),
         (r"Simplify: \[ = [4018][2x] \] \[ = 2 \times 2009 \times 2x \] \[ = 4018x \]", "incorrect"),
+        # a line opening on an operator goes on with the expression above (never a side cut at the break)
+        (
+            r"\begin{align*} u &= (1 + \sqrt{2})^2 + (1 - \sqrt{2})^2 \\ &= 1 + 2\sqrt{2} + 2"
+            r" \\ &\quad + 1 - 2\sqrt{2} + 2 \\ &= 6 \end{align*}",
+            "correct",
+        ),
         # two equations of a system, one per aligned line: no chain between them
         (r"\begin{align*} 4a + 4b &= 21\\ 5b + 3a &= 16 \end{align*}", "unverifiable"),
     ],
@@ -161,4 +167,31 @@ def test_continued_lines_judged_as_one_chain(verifier: MathVerifier, step: str, 
     ],
 )
 def test_remainders_and_bare_arguments_judged(verifier: MathVerifier, step: str, label: str) -> None:
+    assert _labels(verifier, [step]) == [label]
+
+
+# --- `i` as the imaginary unit ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("step", "label"),
+    [
+        (r"So \[ (5 - 8i)(30 + 48i) = 150 - 384i^2 = 150 + 384 + 240i - 240i = 534 + 240i \]", "incorrect"),
+        (r"So \[ (5 - 8i)(30 + 48i) = 150 - 384i^2 = 150 + 384 + 240i - 240i = 534 \]", "correct"),
+        (
+            r"By the conjugate, \( \frac{1}{-5i} \cdot \frac{-i}{-i} = \frac{-i}{25} \), imaginary.",
+            "incorrect",
+        ),
+        (
+            r"By the conjugate, \( \frac{1}{-5i} \cdot \frac{-i}{-i} = \frac{i}{5} \), imaginary.",
+            "correct",
+        ),
+        # `i` not said to be the imaginary unit, or used as an index: no reading
+        (r"So \( 240i - 240i + 5 = 5 + 240i \).", "unverifiable"),
+        (r"With the complex numbers \(z_i\), \( 3i + 2i = 6i \).", "unverifiable"),
+    ],
+)
+def test_the_imaginary_unit_read_where_the_step_says_so(
+    verifier: MathVerifier, step: str, label: str
+) -> None:
     assert _labels(verifier, [step]) == [label]
