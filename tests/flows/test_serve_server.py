@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -186,11 +187,16 @@ def test_a_served_config_runs_when_triggered_and_a_failed_run_is_failed_in_prefe
 
 
 def test_a_cron_schedule_fires_a_run_that_serve_executes(real_server: str, tmp_path: Path) -> None:
-    """`prm-factory serve --cron "* * * * *"` against a server whose scheduler runs: within about a minute
-    the scheduler creates a flow run on its own (auto_scheduled) and the served runner executes it to
+    """`prm-factory serve --cron "* * * * *"` against a server whose scheduler runs: the scheduler creates
+    a flow run on its own (auto_scheduled) for the next minute, and the served runner executes it to
     Completed. The problem file holds only a bad row, so the run needs no engine: it loads, rejects the
-    row (recorded in the dataset) and commits a succeeded run."""
+    row (recorded in the dataset) and commits a succeeded run.
+
+    The scheduler's run is moved to start now instead of at the next minute boundary (0-60 s away, 30 s on
+    average, which this test spent waiting): the same run, created by the cron schedule, taken and run by
+    the served runner; only its start time is not waited for."""
     from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
+    from prefect.states import Scheduled
 
     from storage.dataset import Dataset
     from storage.sql import query
@@ -206,15 +212,24 @@ def test_a_cron_schedule_fires_a_run_that_serve_executes(real_server: str, tmp_p
         client,
     ):
         only_ours = DeploymentFilter(name=DeploymentFilterName(any_=["cron-every-minute"]))
-        deadline = time.monotonic() + 240  # next minute boundary + scheduler loop + run
-        finished = []
-        while not finished:
+        deadline = time.monotonic() + 240  # serve's start + scheduler loop + run (+ a minute if not moved)
+        run = None
+        while run is None or run.state is None or not run.state.is_final():
             served.assert_alive()
             assert time.monotonic() < deadline, served.tail()
             time.sleep(1)
+            if run is not None:
+                run = client.read_flow_run(run.id)
+                continue
             runs = client.read_flow_runs(deployment_filter=only_ours)
-            finished = [r for r in runs if r.state is not None and r.state.is_final()]
-    (run,) = finished[:1]
+            if not runs:
+                continue
+            run = min(runs, key=lambda r: r.expected_start_time or r.created)  # the first the schedule made
+            due = run.state.state_details.scheduled_time if run.state and run.state.is_scheduled() else None
+            if due is not None and due > datetime.now(UTC) + timedelta(seconds=15):
+                # past the runner's 10 s prefetch, so no runner has taken it yet: it may move
+                client.set_flow_run_state(run.id, Scheduled(scheduled_time=datetime.now(UTC)), force=True)
+                print(f"the cron run moved {(due - datetime.now(UTC)).total_seconds():.0f} s earlier")
     assert run.auto_scheduled, "the run was not created by the cron schedule"
     assert run.state is not None and run.state.is_completed(), run.state
     ds = Dataset(str(tmp_path / "ds"))
