@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 apply_runtime_defaults()
 
+ENGINE_STOP_SECONDS = 1.0
+"""What the end of a run gives its vLLM engine before its processes are killed (see `stop_engines`)."""
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Step-labeled training data for PRMs.")
 console = Console()
 err_console = Console(stderr=True)
@@ -137,6 +140,10 @@ def run(
         console.print(f"shard {summary.shard} of run {summary.parent_run_id}")
     console.print(f"wall time {time.perf_counter() - started:.0f}s")
     code = 0 if summary.status == "succeeded" else 1
+    if teardown.installed():  # the console script: no later caller in this process needs the engine
+        from sampling.vllm_sampler import stop_engines
+
+        stop_engines(timeout=ENGINE_STOP_SECONDS)
     teardown.leave_after_handlers(code)  # only where `main` installed it: the console script
     if code:
         raise typer.Exit(code)

@@ -27,6 +27,11 @@ def install() -> None:
         _installed = True
 
 
+def installed() -> bool:
+    """Whether this process is the console script (tests calling the Typer app in-process are not)."""
+    return _installed
+
+
 def leave_after_handlers(code: int) -> None:
     """Ask for the process to end with `code` once the other exit handlers have run."""
     global _code
