@@ -327,8 +327,8 @@ def identity_segments(chain: Sequence[str]) -> list[tuple[int, str]]:
 def check_equation_pairs_bounded(
     chain: Sequence[str], *, timeout_s: float = 3.0, pool: BoundedPool | None = None
 ) -> dict[int, list[ClaimResult]]:
-    """The chain's equation steps judged in the bounded worker: claim results per step index (a time-out
-    leaves that pair unjudged)."""
+    """The chain's equation steps (and system results, `systems`) judged in the bounded worker: claim
+    results per step index (a time-out leaves that pair unjudged)."""
     by_step: dict[int, list[ClaimResult]] = {}
     segments = identity_segments(chain)
     if segments:
@@ -338,6 +338,11 @@ def check_equation_pairs_bounded(
             if not isinstance(outcome, str):
                 for claim, reason in outcome:
                     by_step.setdefault(index, []).append(ClaimResult(claim, False, None, reason, rule=""))
+    # results of solving a system (`systems`; imported here: it reads statements with this module's names)
+    from verifiers.math.systems import check_system_results_bounded
+
+    for index, results in check_system_results_bounded(chain, timeout_s=timeout_s, pool=pool).items():
+        by_step.setdefault(index, []).extend(results)
     pairs = equation_pairs(chain)
     if not pairs:
         return by_step

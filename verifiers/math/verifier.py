@@ -66,6 +66,8 @@ class MathVerifier:
     # 2.4: logarithms with a base in digits (`\log_5 49`), statements joined by `\ge` / `\le` / `\neq` read
     # alone (a relation between two sides in numbers judged on their values), displayed lines opening on `=`
     # (and aligned `&=` lines) joined to the line above as one chain
+    # 2.4 (systems): a result said to come from solving or combining the equations just before it (`4B = 9`,
+    # `a = -6, c = 5/2`) must hold at one of their finitely many solutions
     version = "2.4.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
