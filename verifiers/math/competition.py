@@ -175,6 +175,22 @@ _BEFORE_UNSAFE = re.compile(
     r"|(?:\\[#&]|[@#&]|\\(?:star|bigstar|diamond|ast|odot|oplus|otimes|bullet|boxtimes|boxplus|spadesuit"
     r"|heartsuit|clubsuit|diamondsuit|triangle|nabla|dagger|Box|square|bowtie)(?![A-Za-z]))\s*)$"
 )
+# A lone name or a norm bar before it with spacing took the run's first operand too (`11 + a \\sqrt{3} = 74`,
+# `x \\sqrt{57} + 1 = 2`, `\\|\\mathbf{b}\\| \\cos 60^\\circ = ...`), unless the run opens on a relation
+# (`x \\ge 5 = 2 + 3`: the name is that relation's side, which `relation_pieces` leaves out).
+_NAME_BEFORE = re.compile(r"(?:(?<![A-Za-z\\])[A-Za-z]\s+|\\?\|\s*)$")
+_OPENS_ON_RELATION = re.compile(r"\s*(?:\\(?:geqslant|leqslant|geq?|leq?|neq?)(?![A-Za-z])|[<>=])")
+
+
+def _operand_before(step: str, start: int) -> bool:
+    """Does notation right before `step[start:]` take the run's first operand?"""
+    before = step[max(0, start - 12) : start]
+    return bool(
+        _BEFORE_UNSAFE.search(before)
+        or (_NAME_BEFORE.search(before) and not _OPENS_ON_RELATION.match(step, start))
+    )
+
+
 # Right after it: a factorial, a power or subscript; touching it, a name or a bracket that the run's last
 # number belongs to (`120 = 5!`, `2 = 2^x`, `= 3x`, `= 3(x + 1)`), a command (`= 0.\overline{3}`).
 _AFTER_UNSAFE = re.compile(r"^(?:\s*[!^_]|[A-Za-z0-9(\[{]|\.?\\[A-Za-z])")
@@ -222,7 +238,7 @@ def certain_context(step: str, start: int, end: int) -> bool:
         or (
             _LEADING_MINUS.match(step[start:end]) and _OPERAND_BEFORE.search(step[max(0, start - 12) : start])
         )
-        or _BEFORE_UNSAFE.search(step[max(0, start - 12) : start])
+        or _operand_before(step, start)
         or _AFTER_UNSAFE.match(step[end:])
         or _cut_inside_math(step, end)
     )
@@ -249,7 +265,7 @@ def trimmed_run(step: str, start: int, end: int) -> tuple[int, int] | None:
     binary_minus = _LEADING_MINUS.match(step[start:end]) and _OPERAND_BEFORE.search(
         step[max(0, start - 12) : start]
     )
-    if binary_minus or _BEFORE_UNSAFE.search(step[max(0, start - 12) : start]):
+    if binary_minus or _operand_before(step, start):
         if not cuts:
             return None
         start, cuts = cuts[0] + 1, cuts[1:]

@@ -195,3 +195,23 @@ def test_the_imaginary_unit_read_where_the_step_says_so(
     verifier: MathVerifier, step: str, label: str
 ) -> None:
     assert _labels(verifier, [step]) == [label]
+
+
+@pytest.mark.parametrize(
+    ("step", "label"),
+    [
+        # a lone name or a norm bar before a run, with spacing, took its first operand (MATH solutions)
+        (r"Hence $2b = a - 11 \sqrt{3}$ and $11 + a \sqrt{3} = 74.$", "unverifiable"),
+        (
+            r"Subtracting, we get \[x \sqrt{57} + \frac{57}{4} = \frac{105}{4},\] so $x$ follows.",
+            "unverifiable",
+        ),
+        (
+            r"So \[\|\mathbf{a}\| \|\mathbf{b}\| \cos 60^\circ = 5 \cdot 4 \cdot \frac{1}{2} = 10.\]",
+            "correct",
+        ),
+        (r"So \[ 11 + 2 \sqrt{3} = 74. \]", "incorrect"),  # a number before it: still read
+    ],
+)
+def test_a_run_after_a_spaced_name_is_cut(verifier: MathVerifier, step: str, label: str) -> None:
+    assert _labels(verifier, [step]) == [label]
