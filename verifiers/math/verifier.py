@@ -65,7 +65,8 @@ class MathVerifier:
     # value of a real-looking power unjudged; binomials side by side multiply
     # 2.4: logarithms with a base in digits (`\log_5 49`), statements joined by `\ge` / `\le` / `\neq` read
     # alone (a relation between two sides in numbers judged on their values), displayed lines opening on `=`
-    # (and aligned `&=` lines) joined to the line above as one chain
+    # (and aligned `&=` lines) joined to the line above as one chain, `\mod` between whole numbers as a
+    # remainder, `i` the imaginary unit only where the step says so
     # 2.4 (systems): a result said to come from solving or combining the equations just before it (`4B = 9`,
     # `a = -6, c = 5/2`) must hold at one of their finitely many solutions
     version = "2.4.0"
