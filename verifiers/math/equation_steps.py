@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from verifiers.math.bounded import BoundedPool, run_items
 from verifiers.math.claim_result import ClaimResult
+from verifiers.math.plain_algebra import names, plain_algebra
+from verifiers.math.systems import check_system_results_bounded
 
 _SEGMENT = re.compile(
     r"\\\[(?P<a>.*?)\\\]|\\\((?P<b>.*?)\\\)|\$\$(?P<c>.*?)\$\$|\$(?P<d>[^$]*?)\$"
@@ -243,29 +245,6 @@ def _statement_alone(step: str, start: int, end: int, *, up_to_math: bool = Fals
     return not _OTHER_SOURCE.search(_SEGMENT.sub(" ", after))
 
 
-_COMMAND = re.compile(r"\\[A-Za-z]+")
-# what the worker reads (`solution_sets`): only the commands of plain algebra, no applied names, no
-# segment names; checked here first so that the worker parses only what it may judge
-_PLAIN_COMMANDS = re.compile(
-    r"\\(?:[dt]?frac|sqrt|cdot|times|left|right|leq?|geq?|lt|gt|pm|quad|qquad|text\{\s*or\s*\}|lor)(?![A-Za-z])"
-)
-# a name applied (`f(x)`, `f^{-1}(2)`: never a power times a bracket), capitals side by side (segments)
-_NOT_PLAIN = re.compile(
-    r"[A-Za-z]\s*(?:\^\s*(?:\{[^{}]*\}|\S)\s*)?\(|[A-Z]\s*[A-Z]|\d\s*\\[dt]?frac|[|!_]|\\[{}]|\.\.\.|[\[\]]"
-)
-
-
-def names(text: str) -> frozenset[str]:
-    """The single-letter names of a LaTeX statement (commands taken out)."""
-    return frozenset(re.findall(r"[A-Za-z]", _COMMAND.sub(" ", re.sub(r"\\text\{[^{}]*\}", " ", text))))
-
-
-def plain_algebra(text: str) -> bool:
-    """Only plain algebra: the commands the worker reads, and no name applied or juxtaposed in capitals."""
-    rest = _PLAIN_COMMANDS.sub(" ", text)
-    return not _COMMAND.search(rest) and not _NOT_PLAIN.search(rest)
-
-
 # a decimal with two places or more: possibly rounded (`92y = -1732` -> `y = -18.83`), not an exact value
 _ROUNDED = re.compile(r"\d\.\d\d")
 
@@ -338,9 +317,6 @@ def check_equation_pairs_bounded(
             if not isinstance(outcome, str):
                 for claim, reason in outcome:
                     by_step.setdefault(index, []).append(ClaimResult(claim, False, None, reason, rule=""))
-    # results of solving a system (`systems`; imported here: it reads statements with this module's names)
-    from verifiers.math.systems import check_system_results_bounded
-
     for index, results in check_system_results_bounded(chain, timeout_s=timeout_s, pool=pool).items():
         by_step.setdefault(index, []).extend(results)
     pairs = equation_pairs(chain)

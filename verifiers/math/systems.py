@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from verifiers.math.bounded import BoundedPool, run_items
 from verifiers.math.claim_result import ClaimResult
-from verifiers.math.equation_steps import names, plain_algebra
+from verifiers.math.plain_algebra import names, plain_algebra
 
 _SEGMENT = re.compile(
     r"\\\[(?P<a>.*?)\\\]|\\\((?P<b>.*?)\\\)|\$\$(?P<c>.*?)\$\$|\$(?P<d>[^$]*?)\$"
