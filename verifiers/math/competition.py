@@ -289,6 +289,35 @@ _CONNECTOR = re.compile(
 )
 
 
+def _top_level_cuts(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Spans of `pattern` in `text` outside brackets and braces; none when a bracket is left unbalanced."""
+    cuts, depth, i = [], 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif depth == 0:
+            found = pattern.match(text, i)
+            if found:
+                cuts.append((found.start(), found.end()))
+                i = found.end()
+                continue
+        i += 1
+    return cuts if depth == 0 else []
+
+
+def _split_at(text: str, cuts: list[tuple[int, int]]) -> list[str]:
+    """`text` without the spans `cuts`, as the pieces between them."""
+    pieces, start = [], 0
+    for begin, end in cuts:
+        pieces.append(text[start:begin])
+        start = end
+    pieces.append(text[start:])
+    return pieces
+
+
 def connector_pieces(text: str) -> list[str]:
     """The statements in pure numbers of a run joined by `\\Rightarrow`, `\\implies` or `\\quad` outside
     brackets, each to be read alone (a side holding the connector is no expression); the run itself when it
@@ -298,30 +327,15 @@ def connector_pieces(text: str) -> list[str]:
     >>> connector_pieces("x = 2 \\\\quad \\\\Rightarrow \\\\quad 2 + 1 = 3")
     ['2 + 1 = 3']
     """
-    if not _CONNECTOR.search(text):
+    cuts = _top_level_cuts(text, _CONNECTOR) if _CONNECTOR.search(text) else []
+    if not cuts:
         return [text]
-    cuts, depth = [], 0
-    for i, ch in enumerate(text):
-        if ch in "{([":
-            depth += 1
-        elif ch in "})]":
-            depth -= 1
-        elif ch == "\\" and depth == 0:
-            found = _CONNECTOR.match(text, i)
-            if found:
-                cuts.append((found.start(), found.end()))
-    if not cuts or depth != 0:
-        return [text]
-    pieces, start = [], 0
-    for begin, end in cuts:
-        pieces.append(text[start:begin])
-        start = end
-    pieces.append(text[start:])
+    pieces = _split_at(text, cuts)
     return [p.strip() for p in pieces if re.search(r"=|\\approx", p) and certain_claim_text(p)]
 
 
 # a relation other than `=` inside a run (`a^2 \\ge (17 - 1)^2 = 49^2`, `... = 162 - 108 \\neq 0`)
-_ORDER_RELATION = re.compile(r"\\(?:geqslant|leqslant|geq?|leq?|neq?|lt|gt)(?![A-Za-z])|[<>≤≥≠]")
+ORDER_RELATION = re.compile(r"\\(?:geqslant|leqslant|geq?|leq?|neq?|lt|gt)(?![A-Za-z])|[<>≤≥≠]")
 
 
 def relation_pieces(text: str) -> list[str]:
@@ -335,27 +349,10 @@ def relation_pieces(text: str) -> list[str]:
     >>> relation_pieces("2(-3)^4 - 3 = 162 - 3 \\\\neq 0")
     ['2(-3)^4 - 3 = 162 - 3', '162 - 3 \\\\neq 0']
     """
-    cuts, depth, i = [], 0, 0
-    while i < len(text):
-        ch = text[i]
-        if ch in "{([":
-            depth += 1
-        elif ch in "})]":
-            depth -= 1
-        elif depth == 0:
-            found = _ORDER_RELATION.match(text, i)
-            if found:
-                cuts.append((found.start(), found.end()))
-                i = found.end()
-                continue
-        i += 1
-    if not cuts or depth != 0:
+    cuts = _top_level_cuts(text, ORDER_RELATION)
+    if not cuts:
         return [text]
-    pieces, start = [], 0
-    for begin, end in cuts:
-        pieces.append(text[start:begin])
-        start = end
-    pieces.append(text[start:])
+    pieces = _split_at(text, cuts)
     out = []
     for piece in pieces:
         equals = _top_level_equals(piece)

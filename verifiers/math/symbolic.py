@@ -15,6 +15,7 @@ from fractions import Fraction
 import sympy
 from latex2sympy2_extended import latex2sympy
 
+from verifiers.math.competition import ORDER_RELATION
 from verifiers.math.numbers import Literal, matches_written
 
 
@@ -297,8 +298,8 @@ def plus_minus_branches(left_text: str, right_text: str) -> tuple[bool | None, s
     return None, expected, PLUS_MINUS
 
 
-# a relation other than `=` between two sides (`competition.relation_pieces`): `162 - 108 - 6 \\neq 0`
-_ORDER = re.compile(r"\\(?:geqslant|leqslant|geq?|leq?|neq?|lt|gt)(?![A-Za-z])|[<>≤≥≠]")
+# the rule of a relation other than `=` (`competition.ORDER_RELATION`) between two sides in numbers, one of
+# the statements `competition.relation_pieces` reads alone: `162 - 108 - 6 \\neq 0`
 RELATION = "a relation in numbers"
 _LESS = {"<", "\\lt"}
 _LESS_EQUAL = {"\\le", "\\leq", "\\leqslant", "≤"}
@@ -318,7 +319,7 @@ def _order_relation(text: str) -> re.Match[str] | None:
         elif depth == 0:
             if ch == "=":
                 return None
-            match = _ORDER.match(text, i)
+            match = ORDER_RELATION.match(text, i)
             if match:
                 found.append(match)
     return found[0] if len(found) == 1 else None
@@ -377,7 +378,7 @@ def latex_claims(
     learned: dict[sympy.Symbol, sympy.Expr] = {}  # `x = \sqrt{9}` in an earlier run of this batch
     for text, bindings in items:
         try:
-            relation = relation_claim(text) if _ORDER.search(text) else None
+            relation = relation_claim(text) if ORDER_RELATION.search(text) else None
         except Exception as exc:  # a bad relation is unverifiable, never a crash
             relation = (text, None, "", f"{type(exc).__name__}")
         if relation is not None:
