@@ -122,7 +122,7 @@ def test_busy_cores_reads_proc_stat_and_is_none_where_it_cannot(tmp_path) -> Non
     import threading
     import time
 
-    from sampling.cpu_host import busy_cores
+    from sampling.cpu_host import busy_cores, tree_jiffies
 
     assert busy_cores(0.01, tmp_path / "missing") is None
     frozen = tmp_path / "stat"
@@ -134,13 +134,38 @@ def test_busy_cores_reads_proc_stat_and_is_none_where_it_cannot(tmp_path) -> Non
         while time.monotonic() < stop:
             pass
 
+    own_before = tree_jiffies(os.getpid())  # read outside the spin: /proc reads crawl beside a busy thread
     spinner = threading.Thread(target=spin)
     spinner.start()
     busy = busy_cores(0.4)
-    others = busy_cores(0.4, exclude_tree=os.getpid())  # the same spin, as this process's own work
     spinner.join()
+    own_after = tree_jiffies(os.getpid())
     assert busy is not None and busy >= 0.5  # one core spinning (more if the machine is busy)
-    assert others is not None and others <= busy - 0.4
+    # what exclude_tree subtracts: the second of spin shows in this process's own jiffies (100 per second)
+    assert own_before is not None and own_after is not None and own_after - own_before >= 50
+
+
+def test_busy_cores_leaves_out_the_excluded_tree_in_the_same_window(tmp_path, monkeypatch) -> None:
+    """Both readings from one window: two real windows apart differ by whatever else the host ran."""
+    import sampling.cpu_host as cpu_host
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\n")  # busy 200 of 1000
+    own = iter([50, 50 + 150])  # the excluded tree used 150 jiffies in the window
+
+    def sleep(_: float) -> None:
+        stat.write_text("cpu  300 0 200 1300 0 0 0 0 0 0\n")  # busy 500 of 1800: +300 of +800
+
+    monkeypatch.setattr(cpu_host.time, "sleep", sleep)
+    monkeypatch.setattr(cpu_host, "tree_jiffies", lambda root: next(own))
+    monkeypatch.setattr(cpu_host.os, "cpu_count", lambda: 2)
+    assert cpu_host.busy_cores(0.3, stat, exclude_tree=1) == round((300 - 150) / 800 * 2, 2)
+    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\n")
+    own = iter([50, 10])  # a child exited meanwhile: the tree shrank, nothing is subtracted
+    assert cpu_host.busy_cores(0.3, stat, exclude_tree=1) == round(300 / 800 * 2, 2)
+    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\n")
+    own = iter([50, 50 + 900])  # more than the whole host: never below zero
+    assert cpu_host.busy_cores(0.3, stat, exclude_tree=1) == 0
 
 
 def test_tree_jiffies_counts_a_process_and_its_children(tmp_path) -> None:
