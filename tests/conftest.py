@@ -8,7 +8,6 @@ import signal
 import subprocess
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -331,13 +330,13 @@ class DockerdControl:
         subprocess.run(["bash", str(self.START)], check=True, capture_output=True, text=True, timeout=120)
 
     @staticmethod
-    def remove_unstarted_sandboxes() -> int:
-        """Remove this process's sandbox containers that were created and never started.
+    def unstarted_sandboxes() -> list[str]:
+        """Ids of this process's sandbox containers that were created and never started.
 
         A create that dockerd still answered as it went down, whose start then failed on the closed
-        connection, is known to no pool (`start_container` only removes a container whose start dockerd
-        refused); `cleanup_leftovers` spares it while its owner lives, so in a test session, whose owner
-        is pytest, it outlived the suite (`docker ps -a`: one `Created` container per restart test)."""
+        connection, used to outlive the suite (`docker ps -a`: one `Created` container per restart test):
+        `cleanup_leftovers` spares a live owner's containers. `start_container` now removes it, or
+        remembers it and removes it once the engine answers; the fixture checks that none is left."""
         import socket
 
         import docker
@@ -347,10 +346,21 @@ class DockerdControl:
         owner = f"{OWNER_LABEL}={socket.gethostname()}:{os.getpid()}"
         client = docker.from_env(timeout=60)
         try:
-            unstarted = client.api.containers(all=True, filters={"label": owner, "status": "created"})
-            for entry in unstarted:
-                client.api.remove_container(entry["Id"], force=True)
-            return len(unstarted)
+            return [
+                entry["Id"]
+                for entry in client.api.containers(all=True, filters={"label": owner, "status": "created"})
+            ]
+        finally:
+            client.close()
+
+    @staticmethod
+    def remove(container_ids: list[str]) -> None:
+        import docker
+
+        client = docker.from_env(timeout=60)
+        try:
+            for container_id in container_ids:
+                client.api.remove_container(container_id, force=True)
         finally:
             client.close()
 
@@ -358,7 +368,8 @@ class DockerdControl:
 @pytest.fixture()
 def dockerd() -> Iterator[DockerdControl]:
     """Control of the Docker engine; skips where this session may not restart it. After the test the engine
-    is started again and the sandbox containers its stop left half-made are removed (with a warning)."""
+    is started again, and the test fails if its stop left a sandbox container half-made (created, never
+    started) that the product neither removed nor remembered to remove (such a one is removed here)."""
     if os.environ.get("PRM_TEST_NO_DOCKERD_RESTART"):
         pytest.skip("PRM_TEST_NO_DOCKERD_RESTART is set: engine restart tests are off")
     if os.geteuid() != 0 or not DockerdControl.PID_FILE.is_file():
@@ -368,9 +379,17 @@ def dockerd() -> Iterator[DockerdControl]:
         yield control
     finally:
         control.start()
-        if removed := control.remove_unstarted_sandboxes():
-            note = f"{removed} sandbox container(s) left created, never started, by a dockerd restart"
-            warnings.warn(note, stacklevel=2)
+    # What the product would remove on its next create, now that the engine answers again.
+    from verifiers.code.sandbox.container import docker_client, remove_unremoved
+
+    client = docker_client()
+    try:
+        remove_unremoved(client.api)
+    finally:
+        client.close()
+    if left := control.unstarted_sandboxes():
+        control.remove(left)  # later tests find a clean engine either way
+        pytest.fail(f"{len(left)} sandbox container(s) left created, never started, by a dockerd restart")
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,8 @@
 
 What must hold: no job is judged on a container that vanished with the engine (that would be a wrong
 label), the pool rebuilds its containers once the engine answers again, and an engine that stays away
-fails the job loudly (`SandboxUnavailable`) instead of returning a result.
+fails the job loudly (`SandboxUnavailable`) instead of returning a result. And no container is left
+half-made: one created as the engine went down, whose start failed, is gone once the pool has closed.
 """
 
 from __future__ import annotations
@@ -11,8 +12,18 @@ import threading
 import time
 
 import pytest
+from docker.models.containers import Container
 
-from verifiers.code.sandbox.container import SandboxLimits
+from verifiers.code.sandbox.container import (
+    ENGINE_ERRORS,
+    REAPER_COMMAND,
+    UNREMOVED,
+    SandboxLimits,
+    container_kwargs,
+    docker_client,
+    remove_or_remember,
+    start_container,
+)
 from verifiers.code.sandbox.pool import SandboxPool, SandboxUnavailable
 
 pytestmark = pytest.mark.docker
@@ -55,6 +66,8 @@ def test_jobs_rerun_on_fresh_containers_across_an_engine_restart(sandbox_image: 
     assert pool.engine_losses >= 1, "no job was in flight when the engine stopped: the test proved nothing"
     assert pool.replaced >= 2, "the engine restart should have cost every warm container"
     assert not before & after, "containers from before the restart were handed out again"
+    assert not UNREMOVED.snapshot(), "containers the engine could not remove were still not removed"
+    assert not dockerd.unstarted_sandboxes(), "a container created as the engine went down was left"
 
 
 def test_an_engine_that_stays_away_fails_the_job(sandbox_image: str, dockerd) -> None:
@@ -68,3 +81,35 @@ def test_an_engine_that_stays_away_fails_the_job(sandbox_image: str, dockerd) ->
         dockerd.start()
         # The failed job left an empty slot behind, not a dead container: the pool works again.
         assert pool.run(_job(5), ["python3", "main.py"]).stdout == "25\n"
+    assert not UNREMOVED.snapshot()
+    assert not dockerd.unstarted_sandboxes()
+
+
+def test_a_container_created_as_the_engine_goes_down_is_removed_once_it_answers(
+    sandbox_image: str, dockerd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race a restart in the middle of pool work hits now and then, made certain: the create is
+    answered, the engine stops before the start, and the removal cannot reach it either."""
+    client = docker_client()
+    kwargs = container_kwargs(sandbox_image, SandboxLimits(), REAPER_COMMAND)
+    real_start = Container.start
+
+    def start_after_the_engine_stopped(self: Container, **start_kwargs: object) -> None:
+        dockerd.stop()
+        real_start(self, **start_kwargs)
+
+    monkeypatch.setattr(Container, "start", start_after_the_engine_stopped)
+    with pytest.raises(ENGINE_ERRORS):
+        start_container(client, kwargs)
+    monkeypatch.undo()
+    remembered = UNREMOVED.snapshot()
+    dockerd.start()
+    half_made = dockerd.unstarted_sandboxes()
+    assert len(half_made) == 1 and half_made[0] in remembered  # left `Created`, and known to be
+
+    started = start_container(docker_client(), kwargs)  # the engine answers: the next create removes it
+    try:
+        assert dockerd.unstarted_sandboxes() == []
+        assert half_made[0] not in UNREMOVED.snapshot()
+    finally:
+        remove_or_remember(client.api, started.id)

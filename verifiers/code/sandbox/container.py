@@ -4,6 +4,11 @@ Every container: no network, read-only root, small tmpfs /work and /tmp, memory 
 limit, a CPU limit, all capabilities dropped, no-new-privileges, a non-root uid, no host path mounted,
 no log driver (output only flows through the attach/exec stream). Containers carry the `LABEL` label
 and their owner's pid, so `cleanup_leftovers()` removes what a crashed run left behind.
+
+A container this process could not remove because the engine did not answer (it went down between create
+and start, or during a replacement) is remembered in `UNREMOVED` and removed as soon as the engine answers
+again: on the next successful create and in the pool's recovery. `cleanup_leftovers()` cannot do that job,
+as it spares the containers of a live owner.
 """
 
 from __future__ import annotations
@@ -11,15 +16,28 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import docker
 import docker.errors
+import requests
 from docker.types import LogConfig, Ulimit
 
 log = logging.getLogger(__name__)
+
+# What a lost engine looks like from docker-py: no answer (requests), no client (DockerException,
+# which APIError also is), or a socket error on the attach stream.
+ENGINE_ERRORS: tuple[type[BaseException], ...] = (
+    docker.errors.DockerException,
+    requests.exceptions.RequestException,
+    OSError,
+)
+# No answer at all: a container may exist that the caller never heard of (a create whose reply was lost).
+NO_ANSWER: tuple[type[BaseException], ...] = (requests.exceptions.RequestException, OSError)
 
 LABEL = "prm-factory.sandbox"
 OWNER_LABEL = "prm-factory.sandbox.owner"
@@ -128,26 +146,99 @@ def cleanup_leftovers(client: docker.DockerClient | None = None, *, all_owners: 
     return removed
 
 
+class UnremovedContainers:
+    """Ids (or names) of this process's containers whose removal the engine did not answer; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids: set[str] = set()
+
+    def add(self, container: str) -> None:
+        with self._lock:
+            self._ids.add(container)
+
+    def discard(self, container: str) -> None:
+        with self._lock:
+            self._ids.discard(container)
+
+    def take(self) -> list[str]:
+        """Every remembered container, forgotten here (a failed removal remembers it again)."""
+        with self._lock:
+            taken, self._ids = sorted(self._ids), set()
+        return taken
+
+    def snapshot(self) -> list[str]:
+        with self._lock:
+            return sorted(self._ids)
+
+
+UNREMOVED = UnremovedContainers()
+
+
+def remove_or_remember(api: docker.APIClient, container: str) -> bool:
+    """Remove a container (id or name); True when it is gone (also when it was already).
+
+    An engine that cannot be reached, or fails the removal on its side (5xx, e.g. while shutting down),
+    leaves it in `UNREMOVED` for `remove_unremoved`; a refusal the engine means (4xx, e.g. a removal
+    already in progress) is only logged. Never raises an engine error.
+    """
+    try:
+        api.remove_container(container, force=True)
+    except docker.errors.NotFound:
+        log.debug("sandbox container %s already gone", _short(container))  # exactly what we wanted
+    except ENGINE_ERRORS as exc:
+        if isinstance(exc, docker.errors.APIError) and exc.is_client_error():
+            log.warning("could not remove sandbox container %s: %s", _short(container), exc)
+            return False
+        UNREMOVED.add(container)
+        log.warning(
+            "sandbox container %s not removed yet, again once the engine answers: %s", _short(container), exc
+        )
+        return False
+    else:
+        log.debug("sandbox container %s removed", _short(container))
+    UNREMOVED.discard(container)
+    return True
+
+
+def remove_unremoved(api: docker.APIClient) -> int:
+    """Remove the containers whose removal failed while the engine was away; returns how many are gone."""
+    pending = UNREMOVED.take()
+    if not pending:
+        return 0
+    gone = sum(remove_or_remember(api, container) for container in pending)
+    log.warning("sandbox containers left while the engine was away: %d of %d gone now", gone, len(pending))
+    return gone
+
+
 def start_container(client: docker.DockerClient, kwargs: dict[str, Any]) -> Any:
-    """Create and start a container, removing it again if the start fails (no half-made leftovers)."""
+    """Create and start a container; one whose start fails for any reason is removed again (no `Created`
+    leftovers), or remembered and removed once the engine answers, where it could not be reached.
+
+    The container gets a unique name first, so that even a create whose reply was lost (the engine went
+    down mid-request) leaves a container this process can name for removal.
+    """
     create_kwargs = {k: v for k, v in kwargs.items() if k != "detach"}
-    container = client.containers.create(**create_kwargs)
+    create_kwargs.setdefault("name", f"prm-sandbox-{uuid.uuid4().hex[:16]}")
+    try:
+        container = client.containers.create(**create_kwargs)
+    except NO_ANSWER as exc:
+        if not isinstance(exc, docker.errors.DockerException):  # an answer (APIError is an OSError too)
+            UNREMOVED.add(create_kwargs["name"])  # may exist; removing one that does not is a NotFound
+        raise
+    remove_unremoved(client.api)  # the engine answers again: the moment to remove what it left
     try:
         container.start()
-    except docker.errors.APIError:
-        remove_quietly(container)
+    except BaseException as exc:
+        log.warning("sandbox container %s did not start (%s); removing it", container.id[:12], exc)
+        remove_or_remember(client.api, container.id)
         raise
     return container
 
 
-def remove_quietly(container: Any) -> None:
-    """Remove a container; one already gone is fine, one that will not go is logged, never raised."""
-    try:
-        container.remove(force=True)
-    except docker.errors.NotFound:
-        pass  # already gone: exactly what we wanted
-    except docker.errors.APIError as exc:
-        log.warning("could not remove sandbox container %s: %s", container.short_id, exc)
+def _short(container: str) -> str:
+    """An id as `docker ps` shows it; a name whole."""
+    return container[:12] if len(container) == 64 else container
 
 
 def _pid_alive(pid: int) -> bool:

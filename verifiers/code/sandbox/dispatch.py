@@ -26,6 +26,7 @@ from verifiers.code.sandbox.container import (
     SERVER_COMMAND,
     SandboxLimits,
     container_kwargs,
+    remove_or_remember,
     start_container,
 )
 from verifiers.code.sandbox.protocol import (
@@ -132,7 +133,7 @@ class Slot:
             try:
                 params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
                 self._sock = self.api.attach_socket(self.id, params=params)
-            except docker.errors.APIError:
+            except BaseException:  # the engine refused or went away: the started container must not stay
                 self.destroy()
                 raise
 
@@ -201,10 +202,5 @@ class Slot:
                 self._sock.close()
             except OSError as exc:
                 log.debug("closing attach socket: %s", exc)
-        try:
-            self.api.remove_container(self.id, force=True)
-        except docker.errors.NotFound:
-            pass  # already gone
-        except docker.errors.APIError as exc:
-            log.warning("could not remove sandbox container %s: %s", self.id[:12], exc)
+        remove_or_remember(self.api, self.id)  # one the engine cannot remove now goes once it answers
         self.api.close()

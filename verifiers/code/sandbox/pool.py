@@ -21,16 +21,17 @@ import weakref
 from typing import Any
 
 import docker
-import docker.errors
-import requests
 
 from verifiers.code.sandbox.container import (
+    ENGINE_ERRORS,
     REAPER_COMMAND,
+    UNREMOVED,
     SandboxLimits,
     cleanup_leftovers,
     container_kwargs,
     docker_client,
-    remove_quietly,
+    remove_or_remember,
+    remove_unremoved,
     start_container,
 )
 from verifiers.code.sandbox.dispatch import Dispatch, Slot, exec_job
@@ -47,13 +48,6 @@ class SandboxUnavailable(RuntimeError):
     """
 
 
-# What a lost engine looks like from docker-py: no answer (requests), no client (DockerException,
-# which APIError also is), or a socket error on the attach stream.
-ENGINE_ERRORS: tuple[type[BaseException], ...] = (
-    docker.errors.DockerException,
-    requests.exceptions.RequestException,
-    OSError,
-)
 # No-report outcomes that happen when the engine (not the job) goes away: the job is run once more on a
 # fresh container, after the engine answers again. A job that keeps causing them is judged on the rerun.
 LOST_CONTAINER_PROBLEMS = ("container exited", "attach stream failed", "cannot reach the supervisor")
@@ -92,7 +86,6 @@ class SandboxPool:
         # Tokens: a live slot, or None for a slot to (re)build on next use.
         self._idle: queue.Queue[Slot | None] = queue.Queue()
         self._all: dict[str, Slot] = {}
-        self._orphans: list[str] = []  # containers that could not be removed while the engine was away
         self._lock = threading.Lock()
         self._closed = False
         self.replaced = 0
@@ -144,7 +137,7 @@ class SandboxPool:
         except ENGINE_ERRORS:
             # The engine may have restarted under us: wait for it with a fresh client, try once more.
             self._client = self._wait_for_engine()
-            self._remove_orphans()
+            remove_unremoved(self._client.api)  # what the lost engine kept from being removed
             slot = Slot(self._client, self.image, self.limits, self.dispatch)
         with self._lock:
             self._all[slot.id] = slot
@@ -167,22 +160,10 @@ class SandboxPool:
         with self._lock:
             self._all.pop(slot.id, None)
         try:
-            slot.destroy()
+            slot.destroy()  # a removal the engine did not answer is remembered in UNREMOVED
         except ENGINE_ERRORS as exc:
             log.warning("sandbox container %s left for later removal: %s", slot.id[:12], exc)
-            with self._lock:
-                self._orphans.append(slot.id)
-
-    def _remove_orphans(self) -> None:
-        with self._lock:
-            orphans, self._orphans = self._orphans, []
-        for container_id in orphans:
-            try:
-                self._client.api.remove_container(container_id, force=True)  # type: ignore[union-attr]
-            except docker.errors.NotFound:
-                pass
-            except ENGINE_ERRORS as exc:
-                log.warning("could not remove sandbox container %s: %s", container_id[:12], exc)
+            UNREMOVED.add(slot.id)
 
     def run(self, files: dict[str, str], argv: list[str], options: JobOptions = NO_OPTIONS) -> ExecResult:
         """Run argv in a fresh work dir holding `files`; blocks while every container is busy.
@@ -236,8 +217,8 @@ class SandboxPool:
         # Containers borrowed by a job still running in another thread: remove them anyway.
         for slot in leftover:
             self._destroy(slot)
-        if self._orphans and self._client is not None:
-            self._remove_orphans()  # left while the engine was away; it may be back by now
+        if UNREMOVED.snapshot() and self._client is not None:
+            remove_unremoved(self._client.api)  # left while the engine was away; it may be back by now
 
     def container_ids(self) -> list[str]:
         with self._lock:
@@ -264,7 +245,7 @@ def run_once(
     try:
         result, _ = exec_job(client.api, container.id, files, argv, limits, options)
     finally:
-        remove_quietly(container)
+        remove_or_remember(client.api, container.id)
     return with_duration(result, time.monotonic() - started)
 
 
