@@ -16,6 +16,7 @@ from typing import Any
 
 from sampling.cpu_host import CpuEngineChoice, choose_cpu_engine, detect_host, on_cpu
 from sampling.protocol import Generation, GenerationParams
+from sampling.shm_cleanup import clean_before_engine_start
 from sampling.vllm_plugins import CPU_TOP_P_ENV, TOP_P_CANDIDATES, cpu_top_p_mode
 
 
@@ -226,6 +227,7 @@ class VLLMSampler:
         for key, value in (self.host_choice.env | self.process.env).items():  # also the spawned processes
             os.environ[key] = value
             _ENV_SET_HERE.add(key)
+        clean_before_engine_start()  # the message-queue files of engines killed earlier
         started = time.perf_counter()
         from vllm import LLM
 

@@ -25,6 +25,7 @@ from types import TracebackType
 import httpx
 
 from sampling.cpu_host import choose_cpu_engine, detect_host, on_cpu
+from sampling.shm_cleanup import clean_before_engine_start
 
 # Engine start on a 2-core CPU machine: 55-140 s when quiet, 210 s seen at load average 10; leave room.
 DEFAULT_STARTUP_TIMEOUT_S = 300.0
@@ -141,6 +142,7 @@ class VLLMServer:
             "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib),
             "HF_HUB_OFFLINE": "1",
         }
+        clean_before_engine_start()  # the message-queue files of engines killed earlier
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
