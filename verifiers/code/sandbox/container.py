@@ -7,8 +7,8 @@ and their owner's pid, so `cleanup_leftovers()` removes what a crashed run left 
 
 A container this process could not remove because the engine did not answer (it went down between create
 and start, or during a replacement) is remembered in `UNREMOVED` and removed as soon as the engine answers
-again: on the next successful create and in the pool's recovery. `cleanup_leftovers()` cannot do that job,
-as it spares the containers of a live owner.
+again: on the next successful create, in the pool's recovery and at its close. `cleanup_leftovers()` cannot
+do that job, as it spares the containers of a live owner.
 """
 
 from __future__ import annotations
