@@ -67,6 +67,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from labels.boxed_answer import first_writing, is_expression, last_box, mentions
 from labels.reference_quantities import (
     ReferenceQuantities,
     format_quantity,
@@ -92,7 +93,13 @@ from verifiers.math.public import (
 from verifiers.protocol import Verdict
 
 REFERENCE_LABELER: str = "reference-align"
-REFERENCE_VERSION: str = "1.6.0"
+REFERENCE_VERSION: str = "1.7.0"
+
+# How many steps before the one stating a wrong chain's answer its first writing may be flagged. Further
+# back, the same value is as often a right intermediate that the answer coincides with (`25\\pi`, the area
+# of a whole circle, boxed for a region made of quarter circles) as the error's start: on ProcessBench's
+# math dev split 6 first errors against 7 right steps, while within two steps 46 against 4.
+ANSWER_REACH = 2
 
 _NEUTRAL = frozenset({Fraction(0), Fraction(1)})  # counts and units ("1 hour", "0 left") carry no decision
 
@@ -306,6 +313,10 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
     # may have read a trailing number): flag nothing there.
     last = next((numbers for numbers in reversed(step_numbers) if numbers), [])
     states_answer = ref.answer is not None and any(_same(number, ref.answer) for number in last)
+    box = last_box(steps) if math_style else None
+    if box is not None:  # the grade read the box, so only a box holding the reference answer conflicts
+        boxed = boxed_number(f"\\boxed{{{box}}}")
+        states_answer = boxed is not None and ref.answer is not None and boxed == ref.answer
     wrong_chain = outcome == "incorrect" and not states_answer
     judge_steps = wrong_chain and not math_style  # competition solutions: only the final value is judged
     verdicts: list[Verdict] = []
@@ -350,9 +361,15 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
             _flag_other_quantity(verdicts, steps, step_numbers, final, ref)
         _flag_plan_carried_out(verdicts, steps, step_numbers, ref)
     if math_style:
-        answer = _final_answer_value(steps, final)
+        answer = boxed_number(f"\\boxed{{{box}}}") if box is not None else _final_answer_value(steps, final)
+        answered_at = next(
+            (i for i in reversed(range(len(steps))) if (boxed_content(steps[i]) if box else step_numbers[i])),
+            0,
+        )
         if wrong_chain and answer is not None:
-            _flag_final_value(verdicts, step_numbers, answer, ref)
+            _flag_final_value(verdicts, step_numbers, answer, ref, answered_at - ANSWER_REACH)
+        elif wrong_chain and box is not None:
+            _flag_final_expression(verdicts, problem, steps, box, answered_at - ANSWER_REACH)
         verdicts = [replace(v, evidence={**v.evidence, "math_style": True}) for v in verdicts]
     return verdicts
 
@@ -393,8 +410,10 @@ def _flag_final_value(
     step_numbers: Sequence[Sequence[_StepNumber]],
     value: Fraction,
     ref: ReferenceQuantities,
+    earliest: int,
 ) -> None:
-    """A wrong chain's boxed answer that the reference lacks is wrong where the chain first writes it.
+    """A wrong chain's boxed answer that the reference lacks is wrong where the chain first writes it, when
+    that is no earlier than step `earliest` (`ANSWER_REACH`).
 
     In a competition solution another route brings in numbers of its own, so an off-reference number on
     the way proves little; the wrong answer itself does. The step that first produces it holds the error
@@ -404,13 +423,34 @@ def _flag_final_value(
     if value in ref.values or -value in ref.values:
         return
     index = next((i for i, numbers in enumerate(step_numbers) if _states(numbers, value)), None)
-    if index is None:
+    if index is None or index < earliest:
         return
     text = format_quantity(value)
     verdicts[index] = Verdict(
         "incorrect",
         f"first writes {text}, the chain's wrong boxed answer, which the reference does not have",
         {"rule": "final-off-reference", "final_quantity": text, "nearest_reference": ref.nearest(value)},
+    )
+
+
+def _flag_final_expression(
+    verdicts: list[Verdict], problem: Problem, steps: Sequence[str], box: str, earliest: int
+) -> None:
+    """A wrong chain's boxed expression (`27\\sqrt{3}`, `3a-2`) is wrong where the chain first writes it
+    standing alone (`labels.boxed_answer`), when that is no earlier than step `earliest`; not judged where
+    the problem or the worked solution also writes it (it may be a right intermediate there) or where no
+    step writes it alone."""
+    if not is_expression(box) or any(
+        mentions(text, box) for text in (problem.text, problem.reference_solution or "")
+    ):
+        return
+    index = first_writing(steps, box)
+    if index is None or index < earliest:
+        return
+    verdicts[index] = Verdict(
+        "incorrect",
+        f"first writes {box}, the chain's wrong boxed answer, which the reference does not have",
+        {"rule": "final-off-reference", "final_quantity": box},
     )
 
 

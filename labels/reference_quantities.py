@@ -403,11 +403,17 @@ def written_operations(text: str) -> set[tuple[str, Fraction, Fraction]]:
 
 
 def reference_answer_value(answer: str | None, solution: str) -> Fraction | None:
-    """The reference's final number: `reference_answer`, else the `#### N` line of a GSM8K solution."""
+    """The reference's final number: `reference_answer`, else the `#### N` line of a GSM8K solution.
+
+    >>> reference_answer_value("-\\dfrac{2}{3}", ""), reference_answer_value(None, "so 5 - 2 = 3\\n#### 3")
+    (Fraction(-2, 3), Fraction(3, 1))
+    """
     candidates = [answer] if answer else []
     candidates += _FINAL_MARK.findall(solution)
     for text in candidates:
         numbers = text_numbers(text)
+        if len(numbers) == 1 and text.strip().startswith("-") and numbers[0][0] > 0:
+            return -numbers[0][0]  # `-\dfrac{2}{3}`: the reading of one number drops its sign
         if numbers:
             return numbers[-1][0]
     return None

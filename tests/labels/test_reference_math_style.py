@@ -57,11 +57,52 @@ def test_an_off_reference_number_on_the_way_is_not_flagged() -> None:
     assert [label for label, _ in labels(steps, "incorrect")] == ["unverifiable", "incorrect", "unverifiable"]
 
 
-def test_nothing_is_flagged_in_a_right_chain_or_for_an_answer_that_is_no_number() -> None:
+def test_nothing_is_flagged_in_a_right_chain_or_for_an_expression_the_solution_also_writes() -> None:
     right = [r"The expression is $(101-1)^3$.", r"That is $100^3 = 1000000$, so $\boxed{1000000}$."]
     assert all(label != "incorrect" for label, _ in labels(right, "correct"))
-    expression = [r"The expression is $(101-1)^3$.", r"So the answer is $\boxed{101^3 - 1}$."]
-    assert all(label != "incorrect" for label, _ in labels(expression, "incorrect"))
+    # `(101-1)^3` stands in the worked solution: boxed by a chain graded wrong it may be a right step
+    solution_writes = [r"The expression is $(101-1)^3$.", r"So the answer is $\boxed{(101-1)^3}$."]
+    assert all(label != "incorrect" for label, _ in labels(solution_writes, "incorrect"))
+
+
+def test_a_wrong_expression_answer_is_flagged_where_the_chain_first_writes_it_alone() -> None:
+    steps = [
+        r"The expression is $101^3 - 3 \cdot 101^2 + 3 \cdot 101 - 1$.",
+        r"Grouping, it is $101^3 - 1 + 3 \cdot 101 (1 - 101)$.",  # inside a larger term: not a writing
+        r"We drop the last term: $101^3 - 1$.",
+        r"So the answer is $\boxed{101^3 - 1}$.",
+    ]
+    got = labels(steps, "incorrect")
+    assert got[2] == ("incorrect", "final-off-reference")
+    assert [label for label, _ in got].count("incorrect") == 1
+    assert all(label != "incorrect" for label, _ in labels(steps, "correct"))
+
+
+def test_an_answer_first_written_far_before_it_is_given_is_not_judged() -> None:
+    # three steps or more before the answer the same value is as often a right intermediate
+    steps = [
+        r"So the value is $100^2 = 10000$.",
+        r"Now recount the terms.",
+        r"Check the signs again.",
+        r"Nothing changes.",
+        r"The answer is $\boxed{10000}$.",
+    ]
+    assert all(label != "incorrect" for label, _ in labels(steps, "incorrect"))
+    steps[0] = r"So the value is $100^2$."
+    steps[2] = r"Check the signs again: it is $10000$."  # first written two steps before the answer: in reach
+    assert [label for label, _ in labels(steps, "incorrect")][:3] == [
+        "unverifiable",
+        "unverifiable",
+        "incorrect",
+    ]
+
+
+def test_a_box_holding_another_answer_is_judged_though_the_last_step_writes_the_reference_one() -> None:
+    # the grade read the box; a trailing number equal to the reference answer no longer blocks the flag
+    steps = [r"So the value is $100^2 = 10000$.", r"Hence $\boxed{10000}$ (not 1000000)."]
+    assert labels(steps, "incorrect")[0] == ("incorrect", "final-off-reference")
+    agrees = [r"So the value is $100^2 = 10000$.", r"Hence $\boxed{1000000}$."]
+    assert all(label != "incorrect" for label, _ in labels(agrees, "incorrect"))
 
 
 def test_numbers_of_symbolic_expressions_are_not_quantities() -> None:
