@@ -1,11 +1,10 @@
 r"""Where a chain first writes its boxed answer when that answer is an expression (`27\sqrt{3}`, `3a-2`).
 
 A wrong chain's answer holds its error or follows from it, so the step that first writes the answer is the
-first error or comes after it: flagging it never accuses a step before the error, unless the same
-expression also stood there as a right intermediate. So an expression that the problem or the worked
-solution also writes is never looked for, and a step "writes" the answer only where it stands alone: not
-inside a larger term (`x + 2\sqrt{5}`, `\frac{2\sqrt{5}}{3}`, `-2\sqrt{5}`, `(2\sqrt{5})^2`), only
-between the step's delimiters, `=`, words and punctuation. Spacing commands, `\left` / `\right` and
+first error or comes after it, unless the same expression stood there as a right intermediate (which is
+why `labels.reference` looks only near the answer's step). A step "writes" the answer only where it stands
+alone: not inside a larger term (`x + 2\sqrt{5}`, `\frac{2\sqrt{5}}{3}`, `-2\sqrt{5}`, `(2\sqrt{5})^2`),
+only between the step's delimiters, `=`, words and punctuation. Spacing commands, `\left` / `\right` and
 `\dfrac` / `\tfrac` are read as the plain forms. Whatever cannot be matched with certainty is not matched.
 
 >>> steps = [r"So $x = 27\sqrt{3}+1$.", r"Then $y = 27 \sqrt{3}$.", r"$\boxed{27\sqrt{3}}$"]
@@ -72,12 +71,6 @@ def _stands_alone(text: str, start: int, end: int) -> bool:
 def writes(text: str, answer: str) -> bool:
     """Whether `text` writes `answer` standing alone (module doc)."""
     return any(_stands_alone(text, m.start(), m.end()) for m in _pattern(answer).finditer(text))
-
-
-def mentions(text: str, answer: str) -> bool:
-    """Whether `text` holds `answer` anywhere, even inside a larger term: the lenient test for the problem
-    and the worked solution, where any appearance may make the answer a right intermediate."""
-    return normalized(answer) in normalized(text)
 
 
 def first_writing(steps: Sequence[str], answer: str) -> int | None:

@@ -45,24 +45,28 @@ def test_a_wrong_answer_is_flagged_where_the_chain_first_writes_it() -> None:
 
 
 def test_an_off_reference_number_on_the_way_is_not_flagged() -> None:
-    # another route (1030301 is not in the solution) to a wrong answer that the reference holds (100)
+    # another route (1030301 is not in the solution) to a wrong answer that the reference holds (100):
+    # only the answer is judged, where the chain first writes it
     steps = [
         r"First $101^3 = 1030301$ and $3 \cdot 101^2 = 30603$.",
         r"Then $1030301 - 30603 = 999698$, so the value is $100$.",
         r"The answer is $\boxed{100}$.",
     ]
-    assert all(label != "incorrect" for label, _ in labels(steps, "incorrect"))
+    assert [label for label, _ in labels(steps, "incorrect")] == ["unverifiable", "incorrect", "unverifiable"]
     # the same chain ending on an off-reference answer: only where it first writes it
     steps[2] = r"The answer is $\boxed{999698}$."
     assert [label for label, _ in labels(steps, "incorrect")] == ["unverifiable", "incorrect", "unverifiable"]
 
 
-def test_nothing_is_flagged_in_a_right_chain_or_for_an_expression_the_solution_also_writes() -> None:
+def test_a_right_chain_is_never_judged_and_a_boxed_reference_quantity_is() -> None:
     right = [r"The expression is $(101-1)^3$.", r"That is $100^3 = 1000000$, so $\boxed{1000000}$."]
     assert all(label != "incorrect" for label, _ in labels(right, "correct"))
-    # `(101-1)^3` stands in the worked solution: boxed by a chain graded wrong it may be a right step
-    solution_writes = [r"The expression is $(101-1)^3$.", r"So the answer is $\boxed{(101-1)^3}$."]
-    assert all(label != "incorrect" for label, _ in labels(solution_writes, "incorrect"))
+    # `(101-1)^3` stands in the worked solution: boxed by a chain graded wrong, a right intermediate was
+    # taken for the answer, and the step that concludes with it is the error
+    intermediate = [r"The expression is $(101-1)^3$.", r"So the answer is $\boxed{(101-1)^3}$."]
+    assert [label for label, _ in labels(intermediate, "incorrect")] == ["incorrect", "unverifiable"]
+    unboxed = [r"The expression is $(101-1)^3$.", r"So $100^3 = 1000000$ and the answer is 100."]
+    assert all(label != "incorrect" for label, _ in labels(unboxed, "incorrect"))  # 100: any last number
 
 
 def test_a_wrong_expression_answer_is_flagged_where_the_chain_first_writes_it_alone() -> None:
@@ -111,3 +115,9 @@ def test_numbers_of_symbolic_expressions_are_not_quantities() -> None:
     got = reference_step_labels(PROBLEM, steps, "incorrect")
     assert got[0].label == "incorrect" and got[0].evidence["final_quantity"] == "9"
     assert all(v.evidence.get("math_style") for v in got)
+
+
+def test_a_number_only_in_the_box_is_first_written_there() -> None:
+    steps = [r"The expression is $(101-1)^3$.", r"Counting digits, the value has length \[ \boxed{13}. \]"]
+    assert labels(steps, "incorrect")[1] == ("incorrect", "final-off-reference")
+    assert all(label != "incorrect" for label, _ in labels(steps, "correct"))
