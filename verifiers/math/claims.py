@@ -53,7 +53,7 @@ from verifiers.math.competition import (
     trimmed_run,
 )
 from verifiers.math.congruences import congruence_claims
-from verifiers.math.display_lines import continued_lines, joined_plus_minus_lines
+from verifiers.math.display_lines import continued_across, continued_lines, joined_plus_minus_lines
 from verifiers.math.divisibility import divisibility_claims
 from verifiers.math.equation_steps import check_equation_pairs_bounded
 from verifiers.math.factorials import factorials_written_out
@@ -147,6 +147,8 @@ def check_steps(
             continued_lines(joined_plus_minus_lines(factorials_written_out(thousands_joined(step))))
             for step in steps
         ]
+        # a display opening on `=` after a few words, or at the head of the next step, goes on too
+        steps = continued_across(steps)
     per_step: list[list[ClaimResult]] = []
     hard: list[tuple[int, str, Mapping[str, str]]] = []
     state = StepState()  # the walk's state after the last step (an empty chain keeps this one)

@@ -8,6 +8,10 @@ between them, each `name = value` with the same single-letter name and a `\\pm` 
 one display `name = value1 = value2`: the second line restates the first. Only with `\\pm` on both lines:
 without it two lines may list two roots (`x = \\frac{1 + \\sqrt5}{2}`, `x = \\frac{1 - \\sqrt5}{2}`), never a
 restatement. The values' equality is then judged branch by branch (`symbolic.plus_minus_branches`).
+
+A display that opens on `=` goes on with the expression above it: joined to the display before when only
+spacing stands between (`continued_lines`), or, after a few words of prose or at the head of the next step,
+given that display's last side as its own first (`continued_across`).
 """
 
 from __future__ import annotations
@@ -104,3 +108,98 @@ def _aligned_as_display(match: re.Match[str]) -> str:
     body = match.group()[len(f"\\begin{{{name}}}") : -len(f"\\end{{{name}}}")]
     body = _ALIGN_MARK.sub("", _CONTINUED_ALIGN.sub("", body))
     return f" {body} " if name == "aligned" else f"\\[{body}\\]"
+
+
+# a display's body, for `continued_across`: `\\[ ... \\]` or `$$ ... $$` (an aligned block is joined into
+# `\\[ ... \\]` by `continued_lines` first)
+_OPENS_ON_EQUALS = re.compile(r"\s*(?:&\s*)?=(?!=)")
+# any math between two displays: then the `=` may continue that math, not the display
+_INLINE_MATH = re.compile(r"\\\(|\\\[|\$|\\begin\{")
+# words that make the next display a correction, a case, a part or another source, not the same expression
+# going on
+_NOT_GOING_ON = re.compile(
+    r"\b(?:wait|wrong|mistake|error|incorrect|recheck\w*|correct\w*|recomput\w*|recalculat\w*|actually"
+    r"|instead|oops|again|case|if|when|suppose|assum\w*|substitut\w*|plug\w*|similarly|likewise|other"
+    r"|another|alternative\w*|numerator|denominator|left|right|side|part|terms? of|for)\b",
+    re.IGNORECASE,
+)
+# the expression a display ends on: its last side, with no relation but `=` and no list in it
+_NOT_ONE_EXPRESSION = re.compile(
+    r"[<>,;]|\\(?:[lg]eq?|[lg]t|neq?|approx|sim|equiv|pm|mp|Rightarrow|implies|iff|to|text|quad|qquad)"
+    r"(?![A-Za-z])|\\\\|&"
+)
+_MAX_PROSE = 200
+
+
+def _top_level_sides(body: str) -> list[str]:
+    """`body` cut at its `=` signs outside brackets and braces."""
+    sides, depth, start = [], 0, 0
+    for i, ch in enumerate(body):
+        if ch in "{([":
+            depth += 1
+        elif ch in "})]":
+            depth -= 1
+        elif ch == "=" and depth == 0 and body[i - 1 : i] not in ("<", ">", "!", "\\"):
+            sides.append(body[start:i])
+            start = i + 1
+    sides.append(body[start:])
+    return sides
+
+
+def _last_expression(body: str) -> str | None:
+    """The expression a display ends on (`A = B` -> `B`), or None when its last side is no one expression
+    (a relation other than `=`, a list, an empty side) or it is no chain at all (a single expression with
+    no `=` is kept: `\\[ (x + 1)^2 - 4 \\]` then `\\[ = x^2 + 2x - 3 \\]`)."""
+    last = _top_level_sides(body)[-1].strip().rstrip(",.").strip()
+    if not last or _NOT_ONE_EXPRESSION.search(last) or "\\\\" in body:
+        return None
+    return last
+
+
+def continued_across(steps: list[str]) -> list[str]:
+    """Displays that open on `=` after a few words of prose (`\\[ A = B \\] Simplifying the terms: \\[ = C
+    \\]`), or at the head of the next step, continue the expression the display before them ends on: they
+    are rewritten as `\\[ B = C \\]`, so that the step claims `B = C`. Only where nothing but prose stands
+    between (no other math, at most a short sentence, no word of a correction, a case or another part),
+    and the display before ends on one expression. Displays with only spacing between are joined already
+    (`continued_lines`)."""
+    out = list(steps)
+    last: tuple[int, int, str] | None = None  # (step, end offset, body) of the last display seen
+    for index, step in enumerate(steps):
+        pieces: list[str] = []
+        cursor = 0
+        for match in _DISPLAY.finditer(step):
+            body = match.group("a") if match.group("a") is not None else match.group("b")
+            if last is not None and _OPENS_ON_EQUALS.match(body):
+                between = _prose_between(steps, last, index, match.start())
+                expression = _last_expression(last[2])
+                if between is not None and expression is not None:
+                    opener = "\\[" if match.group("a") is not None else "$$"
+                    closer = "\\]" if opener == "\\[" else "$$"
+                    rest = _OPENS_ON_EQUALS.sub("", body, count=1).lstrip()
+                    pieces.append(step[cursor : match.start()])
+                    pieces.append(f"{opener} {expression} = {rest}{closer}")
+                    cursor = match.end()
+            last = (index, match.end(), body)
+        if cursor:
+            pieces.append(step[cursor:])
+            out[index] = "".join(pieces)
+        if last is not None and last[0] != index:
+            last = None  # a step with no display breaks the thread
+        elif last is not None and _INLINE_MATH.search(step[last[1] :]):
+            last = None  # math after the last display: the next step's `=` may continue that math
+    return out
+
+
+def _prose_between(steps: list[str], last: tuple[int, int, str], index: int, start: int) -> str | None:
+    """The words between the last display and a display at `start` of step `index`, or None when more
+    than prose stands there (math, a correction, too many words) or more than one step lies between."""
+    if last[0] == index:
+        between = steps[index][last[1] : start]
+    elif last[0] == index - 1:
+        between = steps[last[0]][last[1] :] + "\n" + steps[index][:start]
+    else:
+        return None
+    if _INLINE_MATH.search(between) or len(between) > _MAX_PROSE or _NOT_GOING_ON.search(between):
+        return None
+    return between

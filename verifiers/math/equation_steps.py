@@ -127,11 +127,16 @@ def _alternatives_joined(step: str, segments: list[tuple[int, int, str]]) -> lis
 
 def _reduced(relation: str) -> str:
     """`2x = 7 - 3 = 4` -> `2x = 4`: a chain whose later sides are all values states its first side equal
-    to its last (the arithmetic between is checked as claims of its own)."""
+    to its last (the arithmetic between is checked as claims of its own). So does a value set equal to a
+    chain of rewrites of one expression: `6531.2 = \\frac{r}{2} \\cdot 160\\pi = 80\\pi r` ->
+    `6531.2 = 80\\pi r` (each `=` between the rewrites is a claim of its own)."""
     sides = re.split(r"(?<![<>!\\])=", relation)
     if len(sides) < 3 or _RELATION.search(relation.replace("=", " ")):
         return relation
-    if any(names(side) for side in sides[1:]) or not names(sides[0]):
+    later = [names(side) for side in sides[1:]]
+    values_after = not any(later) and names(sides[0])
+    rewrites_after = not names(sides[0]) and sides[0].strip() and all(later)
+    if not (values_after or rewrites_after):
         return relation
     return f"{sides[0].strip()} = {sides[-1].strip()}"
 
@@ -249,13 +254,22 @@ def _statement_alone(step: str, start: int, end: int, *, up_to_math: bool = Fals
 _ROUNDED = re.compile(r"\d\.\d\d")
 
 
+# "or" between alternatives (`x = 3 or x = -3`, `\\lor`): a word, not the names `o` and `r` (a radius `r`
+# is one)
+_OR_WORD = re.compile(r"\\lor(?![A-Za-z])|(?<![A-Za-z])or(?![A-Za-z])")
+
+
+def _unknowns(text: str) -> frozenset[str]:
+    return names(_OR_WORD.sub(" ", text))
+
+
 def _worth_judging(before: str, after: str) -> bool:
     if _ROUNDED.search(after) and not _ROUNDED.search(before):
         return False
-    old, new = names(before) - {"o", "r"}, names(after) - {"o", "r"}  # `\text{or}` leaves no name
+    old, new = _unknowns(before), _unknowns(after)
     if not old or not new or not new <= old or (len(old) > 1 and new != old):
         return False
-    return plain_algebra(before) and plain_algebra(after)
+    return plain_algebra(before, pi=True) and plain_algebra(after, pi=True)
 
 
 def equation_pairs(chain: Sequence[str]) -> list[EquationPair]:

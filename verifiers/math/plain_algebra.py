@@ -25,7 +25,11 @@ def names(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"[A-Za-z]", COMMAND.sub(" ", re.sub(r"\\text\{[^{}]*\}", " ", text))))
 
 
-def plain_algebra(text: str) -> bool:
-    """Only plain algebra: the commands the worker reads, and no name applied or juxtaposed in capitals."""
-    rest = _PLAIN_COMMANDS.sub(" ", text)
+_PI = re.compile(r"\\pi(?![A-Za-z])")
+
+
+def plain_algebra(text: str, *, pi: bool = False) -> bool:
+    """Only plain algebra: the commands the worker reads, and no name applied or juxtaposed in capitals;
+    with `pi`, `\\pi` too, read as the constant (equation steps only: `solution_sets.judge_step`)."""
+    rest = _PLAIN_COMMANDS.sub(" ", _PI.sub(" 1 ", text) if pi else text)
     return not COMMAND.search(rest) and not _NOT_PLAIN.search(rest)

@@ -11,7 +11,8 @@ drop it.
 One unknown: both solution sets over the reals, exactly (`solveset`: finite sets and intervals, so
 inequalities too). Several unknowns: the same test on slices, every unknown but one fixed at a random
 rational, so each witness is a real point of one relation that misses the other. Only plain algebra is
-read (rational functions of single-letter names, numbers, `\\sqrt` of numbers); anything else is unjudged.
+read (rational functions of single-letter names, numbers, `\\sqrt` of numbers; in equation steps `\\pi` as
+the constant, judged by one unknown's exact solution sets); anything else is unjudged.
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ _NOT_PLAIN = re.compile(
 _OR = re.compile(r"\\(?:q?quad\s*)?\\?text\{\s*or\s*\}(?:\s*\\q?quad)?|\\lor(?![A-Za-z])|\bor\b")
 
 
+_PI = re.compile(r"\\pi(?![A-Za-z])")
+_PI_APPLIED = re.compile(r"\\pi\s*(?:\(|\\left(?![A-Za-z]))")  # `\\pi(x)`: the prime-counting function?
+_SIZED = re.compile(r"\\(?:left|right)(?![A-Za-z])")
+
+
 class Unreadable(Exception):
     """A relation this module does not read with certainty."""
 
@@ -62,7 +68,7 @@ _LETTERS = {c: sympy.Symbol(c) for c in "abcdfghjklmnopqrstuvwxyzABCDFGHJKLMNOPQ
 _TRANSFORMS = (
     *standard_transformations,
     rationalize,  # `4.47` is 447/100: decimals compared exactly
-    split_symbols_custom(lambda name: name != "sqrt"),
+    split_symbols_custom(lambda name: name not in ("sqrt", "pi")),
     implicit_multiplication,
     convert_xor,
 )
@@ -108,9 +114,12 @@ def to_python(text: str) -> str:
     return "".join(out)
 
 
-def _parse_side(text: str) -> sympy.Expr:
+def _parse_side(text: str, *, pi: bool = False) -> sympy.Expr:
     """One side in plain algebra, read by a small reader of its own (letters are single names, juxtaposed
-    factors multiply), never by a general LaTeX parser: fast, and only what it reads with certainty."""
+    factors multiply), never by a general LaTeX parser: fast, and only what it reads with certainty.
+    `pi`: `\\pi` is the constant (an equation step in a circle's measures: `6531.2 = r \\cdot 160\\pi`)."""
+    if pi:
+        text = _PI.sub(" (pi) ", text)
     text = re.sub(r"\\[dt]frac", r"\\frac", text)
     text = re.sub(r"\\left|\\right|\\[,;!: ]|\\q?quad", " ", text)
     text = re.sub(r"\\(?:cdot|times)(?![A-Za-z])", "*", text).replace("−", "-")
@@ -123,7 +132,8 @@ def _parse_side(text: str) -> sympy.Expr:
     ):
         raise Unreadable("not plain algebra")
     try:
-        expr = parse_expr(python, local_dict=dict(_LETTERS), transformations=_TRANSFORMS, evaluate=True)
+        local = {**_LETTERS, "pi": sympy.pi} if pi else dict(_LETTERS)
+        expr = parse_expr(python, local_dict=local, transformations=_TRANSFORMS, evaluate=True)
     except Exception as exc:
         raise Unreadable(type(exc).__name__) from exc
     if not isinstance(expr, sympy.Expr):
@@ -136,7 +146,7 @@ def _parse_side(text: str) -> sympy.Expr:
     return expr
 
 
-def _relation(text: str) -> list[tuple[sympy.Expr, str, sympy.Expr]]:
+def _relation(text: str, *, pi: bool = False) -> list[tuple[sympy.Expr, str, sympy.Expr]]:
     """`lhs rel rhs` of one piece with exactly one relation at top level, or the two relations of a double
     inequality (`-2 < m < 19`: both hold)."""
     for mark, op in _MARKS:
@@ -158,12 +168,15 @@ def _relation(text: str) -> list[tuple[sympy.Expr, str, sympy.Expr]]:
         i += 1
     if len(cuts) == 2 and _same_direction(cuts[0][1], cuts[1][1]):
         (at, op), (at2, op2) = cuts
-        middle = _parse_side(text[at + len(op) : at2])
-        return [(_parse_side(text[:at]), op, middle), (middle, op2, _parse_side(text[at2 + len(op2) :]))]
+        middle = _parse_side(text[at + len(op) : at2], pi=pi)
+        return [
+            (_parse_side(text[:at], pi=pi), op, middle),
+            (middle, op2, _parse_side(text[at2 + len(op2) :], pi=pi)),
+        ]
     if len(cuts) != 1:
         raise Unreadable("not one relation")
     at, op = cuts[0]
-    return [(_parse_side(text[:at]), op, _parse_side(text[at + len(op) :]))]
+    return [(_parse_side(text[:at], pi=pi), op, _parse_side(text[at + len(op) :], pi=pi))]
 
 
 def _same_direction(first: str, second: str) -> bool:
@@ -171,9 +184,13 @@ def _same_direction(first: str, second: str) -> bool:
     return {first, second} <= {"<", "<="} or {first, second} <= {">", ">="}
 
 
-def pieces(statement: str) -> list[str]:
+def pieces(statement: str, *, pi: bool = False) -> list[str]:
     """The alternatives of a solution-set statement: `x = 3 \\text{ or } x = -3`, `x = \\pm 3`."""
-    if _NOT_PLAIN.search(_OR.sub(" ", statement).replace("\\pm", "+")):
+    if pi and _PI_APPLIED.search(statement):
+        raise Unreadable("pi applied like a function")
+    checked = _PI.sub(" 1 ", statement) if pi else statement  # `\\pi` read as the constant (`_parse_side`)
+    checked = _SIZED.sub(" ", checked)  # `\\left(`, `\\right)`: brackets, never a name applied
+    if _NOT_PLAIN.search(_OR.sub(" ", checked).replace("\\pm", "+")):
         raise Unreadable("notation beyond plain algebra")
     out: list[str] = []
     for piece in _OR.split(statement):
@@ -190,11 +207,11 @@ def pieces(statement: str) -> list[str]:
     return out
 
 
-def read_statement(statement: str) -> list[tuple[sympy.Expr, str, sympy.Expr]]:
+def read_statement(statement: str, *, pi: bool = False) -> list[tuple[sympy.Expr, str, sympy.Expr]]:
     """The relations of a statement: alternatives for a solution set given with "or" or `\\pm`, or the two
     inequalities of a double inequality, which hold together (only alone: several relations of a
     statement that are not all equations are read as both holding, see `solution_set`)."""
-    found = [_relation(piece) for piece in pieces(statement)]
+    found = [_relation(piece, pi=pi) for piece in pieces(statement, pi=pi)]
     relations = [relation for parts in found for relation in parts]
     if any(op == "!=" for _, op, _ in relations):
         raise Unreadable("a relation that states no solution")
@@ -288,7 +305,7 @@ def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | N
     other; or, for a rewrite said in words (`rewrite`: simplifying, rearranging, factoring) of one unknown
     that is not yet a solved value, when the sets differ at all (`m^2 - 4(2)(8) > 0` -> `m^2 - 32 > 0`)."""
     try:
-        old, new = read_statement(before), read_statement(after)
+        old, new = read_statement(before, pi=True), read_statement(after, pi=True)
     except Unreadable as exc:
         return None, f"not read: {exc}"
     old_names, new_names = _names(old), _names(new)
@@ -306,10 +323,14 @@ def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | N
         # `2 \\le x \\le 3` "becomes" `1 \\le x \\le \\frac{3}{2}` under a compression: an interval
         # given is a set that a step may map, not an inequality to solve
         return None, "an interval of a name is given, not solved (a step may map it)"
-    strict = rewrite and len(old_names) == 1 and not solved
+    strict = rewrite and len(old_names) == 1 and not solved and not _common_factor(old)
     names = sorted(old_names, key=str)
+    # with `\\pi` the coefficients are no rationals: only one unknown's solution sets, exactly
+    constant_pi = any(side.has(sympy.pi) for left, _, right in [*old, *new] for side in (left, right))
+    if constant_pi and any(op != "=" for _, op, _ in [*old, *new]):
+        return None, "an inequality with pi"
     try:
-        if all(op == "=" for _, op, _ in [*old, *new]):
+        if all(op == "=" for _, op, _ in [*old, *new]) and not constant_pi:
             polys = _polynomial(old, names), _polynomial(new, names)
             if polys[0] is not None and polys[1] is not None:
                 return _compare_polynomials(*polys, strict)
@@ -318,6 +339,23 @@ def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | N
         return _compare_sets(old, new, names[0], strict)
     except Unreadable as exc:
         return None, f"not read: {exc}"
+
+
+def _common_factor(relations: Sequence[tuple[sympy.Expr, str, sympy.Expr]]) -> bool:
+    """Do both sides of one equation share a factor in the unknown (`\\frac{4}{3}\\pi r^3 = 4\\pi r^2`)? Then
+    dividing it out ("divide both sides by r^2") drops its zeros, which the text may have excluded: a
+    narrower set is no certain error there. True when it cannot tell."""
+    if len(relations) != 1 or relations[0][1] != "=":
+        return False
+    left, _, right = relations[0]
+    try:
+        top_left, _ = sympy.together(left).as_numer_denom()
+        top_right, _ = sympy.together(right).as_numer_denom()
+        if top_left == 0 or top_right == 0:
+            return False
+        return bool(sympy.gcd(top_left, top_right).free_symbols)
+    except Exception:
+        return True
 
 
 def _polynomial(relations: Sequence[tuple[sympy.Expr, str, sympy.Expr]], names: list) -> sympy.Poly | None:
@@ -371,6 +409,10 @@ def _compare_sets(old: list, new: list, name: sympy.Symbol, strict: bool) -> tup
     old_set, new_set = solution_set(old, name, {}), solution_set(new, name, {})
     gained, lost = sympy.Complement(new_set, old_set), sympy.Complement(old_set, new_set)
     extra_new, extra_old = _nonempty(gained), _nonempty(lost)
+    if (extra_new and extra_old) or (strict and (extra_new or extra_old)):
+        inequality = any(op != "=" for _, op, _ in [*old, *new])
+        if inequality and _same_on_a_half(old_set, new_set):
+            return None, "equation step: may rest on a sign of the unknown the text states"
     if extra_new and extra_old:
         return False, "equation step: neither solution set holds the other"
     if strict and (extra_new or extra_old):
@@ -379,6 +421,23 @@ def _compare_sets(old: list, new: list, name: sympy.Symbol, strict: bool) -> tup
         same = gained.is_empty is True
         return True, "equation step: same solution set" if same else "equation step: implied solution set"
     return None, "equation step: not decided"
+
+
+def _same_on_a_half(old_set: sympy.Set, new_set: sympy.Set) -> bool:
+    """Do the two sets agree for every positive value of the unknown, or for every negative one? An
+    inequality multiplied or divided by the unknown keeps its set only on the side where the text says the
+    unknown lies (`r^2 < 10` -> `r/10 < 1/r` "dividing by 10r", with `r > 0`): no certain error there.
+    Only a half that holds solutions counts (two empty halves agree on nothing). True when it cannot tell."""
+    for half in (sympy.Interval.open(0, sympy.oo), sympy.Interval.open(-sympy.oo, 0)):
+        try:
+            old_half, new_half = sympy.Intersection(old_set, half), sympy.Intersection(new_set, half)
+            gained, lost = sympy.Complement(new_half, old_half), sympy.Complement(old_half, new_half)
+            decided = (old_half.is_empty, gained.is_empty, lost.is_empty)
+        except Exception:
+            return True
+        if None in decided or decided == (False, True, True):
+            return True
+    return False
 
 
 def equation_steps(items: Sequence[tuple[str, str, bool]]) -> Iterator[tuple[bool | None, str]]:

@@ -69,7 +69,12 @@ class MathVerifier:
     # remainder, `i` the imaginary unit only where the step says so
     # 2.4 (systems): a result said to come from solving or combining the equations just before it (`4B = 9`,
     # `a = -6, c = 5/2`) must hold at one of their finitely many solutions
-    version = "2.4.0"
+    # 2.5: a display opening on `=` after a few words of prose, or at the head of the next step, goes on with
+    # the display before it; equation steps read `\pi` as the constant, `\left( \right)` as brackets, `r` as
+    # a name (not the word "or"), a value set equal to a chain of rewrites as equal to the last; a common
+    # factor divided out of both sides, or an inequality whose set is kept for every positive (or every
+    # negative) value of its unknown, is no certain error
+    version = "2.5.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config
