@@ -192,6 +192,7 @@ KEYED_ELSEWHERE: dict[str, str] = {
     "schemas": "problems enter by their content-hash ids (`problems`); record types are shapes, not rules",
     "sampling.protocol": "types and the sampler protocol only",
     "sampling.cpu_host": "what it decides (the dtype `auto` became) is in the `engine` input",
+    "sampling.shm_cleanup": "removes dead engines' /dev/shm files before a start; no chain depends on it",
     "labels.consensus": "labels.assemble's row building, keyed by `rows` (which declares `labels`)",
     "labels.judge": "labels.assemble's row building, keyed by `rows`; the judge's prompt hash is in `labels`",
     "rollouts.items": "labels.assemble builds rollout items for the `rollouts` stage, which declares it",
