@@ -6,6 +6,7 @@ of pool work) is tests/verifiers/code/test_engine_restart.py.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,7 +96,21 @@ def unremoved(monkeypatch: pytest.MonkeyPatch) -> Iterator[UnremovedContainers]:
 KWARGS = {"image": "sandbox:test", "command": ["true"], "detach": True}
 
 
-def test_a_start_that_loses_the_engine_is_removed_once_the_engine_answers(unremoved, caplog):
+@pytest.fixture
+def sandbox_log(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> pytest.LogCaptureFixture:
+    """caplog seeing the container module's records whatever logging setup earlier tests left (a disabled or
+    non-propagating logger read empty in the full suite)."""
+    logger = logging.getLogger(container_module.__name__)
+    monkeypatch.setattr(logger, "disabled", False)
+    monkeypatch.setattr(logger, "propagate", True)
+    caplog.set_level(logging.DEBUG, logger=container_module.__name__)
+    return caplog
+
+
+def test_a_start_that_loses_the_engine_is_removed_once_the_engine_answers(unremoved, sandbox_log):
+    caplog = sandbox_log
     client = StandInClient()
     client.containers.start_errors = [ENGINE_GONE, None]
     client.api.remove_failures = [ENGINE_GONE]  # the removal right after the failed start cannot reach it
