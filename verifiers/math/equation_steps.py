@@ -125,6 +125,11 @@ def _alternatives_joined(step: str, segments: list[tuple[int, int, str]]) -> lis
     return out
 
 
+_ALTERNATIVE = re.compile(
+    r"\\text\{\s*or\s*\}|\\lor(?![A-Za-z])|(?<![A-Za-z])or(?![A-Za-z])|\\(?:pm|mp)(?![A-Za-z])"
+)
+
+
 def _reduced(relation: str) -> str:
     """`2x = 7 - 3 = 4` -> `2x = 4`: a chain whose later sides are all values states its first side equal
     to its last (the arithmetic between is checked as claims of its own). So does a value set equal to a
@@ -135,7 +140,10 @@ def _reduced(relation: str) -> str:
         return relation
     later = [names(side) for side in sides[1:]]
     values_after = not any(later) and names(sides[0])
-    rewrites_after = not names(sides[0]) and sides[0].strip() and all(later)
+    # (`0 = 2x + 5 \\text{ or } -5 = 2x` is two alternatives, not one chain of rewrites)
+    rewrites_after = (
+        not names(sides[0]) and sides[0].strip() and all(later) and not _ALTERNATIVE.search(relation)
+    )
     if not (values_after or rewrites_after):
         return relation
     return f"{sides[0].strip()} = {sides[-1].strip()}"

@@ -314,6 +314,8 @@ def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | N
     if not new_names <= old_names or (len(old_names) > 1 and new_names != old_names):
         return None, "other unknowns"
     if len(old_names) > 1 and not rewrite:
+        if _collected_to_another_value(before, old, new):
+            return False, "equation step: the same expression collected to another value"
         return None, "several unknowns, and no rewrite said"
     # a value or a bound (`m \\le 18`): rounding to whole numbers may narrow a bound, never a rewrite
     solved = all(_solved_form(left, op, right) or _bound_form(left, op, right) for left, op, right in new)
@@ -339,6 +341,44 @@ def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | N
         return _compare_sets(old, new, names[0], strict)
     except Unreadable as exc:
         return None, f"not read: {exc}"
+
+
+# a number standing alone as a term (`+ 25`, `= 13`): constants the step may collect
+_CONSTANT_TERM = re.compile(r"(?:^|[-+=])\s*\d+(?:\.\d+)?\s*(?=[-+=]|$)")
+
+
+def _collected_to_another_value(
+    before: str,
+    old: Sequence[tuple[sympy.Expr, str, sympy.Expr]],
+    new: Sequence[tuple[sympy.Expr, str, sympy.Expr]],
+) -> bool:
+    """`x^2 - 10x + 25 + y^2 - 14y + 49 = 13` -> `x^2 + y^2 - 10x - 14y + 74 = 0`: an equation whose
+    constants are still to collect, followed by one with the same terms in the unknowns (up to a factor)
+    but another constant. No point solves both, so the second cannot come from the first; and since the
+    first has terms to collect, it is no second equation of a system (two parallel lines, two circles about
+    one centre are written collected)."""
+    if len(old) != 1 or len(new) != 1 or old[0][1] != "=" or new[0][1] != "=":
+        return False
+    if len(_CONSTANT_TERM.findall(before.replace(" ", ""))) < 2:
+        return False
+    try:
+        parts = []
+        for left, _, right in (old[0], new[0]):
+            top, bottom = sympy.cancel(sympy.together(left - right)).as_numer_denom()
+            if bottom.free_symbols:
+                return False
+            top = sympy.expand(top / bottom)
+            constant = top.as_coeff_add()[0]
+            parts.append((top - constant, constant))
+        (terms, constant), (new_terms, new_constant) = parts
+        if terms == 0 or new_terms == 0:
+            return False
+        ratio = sympy.cancel(new_terms / terms)
+        if ratio.free_symbols or ratio == 0:
+            return False
+        return sympy.simplify(new_constant - ratio * constant) != 0
+    except Exception:
+        return False
 
 
 def _common_factor(relations: Sequence[tuple[sympy.Expr, str, sympy.Expr]]) -> bool:

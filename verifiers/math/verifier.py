@@ -73,7 +73,8 @@ class MathVerifier:
     # the display before it; equation steps read `\pi` as the constant, `\left( \right)` as brackets, `r` as
     # a name (not the word "or"), a value set equal to a chain of rewrites as equal to the last; a common
     # factor divided out of both sides, or an inequality whose set is kept for every positive (or every
-    # negative) value of its unknown, is no certain error
+    # negative) value of its unknown, is no certain error; in several unknowns, an equation with constants
+    # still to collect followed by the same terms set to another value is wrong
     version = "2.5.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:

@@ -204,3 +204,37 @@ def test_an_inequality_divided_by_a_signed_unknown_is_no_certain_error(
 def test_two_empty_halves_excuse_nothing() -> None:
     # [2, 4] -> [1, 3]: no negative solutions on either side, and the positive ones differ
     assert judge_step(r"1 \le 2x - 3 \le 5", r"1 \le x \le 3", False)[0] is False
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "holds"),
+    [
+        # constants collected to another value: no point solves both, whatever links them
+        (r"x^2 - 10x + 25 + y^2 - 14y + 49 = 13", r"x^2 + y^2 - 10x - 14y + 74 = 0", False),
+        (r"2x + 2y + 2 + 4 = 10", r"x + y = 3", False),
+        (r"x^2 - 10x + 25 + y^2 - 14y + 49 = 13", r"x^2 + y^2 - 10x - 14y + 61 = 0", None),  # right, unjudged
+        (r"2x + 2y + 2 + 4 = 10", r"x + y = 2", None),
+        # two equations written collected may be two lines or circles of a system: never judged
+        (r"3x + 4y = 12", r"3x + 4y = 2", None),
+        (r"x^2 + y^2 = 4", r"x^2 + y^2 = 9", None),
+        # other terms in the unknowns: another equation, not judged
+        (r"x + y + 2 + 4 = 10", r"x - y = 2", None),
+    ],
+)
+def test_constants_collected_to_another_value_in_several_unknowns(
+    before: str, after: str, holds: bool | None
+) -> None:
+    assert judge_step(before, after, False)[0] is holds
+
+
+def test_a_displayed_expansion_collected_to_another_value_is_caught(verifier: MathVerifier) -> None:
+    step = r"We expand: \[ x^2 - 10x + 25 + y^2 - 14y + 49 = 13, \] \[ x^2 + y^2 - 10x - 14y + 74 = 0. \]"
+    assert _labels(verifier, [step]) == ["incorrect"]
+    step = r"We expand: \[ x^2 - 10x + 25 + y^2 - 14y + 49 = 13, \] \[ x^2 + y^2 - 10x - 14y + 61 = 0. \]"
+    assert _labels(verifier, [step]) != ["incorrect"]
+
+
+def test_alternatives_are_no_chain_of_rewrites() -> None:
+    joined = r"0=\frac{2}{3}x+5 \text{ or } -5=\frac{2}{3}x"
+    assert _reduced(joined) == joined
+    assert _reduced(r"x = 3 \pm 1 = 2") == "x = 2"  # later sides all values: as before
