@@ -62,10 +62,10 @@ def _pattern(answer: str) -> re.Pattern[str]:
 def _stands_alone(text: str, start: int, end: int) -> bool:
     """Whether the match text[start:end] is the whole of a term: only delimiters, `=`, punctuation or
     words around it, never an operator, a sign, a brace of `\\frac` or an exponent."""
-    before = _SPACING.sub(" ", text[:start]).rstrip()
-    if re.match(r"\s+[A-Za-z]{2,}\b", text[end:]):  # a word follows ("... is the answer")
-        return bool(_BEFORE.search(before))
-    return bool(_BEFORE.search(before)) and bool(_AFTER.match(_SPACING.sub("", text[end:])))
+    if not _BEFORE.search(_SPACING.sub(" ", text[:start]).rstrip()):
+        return False
+    word_follows = re.match(r"\s+[A-Za-z]{2,}\b", text[end:])  # "... is the answer"
+    return bool(word_follows or _AFTER.match(_SPACING.sub("", text[end:])))
 
 
 def writes(text: str, answer: str) -> bool:
@@ -78,8 +78,10 @@ def first_writing(steps: Sequence[str], answer: str) -> int | None:
     return next((i for i, step in enumerate(steps) if writes(step, answer)), None)
 
 
-def last_box(steps: Sequence[str]) -> str | None:
-    """What the chain's last `\\boxed{}` holds (the answer it commits to), None without one."""
+def last_box(steps: Sequence[str]) -> tuple[int, str] | None:
+    """(step index, content) of the chain's last `\\boxed{}` (the answer it commits to), None without one."""
     from schemas.external_chains import boxed_content
 
-    return next((box for step in reversed(steps) if (box := boxed_content(step)) is not None), None)
+    return next(
+        ((i, box) for i in reversed(range(len(steps))) if (box := boxed_content(steps[i])) is not None), None
+    )

@@ -76,6 +76,7 @@ from labels.reference_quantities import (
     strip_step_marker,
     text_numbers,
     unit_factors,
+    with_sign,
     written_operations,
 )
 from schemas.external_chains import boxed_content
@@ -313,9 +314,10 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
     # may have read a trailing number): flag nothing there.
     last = next((numbers for numbers in reversed(step_numbers) if numbers), [])
     states_answer = ref.answer is not None and any(_same(number, ref.answer) for number in last)
-    box = last_box(steps) if math_style else None
+    boxed_at = last_box(steps) if math_style else None
+    box = boxed_at[1] if boxed_at is not None else None
+    boxed = one_number(box)
     if box is not None:  # the grade read the box, so only a box holding the reference answer conflicts
-        boxed = boxed_number(f"\\boxed{{{box}}}")
         states_answer = boxed is not None and ref.answer is not None and boxed == ref.answer
     wrong_chain = outcome == "incorrect" and not states_answer
     judge_steps = wrong_chain and not math_style  # competition solutions: only the final value is judged
@@ -361,25 +363,17 @@ def reference_step_labels(problem: Problem, steps: Sequence[str], outcome: str) 
             _flag_other_quantity(verdicts, steps, step_numbers, final, ref)
         _flag_plan_carried_out(verdicts, steps, step_numbers, ref)
     if math_style:
-        answer = boxed_number(f"\\boxed{{{box}}}") if box is not None else _final_answer_value(steps, final)
-        answered_at = next(
-            (i for i in reversed(range(len(steps))) if (boxed_content(steps[i]) if box else step_numbers[i])),
-            0,
-        )
+        if boxed_at is not None:
+            answered_at, answer = boxed_at[0], boxed
+        else:  # no box: the chain's answer is the last number it writes
+            answered_at = next((i for i in reversed(range(len(steps))) if step_numbers[i]), 0)
+            answer = final.literal.value if final is not None else None
         if wrong_chain and answer is not None:
             _flag_final_value(verdicts, step_numbers, answer, ref, answered_at - ANSWER_REACH, steps, box)
         elif wrong_chain and box is not None:
             _flag_final_expression(verdicts, steps, box, answered_at - ANSWER_REACH)
         verdicts = [replace(v, evidence={**v.evidence, "math_style": True}) for v in verdicts]
     return verdicts
-
-
-def _final_answer_value(steps: Sequence[str], final: _StepNumber | None) -> Fraction | None:
-    """The chain's answer as a number: its boxed answer when it has one (None when that is no single
-    number), else the last number it writes."""
-    if steps and boxed_content(steps[-1]) is not None:
-        return boxed_number(steps[-1])
-    return final.literal.value if final is not None else None
 
 
 def boxed_number(text: str) -> Fraction | None:
@@ -389,14 +383,17 @@ def boxed_number(text: str) -> Fraction | None:
     >>> boxed_number(r"So it is $\boxed{\frac{3}{4}}$."), boxed_number(r"$\boxed{2\sqrt{5}}$")
     (Fraction(3, 4), None)
     """
-    answer = boxed_content(text)
+    return one_number(boxed_content(text))
+
+
+def one_number(answer: str | None) -> Fraction | None:
+    r"""The value of `answer` when it is one number and nothing else (`-\frac{1}{2}`, `10,\!080`)."""
     if answer is None or not _ONE_NUMBER.fullmatch(answer.replace(" ", "")):
         return None
     numbers = text_numbers(answer)
     if len(numbers) != 1:
         return None
-    value = numbers[0][0]
-    return -value if answer.lstrip().startswith("-") and value > 0 else value
+    return with_sign(answer, numbers[0][0])
 
 
 # one number: signed, a fraction of two integers, or with thousands separators; nothing else
@@ -411,8 +408,8 @@ def _flag_final_value(
     value: Fraction,
     ref: ReferenceQuantities,
     earliest: int,
-    steps: Sequence[str] = (),
-    box: str | None = None,
+    steps: Sequence[str],
+    box: str | None,
 ) -> None:
     """A wrong chain's boxed answer that the reference lacks is wrong where the chain first writes it, when
     that is no earlier than step `earliest` (`ANSWER_REACH`). Where no step states it as a quantity (a

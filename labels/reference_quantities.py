@@ -402,6 +402,11 @@ def written_operations(text: str) -> set[tuple[str, Fraction, Fraction]]:
     return found
 
 
+def with_sign(text: str, value: Fraction) -> Fraction:
+    """`value`, read from `text` without its sign, negated where `text` opens on a minus."""
+    return -value if text.lstrip().startswith("-") and value > 0 else value
+
+
 def reference_answer_value(answer: str | None, solution: str) -> Fraction | None:
     """The reference's final number: `reference_answer`, else the `#### N` line of a GSM8K solution.
 
@@ -412,8 +417,8 @@ def reference_answer_value(answer: str | None, solution: str) -> Fraction | None
     candidates += _FINAL_MARK.findall(solution)
     for text in candidates:
         numbers = text_numbers(text)
-        if len(numbers) == 1 and text.strip().startswith("-") and numbers[0][0] > 0:
-            return -numbers[0][0]  # `-\dfrac{2}{3}`: the reading of one number drops its sign
+        if len(numbers) == 1:
+            return with_sign(text, numbers[0][0])  # `-\dfrac{2}{3}`: the reading of one number drops its sign
         if numbers:
             return numbers[-1][0]
     return None

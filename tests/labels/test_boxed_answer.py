@@ -43,8 +43,8 @@ def test_first_writing_and_the_box() -> None:
     steps = [r"So $x = 27\sqrt{3}+1$.", r"Then $y = 27 \sqrt{3}$.", r"$\boxed{27\sqrt{3}}$"]
     assert first_writing(steps, r"27\sqrt{3}") == 1
     assert first_writing(steps[:1], r"27\sqrt{3}") is None
-    assert last_box(steps) == r"27\sqrt{3}" and last_box(steps[:2]) is None
-    assert last_box([r"$\boxed{1}$", "Final Answer: see above."]) == "1"
+    assert last_box(steps) == (2, r"27\sqrt{3}") and last_box(steps[:2]) is None
+    assert last_box([r"$\boxed{1}$", "Final Answer: see above."]) == (0, "1")
 
 
 def test_which_answers_are_looked_for() -> None:
