@@ -83,12 +83,41 @@ _ENGINE_PREFETCH_AT = pytest.StashKey[str | None]()
 _ENGINE_PREFETCH_LEAD = 700
 _SERVER_PREFETCH_LEAD = 400
 ENGINE_FIXTURES = {"engine", "served_model"}
+# The suite runs on pytest-xdist workers (`-n auto --dist loadgroup` in pyproject.toml): serially it kept
+# one of a 2-core machine's cores idle most of the time (27 min of CPU in 29 min of wall). The tests that
+# share the session's engines, and every test on the Docker engine (some stop and restart dockerd, which
+# would break a sandbox test beside them), form one group that a single worker runs in order, engines
+# last; the other tests spread over every worker, the group's worker taking its share once the group ends.
+HEAVY_GROUP = "engines-and-docker"
+DOCKER_FIXTURES = {"sandbox_image", "dockerd"}
+# Each worker holds its own interpreter, torch and, for flow tests, a Prefect server; past four workers
+# the short tests left to spread gain nothing more.
+MAX_WORKERS = 4
 
 
 def _on_an_engine(item: pytest.Item) -> bool:
     return item.get_closest_marker("engine") is not None or bool(
         ENGINE_FIXTURES & set(getattr(item, "fixturenames", ()))
     )
+
+
+def _in_heavy_group(item: pytest.Item) -> bool:
+    return (
+        _on_an_engine(item)
+        or item.get_closest_marker("docker") is not None
+        or bool(DOCKER_FIXTURES & set(getattr(item, "fixturenames", ())))
+    )
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker per core this process may use, at most `MAX_WORKERS`."""
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    # before xdist's own collection hook, which names each item's group in its node id
+    if _in_heavy_group(item):
+        item.add_marker(pytest.mark.xdist_group(HEAVY_GROUP))
 
 
 @dataclass(frozen=True)
@@ -102,6 +131,35 @@ class ServedModel:
 
 @pytest.hookimpl(trylast=True)  # after `-k` / `-m` deselection
 def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the group first, engines at its end
+        heavy = [item for item in items if _in_heavy_group(item)]
+        if session.config.getvalue("loadgroup") and any(
+            not item.nodeid.endswith(f"@{HEAVY_GROUP}") for item in heavy
+        ):
+            # xdist names the group in the node id; where it cannot, the group would spread over the workers
+            # and a dockerd restart would cut the sandbox tests beside it
+            raise pytest.UsageError(
+                "pytest-xdist did not group the engine and Docker tests (pytest-dev/pytest-xdist#1386 with "
+                "pytest 9.2): install the pytest pyproject.toml asks for, or run serially with `-n 0`"
+            )
+        engine_users = [item for item in heavy if _on_an_engine(item)]
+        # the group's first test opens the work queue, so one worker takes the group at the very start
+        items[:] = (
+            [item for item in heavy if not _on_an_engine(item)]
+            + engine_users
+            + [item for item in items if not _in_heavy_group(item)]
+        )
+
+        # the offline engine starts with the group (its Docker tests mostly wait on containers), the server
+        # once those are done, some engine tests before its first user
+        def users(fixture: str) -> list[pytest.Item]:
+            return [item for item in engine_users if fixture in getattr(item, "fixturenames", ())]
+
+        session.stash[_ENGINE_PREFETCH_AT] = heavy[0].nodeid if users("engine") else None
+        servers = users("served_model")
+        session.stash[_SERVER_PREFETCH_AT] = engine_users[0].nodeid if servers else None
+        session.stash[_LAST_SERVER_USER] = servers[-1].nodeid if servers else None
+        return
     items[:] = [item for item in items if not _on_an_engine(item)] + [i for i in items if _on_an_engine(i)]
 
     def prefetch_at(fixture: str, lead: int) -> tuple[str | None, str | None]:
@@ -230,7 +288,7 @@ class _ServerSlot(_BackgroundSlot["VLLMServer"]):
 
     def _prepare(self) -> Callable[[], VLLMServer]:
         from sampling.model_prep import prepare_default_model
-        from sampling.vllm_server import VLLMServer
+        from sampling.vllm_server import DEFAULT_STARTUP_TIMEOUT_S, VLLMServer
 
         self._release()  # a server a test killed
         self.value = None
@@ -242,7 +300,8 @@ class _ServerSlot(_BackgroundSlot["VLLMServer"]):
             enforce_eager=True,
             engine_args={"enable_chunked_prefill": False},
         )
-        return server.start
+        # twice the product's limit: beside another test worker on 2 cores, a start once ran past 300 s
+        return lambda: server.start(timeout_s=2 * DEFAULT_STARTUP_TIMEOUT_S)
 
     def _interrupt(self) -> None:
         if self.launching is not None:  # stop() kills the process group; the start thread then ends
