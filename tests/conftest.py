@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -84,13 +84,11 @@ _ENGINE_PREFETCH_LEAD = 700
 _SERVER_PREFETCH_LEAD = 400
 ENGINE_FIXTURES = {"engine", "served_model"}
 # The suite runs on pytest-xdist workers (`-n auto --dist loadgroup` in pyproject.toml): serially it kept
-# one of a 2-core machine's cores idle most of the time (27 min of CPU in 29 min of wall). Two groups each
-# run in order on one worker: the tests on the session's offline engine together with every test on the
-# Docker engine (some of them stop and restart dockerd, which would cut a sandbox test beside them), engine
-# tests last; and the tests on the session's `vllm serve`. xdist hands the larger groups out first, so the
-# two start on different workers at once; the other tests spread over every worker.
-ENGINE_GROUP = "offline-engine-and-docker"
-SERVER_GROUP = "vllm-server"
+# one of a 2-core machine's cores idle most of the time (27 min of CPU in 29 min of wall). The tests that
+# share the session's engines, and every test on the Docker engine (some stop and restart dockerd, which
+# would break a sandbox test beside them), form one group that a single worker runs in order, engines
+# last; the other tests spread over every worker, the group's worker taking its share once the group ends.
+HEAVY_GROUP = "engines-and-docker"
 DOCKER_FIXTURES = {"sandbox_image", "dockerd"}
 # Each worker holds its own interpreter, torch and, for flow tests, a Prefect server; past four workers
 # the short tests left to spread gain nothing more.
@@ -103,20 +101,12 @@ def _on_an_engine(item: pytest.Item) -> bool:
     )
 
 
-def _on_docker(item: pytest.Item) -> bool:
-    return item.get_closest_marker("docker") is not None or bool(
-        DOCKER_FIXTURES & set(getattr(item, "fixturenames", ()))
+def _in_heavy_group(item: pytest.Item) -> bool:
+    return (
+        _on_an_engine(item)
+        or item.get_closest_marker("docker") is not None
+        or bool(DOCKER_FIXTURES & set(getattr(item, "fixturenames", ())))
     )
-
-
-def _group_of(item: pytest.Item) -> str | None:
-    """The worker group a test belongs to, None for a test any worker may run."""
-    fixtures = set(getattr(item, "fixturenames", ()))
-    if _on_docker(item) or "engine" in fixtures:
-        return ENGINE_GROUP
-    if "served_model" in fixtures:
-        return SERVER_GROUP
-    return ENGINE_GROUP if _on_an_engine(item) else None
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -126,8 +116,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     # before xdist's own collection hook, which names each item's group in its node id
-    if group := _group_of(item):
-        item.add_marker(pytest.mark.xdist_group(group))
+    if _in_heavy_group(item):
+        item.add_marker(pytest.mark.xdist_group(HEAVY_GROUP))
 
 
 @dataclass(frozen=True)
@@ -141,13 +131,10 @@ class ServedModel:
 
 @pytest.hookimpl(trylast=True)  # after `-k` / `-m` deselection
 def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
-    if hasattr(session.config, "workerinput"):  # an xdist worker
-        grouped = {ENGINE_GROUP: [], SERVER_GROUP: []}
-        for item in items:
-            if group := _group_of(item):
-                grouped[group].append(item)
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the group first, engines at its end
+        heavy = [item for item in items if _in_heavy_group(item)]
         if session.config.getvalue("loadgroup") and any(
-            not item.nodeid.endswith(f"@{group}") for group, members in grouped.items() for item in members
+            not item.nodeid.endswith(f"@{HEAVY_GROUP}") for item in heavy
         ):
             # xdist names the group in the node id; where it cannot, the group would spread over the workers
             # and a dockerd restart would cut the sandbox tests beside it
@@ -155,16 +142,22 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
                 "pytest-xdist did not group the engine and Docker tests (pytest-dev/pytest-xdist#1386 with "
                 "pytest 9.2): install the pytest pyproject.toml asks for, or run serially with `-n 0`"
             )
-        engine_group = [i for i in grouped[ENGINE_GROUP] if not _on_an_engine(i)] + [
-            i for i in grouped[ENGINE_GROUP] if _on_an_engine(i)
-        ]
-        servers = grouped[SERVER_GROUP]
-        items[:] = engine_group + servers + [item for item in items if not _group_of(item)]
-        # each engine starts with its group's first test (the Docker tests mostly wait on containers, so the
-        # offline engine's start overlaps them), the server is stopped after its last user
-        uses_engine = any("engine" in getattr(item, "fixturenames", ()) for item in engine_group)
-        session.stash[_ENGINE_PREFETCH_AT] = engine_group[0].nodeid if uses_engine else None
-        session.stash[_SERVER_PREFETCH_AT] = servers[0].nodeid if servers else None
+        engine_users = [item for item in heavy if _on_an_engine(item)]
+        # the group's first test opens the work queue, so one worker takes the group at the very start
+        items[:] = (
+            [item for item in heavy if not _on_an_engine(item)]
+            + engine_users
+            + [item for item in items if not _in_heavy_group(item)]
+        )
+
+        # the offline engine starts with the group (its Docker tests mostly wait on containers), the server
+        # once those are done, some engine tests before its first user
+        def users(fixture: str) -> list[pytest.Item]:
+            return [item for item in engine_users if fixture in getattr(item, "fixturenames", ())]
+
+        session.stash[_ENGINE_PREFETCH_AT] = heavy[0].nodeid if users("engine") else None
+        servers = users("served_model")
+        session.stash[_SERVER_PREFETCH_AT] = engine_users[0].nodeid if servers else None
         session.stash[_LAST_SERVER_USER] = servers[-1].nodeid if servers else None
         return
     items[:] = [item for item in items if not _on_an_engine(item)] + [i for i in items if _on_an_engine(i)]
@@ -307,12 +300,6 @@ class _ServerSlot(_BackgroundSlot["VLLMServer"]):
             enforce_eager=True,
             engine_args={"enable_chunked_prefill": False},
         )
-        # vLLM's own binding puts a worker's OpenMP threads on the first core (the last one reserved): the
-        # offline engine's, on another test worker, computes there, so the server takes the last core
-        cpus = sorted(os.sched_getaffinity(0))
-        if len(cpus) >= 2 and os.environ.get("VLLM_CPU_OMP_THREADS_BIND") == "auto":
-            env = {**server.host_choice.env, "VLLM_CPU_OMP_THREADS_BIND": str(cpus[-1])}
-            server.host_choice = replace(server.host_choice, env=env)
         # twice the product's limit: beside another test worker on 2 cores, a start once ran past 300 s
         return lambda: server.start(timeout_s=2 * DEFAULT_STARTUP_TIMEOUT_S)
 
