@@ -88,14 +88,21 @@ def test_statement_segments_of_one_block_are_checked_in_order(verifier, code_pro
     assert labels == ["unverifiable", "unverifiable", "correct", "correct"]
 
 
-def test_usable_from_several_threads(verifier, code_problems):
+def test_usable_from_several_threads(sandbox_image, code_problems):
+    from verifiers.code.sandbox import SandboxLimits, SandboxPool
+
     problem = code_problems["count_vowels"]
     completions = [
         _fenced("def count_vowels(text):\n    return sum(c in 'aeiouAEIOU' for c in text)"),
         _fenced("def count_vowels(text):\n    return 0"),
     ] * 3
-    with ThreadPoolExecutor(max_workers=4) as executor:
-        labels = list(executor.map(lambda c: verifier.grade(problem, c).label, completions))
+    # four threads share two containers: under a loaded suite a job ran past the module pool's 2 s wall
+    # limit (`timeout`), which is not what this test is about
+    limits = SandboxLimits(memory_mb=128, pids=32, wall_seconds=10.0)
+    with SandboxPool(sandbox_image, size=2, limits=limits) as pool:
+        verifier = CodeVerifier(runner=pool)
+        with ThreadPoolExecutor(max_workers=4) as executor:
+            labels = list(executor.map(lambda c: verifier.grade(problem, c).label, completions))
     assert labels == ["correct", "incorrect"] * 3
 
 
