@@ -70,13 +70,13 @@ def model_warm(
 
 
 def _warm_stamp(settings: object) -> Path:
-    """A marker of one warmed engine: its settings, host choice and the vLLM and torch versions, beside
-    vLLM's own cache (which holds the graphs; a cleared cache clears the marker with it)."""
-    import hashlib
+    """A marker of one warmed engine, beside the compile cache that holds its graphs (see `warm_stamp`)."""
     import importlib.metadata
-    import json
-    import os
+    import sys
 
+    from vllm import envs
+
+    from sampling.cpu_host import THREAD_ENV
     from sampling.vllm_sampler import engine_record
 
     versions = {}
@@ -85,7 +85,26 @@ def _warm_stamp(settings: object) -> Path:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             continue
-    record = {k: v for k, v in engine_record(settings).items() if k != "threads_reason"}  # names the load
-    key = json.dumps([repr(settings), record, versions], sort_keys=True, default=str)
-    root = Path(os.environ.get("VLLM_CACHE_ROOT", Path.home() / ".cache" / "vllm"))
-    return root / "torch_compile_cache" / "prm-factory-warm" / hashlib.sha256(key.encode()).hexdigest()[:16]
+    # the thread binding follows the load of the moment (setup warms beside an image build, the run starts on
+    # an idle host) and the CPU graphs do not depend on it (vLLM compiles them with dynamic threads)
+    record = {k: v for k, v in engine_record(settings).items() if k != "threads_reason"}
+    record["env"] = {k: v for k, v in dict(record.get("env") or {}).items() if k not in THREAD_ENV}
+    return warm_stamp(
+        Path(envs.VLLM_CACHE_ROOT) / "torch_compile_cache", repr(settings), record, versions, sys.prefix
+    )
+
+
+def warm_stamp(
+    compile_cache: Path, settings: str, record: dict[str, object], versions: dict[str, str], prefix: str
+) -> Path:
+    """Where the marker of one warmed engine lies: beside vLLM's compile cache, which holds the compiled model
+    (a cleared cache clears the marker with it), named by the settings, the host choice, the versions and the
+    environment's prefix. The prefix counts because the cache checks the traced modules' source paths:
+    another clone's .venv compiled the model again, and a marker that ignored it sent that clone's first run
+    into a 2-minute compile.
+    """
+    import hashlib
+    import json
+
+    key = json.dumps([settings, record, versions, prefix], sort_keys=True, default=str)
+    return compile_cache / "prm-factory-warm" / hashlib.sha256(key.encode()).hexdigest()[:16]

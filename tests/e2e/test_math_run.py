@@ -74,7 +74,7 @@ def test_math_run_writes_a_labeled_dataset_version(
     engine_row = json.loads(run["engine"])  # what the host made of dtype = "auto", and why
     assert engine_row["dtype"] in ("float32", "bfloat16") and engine_row["dtype_reason"].startswith("auto")
     assert engine_row["seed_mode"] == "request" and "chunked prefill" in engine_row["seed_reason"]
-    assert engine_row["env"]["VLLM_USE_AOT_COMPILE"] == "0"
+    assert engine_row["env"]["VLLM_USE_AOT_COMPILE"] == "1"
     rejected = query(dataset, "SELECT file, line, field, reason FROM rejections ORDER BY line").to_pylist()
     assert rejected[0]["file"] == str(problems_file) and rejected[2]["reason"] == "empty question"
 

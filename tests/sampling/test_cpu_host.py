@@ -85,7 +85,7 @@ def test_the_record_names_flags_cores_and_reasons() -> None:
     assert record["env"] == {
         "VLLM_CPU_NUM_OF_RESERVED_CPU": "0",
         "VLLM_CPU_OMP_THREADS_BIND": "0-1",
-        "VLLM_USE_AOT_COMPILE": "0",  # the CPU build cannot load its AOT artifacts: the compile cache can
+        "VLLM_USE_AOT_COMPILE": "1",  # loads with sampling.vllm_plugins' fix, whatever torch's version
     }
     gpu = choose_cpu_engine("auto", "all", host, {}, on_cpu=False)
     assert gpu.env == {} and gpu.dtype == "auto"
@@ -98,8 +98,8 @@ def test_detect_host_reads_this_machine() -> None:
 
 def test_the_compile_cache_setting_is_cpu_only_and_a_user_value_wins() -> None:
     host = HostCpu(AVX2, (0, 1), "AMD EPYC")
-    assert choose_cpu_engine("auto", "vllm", host, {}, on_cpu=True).env == {"VLLM_USE_AOT_COMPILE": "0"}
-    assert choose_cpu_engine("auto", "vllm", host, {"VLLM_USE_AOT_COMPILE": "1"}, on_cpu=True).env == {}
+    assert choose_cpu_engine("auto", "vllm", host, {}, on_cpu=True).env == {"VLLM_USE_AOT_COMPILE": "1"}
+    assert choose_cpu_engine("auto", "vllm", host, {"VLLM_USE_AOT_COMPILE": "0"}, on_cpu=True).env == {}
     assert choose_cpu_engine("auto", "vllm", host, {}, on_cpu=False).env == {}
 
 

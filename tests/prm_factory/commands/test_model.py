@@ -26,3 +26,14 @@ def test_warm_refuses_a_server_backend_and_a_broken_config(command_app, tmp_path
     broken.write_text("[model\n")
     result = CliRunner().invoke(app, ["model", "warm", "-c", str(broken)])
     assert result.exit_code == 2 and "error:" in result.output and "model.backend" not in result.output
+
+
+def test_the_warm_stamp_lies_in_the_compile_cache_and_names_the_environment() -> None:
+    """Another clone's .venv compiles the model again (the cache checks source paths), so its stamp differs;
+    the stamp lies in the compile cache's folder, so a cleared cache takes it along."""
+    args = ({"dtype": "float32", "threads": "all"}, {"torch": "2.13.0"})
+    stamp = model.warm_stamp(Path("/cache"), "settings", *args, "/a/.venv")
+    assert stamp.parent == Path("/cache/prm-factory-warm")
+    assert stamp == model.warm_stamp(Path("/cache"), "settings", *args, "/a/.venv")
+    assert stamp != model.warm_stamp(Path("/cache"), "settings", *args, "/b/.venv")
+    assert stamp != model.warm_stamp(Path("/cache"), "other settings", *args, "/a/.venv")
