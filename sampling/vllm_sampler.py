@@ -30,7 +30,7 @@ class EngineSettings:
     cpu_threads: str = "auto"  # auto | all | vllm (sampling.cpu_host.choose_thread_env)
     enforce_eager: bool = False
     enable_prefix_caching: bool = True
-    cpu_kv_cache_gib: int = 1
+    cpu_kv_cache_gib: int = 2
     gpu_memory_utilization: float = 0.85
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
