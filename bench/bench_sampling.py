@@ -291,6 +291,15 @@ def engine_candidates() -> dict[str, EngineCandidate]:
         "float32+all-cores": EngineCandidate("float32", threads="all"),
         "float32+eager": EngineCandidate("float32", enforce_eager=True),
         "default+eager": EngineCandidate(defaults.dtype, threads=defaults.cpu_threads, enforce_eager=True),
+        # against float32+all-cores (`--baseline`): the start without vLLM's AOT compile cache (Dynamo traces
+        # again, Inductor's cache gives the graphs), and the KV cache before the default became 2 GiB (a value
+        # set in the environment wins over the config)
+        "float32+all-cores+no-aot": EngineCandidate(
+            "float32", threads="all", env=json.dumps({"VLLM_USE_AOT_COMPILE": "0"})
+        ),
+        "float32+all-cores+kv-1gib": EngineCandidate(
+            "float32", threads="all", env=json.dumps({"VLLM_CPU_KVCACHE_SPACE": "1"})
+        ),
     }
     tcmalloc, iomp = tcmalloc_library(), intel_openmp_library()
     if tcmalloc:
