@@ -35,12 +35,14 @@ SIMD_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_
 THREAD_ENV = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU", "OMP_NUM_THREADS")
 """Variables of vLLM's CPU build that place its compute threads; one set by the user wins over our choice."""
 
-COMPILE_CACHE_ENV = {"VLLM_USE_AOT_COMPILE": "1"}
+COMPILE_CACHE_ENV = {"VLLM_USE_AOT_COMPILE": "1", "TORCHINDUCTOR_ERROR_ON_CUSTOM_OP_ALIASING": "0"}
 """vLLM's AOT compile cache, which vllm-cpu 0.32 could not load on its own (every start compiled again,
 143-166 s of a 186-229 s start here); `sampling.vllm_plugins` makes it load. A warm start then loads the
 compiled model instead of tracing it with Dynamo again and looking the graphs up in Inductor's cache:
 `init engine` took 12.5 s against 37.7 s on a 2-core AVX2 machine. Set explicitly, since vLLM's own default
-depends on the torch version."""
+depends on the torch version. The aliasing setting is torch's default outside CI, pinned because its default
+follows whether `CI` is set and the cache key holds it: an engine warmed under `CI=true` was compiled again
+for 2 minutes by a run without it."""
 
 
 @dataclass(frozen=True)

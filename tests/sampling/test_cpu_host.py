@@ -7,6 +7,7 @@ import os
 import pytest
 
 from sampling.cpu_host import (
+    COMPILE_CACHE_ENV,
     HostCpu,
     _cpu_list,
     choose_cpu_engine,
@@ -86,6 +87,7 @@ def test_the_record_names_flags_cores_and_reasons() -> None:
         "VLLM_CPU_NUM_OF_RESERVED_CPU": "0",
         "VLLM_CPU_OMP_THREADS_BIND": "0-1",
         "VLLM_USE_AOT_COMPILE": "1",  # loads with sampling.vllm_plugins' fix, whatever torch's version
+        "TORCHINDUCTOR_ERROR_ON_CUSTOM_OP_ALIASING": "0",  # the same compile key with and without CI set
     }
     gpu = choose_cpu_engine("auto", "all", host, {}, on_cpu=False)
     assert gpu.env == {} and gpu.dtype == "auto"
@@ -98,8 +100,9 @@ def test_detect_host_reads_this_machine() -> None:
 
 def test_the_compile_cache_setting_is_cpu_only_and_a_user_value_wins() -> None:
     host = HostCpu(AVX2, (0, 1), "AMD EPYC")
-    assert choose_cpu_engine("auto", "vllm", host, {}, on_cpu=True).env == {"VLLM_USE_AOT_COMPILE": "1"}
-    assert choose_cpu_engine("auto", "vllm", host, {"VLLM_USE_AOT_COMPILE": "0"}, on_cpu=True).env == {}
+    assert choose_cpu_engine("auto", "vllm", host, {}, on_cpu=True).env == COMPILE_CACHE_ENV
+    given = {"VLLM_USE_AOT_COMPILE": "0", "TORCHINDUCTOR_ERROR_ON_CUSTOM_OP_ALIASING": "1"}
+    assert choose_cpu_engine("auto", "vllm", host, given, on_cpu=True).env == {}
     assert choose_cpu_engine("auto", "vllm", host, {}, on_cpu=False).env == {}
 
 
@@ -200,3 +203,24 @@ def test_descendants_finds_a_live_child_process() -> None:
         child.kill()
         child.wait()
     assert child.pid not in descendants(os.getpid())
+
+
+def test_the_compile_key_reads_the_same_with_and_without_ci_set() -> None:
+    """torch's custom-op aliasing default follows `CI`, and vLLM's AOT cache key holds it: with the pinned
+    value an engine warmed under CI=true and a run without CI find the same compiled model."""
+    import subprocess
+    import sys
+
+    probe = "import torch._functorch.config as c; print(c.error_on_custom_op_aliasing)"
+
+    def read(env: dict[str, str]) -> str:
+        command = [sys.executable, "-c", probe]
+        return subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    seen = set()
+    for ci in ({"CI": "true"}, {}):
+        env = {k: v for k, v in os.environ.items() if k != "CI"} | ci
+        seen.add(read(env | COMPILE_CACHE_ENV))
+        if ci:
+            assert read(env) == "True"  # what made the keys differ: torch's default under CI
+    assert seen == {"False"}
