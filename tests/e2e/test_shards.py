@@ -103,11 +103,14 @@ def workers(prefect_server: None, tmp_path: Path) -> Iterator[list[Path]]:
         for process in processes:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
+        # one grace for both: a Prefect worker outlasted 60 s after SIGTERM, each (120 s of teardown)
+        deadline = time.monotonic() + 10
         for process in processes:
             try:
-                process.wait(timeout=60)
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
 
 
 def committed_rows(root: Path) -> dict[str, list[tuple]]:
