@@ -33,7 +33,9 @@ fi
 
 echo "starting dockerd (log: $LOG)"
 # setsid: the engine must not die with the shell that started it (a CI step, a setup script).
-$SUDO setsid dockerd >"$LOG" 2>&1 < /dev/null &
+# env -u LD_PRELOAD: the engine outlives its caller, and a preload the caller had (the vLLM engine's OpenMP
+# library from a .venv, when a test restarts dockerd) broke every container start once that .venv was gone
+$SUDO env -u LD_PRELOAD setsid dockerd >"$LOG" 2>&1 < /dev/null &
 
 for _ in $(seq 1 "$WAIT_S"); do
   if docker info >/dev/null 2>&1; then

@@ -113,3 +113,17 @@ def test_a_container_created_as_the_engine_goes_down_is_removed_once_it_answers(
         assert half_made[0] not in UNREMOVED.snapshot()
     finally:
         remove_or_remember(client.api, started.id)
+
+
+def test_a_restarted_engine_does_not_keep_the_callers_preload(dockerd, monkeypatch) -> None:
+    """scripts/start_dockerd.sh drops LD_PRELOAD: the engine outlives its caller, and the vLLM engine's
+    OpenMP preload, inherited once from a test that restarted dockerd, failed every container start after
+    that test's .venv was removed ("ld.so: object ... cannot be preloaded")."""
+    from pathlib import Path
+
+    monkeypatch.setenv("LD_PRELOAD", "libm.so.6")  # any library the loader finds
+    dockerd.stop()
+    dockerd.start()
+    pid = int(dockerd.PID_FILE.read_text().strip())
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    assert not [entry for entry in environ if entry.startswith(b"LD_PRELOAD=")]
