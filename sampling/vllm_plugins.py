@@ -12,6 +12,8 @@ import functools
 import logging
 import os
 
+from sampling.cpu_host import THREAD_ENV
+
 LOGGER = logging.getLogger("vllm.prm_factory")  # under vLLM's logger: its handler prints it per process
 
 TOP_P_CANDIDATES = 64
@@ -104,11 +106,6 @@ def _install_busy_loop(seconds: float) -> None:
     LOGGER.info("prm-factory: shared-memory queue readers spin %s s before sleeping", seconds)
 
 
-AOT_THREAD_FACTORS = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU")
-"""Variables that place the CPU worker's threads. vLLM hashes them into its AOT compile cache key, but the
-CPU build compiles its graphs with dynamic threads (`cpp.dynamic_threads`), independent of them."""
-
-
 def _install_aot_cache() -> None:
     """Make vllm-cpu's AOT compile cache usable: a warm start then loads the compiled model (about 2 s)
     instead of tracing it with Dynamo again and looking its graphs up in Inductor's cache (`init engine` 12.5
@@ -143,7 +140,9 @@ def _install_aot_cache() -> None:
 
         @functools.wraps(factors)
         def compile_factors() -> dict[str, object]:
-            return {k: v for k, v in factors().items() if k not in AOT_THREAD_FACTORS}
+            # vLLM hashes the thread placement into the key, but the CPU build compiles its graphs with
+            # dynamic threads (`cpp.dynamic_threads`), independent of it
+            return {k: v for k, v in factors().items() if k not in THREAD_ENV}
 
         compile_factors.prm_factory = True  # type: ignore[attr-defined]
         envs.compile_factors = compile_factors

@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from sampling.vllm_plugins import (
-    AOT_THREAD_FACTORS,
-    CPU_TOP_P_ENV,
-    SHM_BUSY_LOOP_ENV,
-    register,
-    shm_busy_loop_s,
-)
+from sampling.cpu_host import THREAD_ENV
+from sampling.vllm_plugins import CPU_TOP_P_ENV, SHM_BUSY_LOOP_ENV, register, shm_busy_loop_s
 
 
 def test_the_busy_loop_setting_is_read_from_the_environment_and_a_bad_value_is_named() -> None:
@@ -96,6 +91,6 @@ def test_the_aot_cache_key_leaves_out_the_thread_placement_only(monkeypatch) -> 
         return envs.compile_factors()
 
     all_cores, vllms_own = factors("0-1", "0", "NHD"), factors("auto", "1", "NHD")
-    assert all_cores == vllms_own and not set(AOT_THREAD_FACTORS) & set(all_cores)
+    assert all_cores == vllms_own and not set(THREAD_ENV) & set(all_cores)
     assert factors("0-1", "0", "HND") != all_cores
     assert "compile_factors" in aot_compile_hash_factors.__code__.co_names  # the key vLLM builds reads it
