@@ -36,12 +36,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from schemas.code_problems import load_code_problems  # noqa: E402
-from schemas.code_spec import CodeTests, StdioTests, load_tests  # noqa: E402
-from schemas.records import Problem  # noqa: E402
-from verifiers.code.image import ensure_image  # noqa: E402
-from verifiers.code.sandbox import NO_OPTIONS, JobOptions, SandboxLimits, SandboxPool, run_once  # noqa: E402
-from verifiers.code.verifier import CodeVerifier  # noqa: E402
+from prm_factory.schemas.code_problems import load_code_problems  # noqa: E402
+from prm_factory.schemas.code_spec import CodeTests, StdioTests, load_tests  # noqa: E402
+from prm_factory.schemas.records import Problem  # noqa: E402
+from prm_factory.verifiers.code.image import ensure_image  # noqa: E402
+from prm_factory.verifiers.code.sandbox import NO_OPTIONS, JobOptions, SandboxLimits, SandboxPool, run_once  # noqa: E402
+from prm_factory.verifiers.code.verifier import CodeVerifier  # noqa: E402
 
 DATA = ROOT / "data"
 SETS: dict[str, list[Path]] = {

@@ -32,10 +32,10 @@ from typing import Literal
 if __package__ in (None, ""):  # run as a script: make the repo's packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluation.metrics import first_error_scores, step_incorrect_scores  # noqa: E402
-from evaluation.step_truth import ChainTruth, chain_truth  # noqa: E402
-from labels.consensus import consensus  # noqa: E402
-from rollouts import (  # noqa: E402
+from prm_factory.evaluation.metrics import first_error_scores, step_incorrect_scores  # noqa: E402
+from prm_factory.evaluation.step_truth import ChainTruth, chain_truth  # noqa: E402
+from prm_factory.labels.consensus import consensus  # noqa: E402
+from prm_factory.rollouts import (  # noqa: E402
     AdaptiveStrategy,
     BinarySearchStrategy,
     ChainValues,
@@ -43,11 +43,11 @@ from rollouts import (  # noqa: E402
     RolloutItem,
     estimate_values,
 )
-from rollouts.strategies import Strategy  # noqa: E402
-from sampling.protocol import Generation, GenerationParams, Sampler  # noqa: E402
-from schemas.records import Problem  # noqa: E402
-from schemas.synthetic import SyntheticProblem, SyntheticSpec, synthetic_problem  # noqa: E402
-from verifiers.protocol import Verdict  # noqa: E402
+from prm_factory.rollouts.strategies import Strategy  # noqa: E402
+from prm_factory.sampling.protocol import Generation, GenerationParams, Sampler  # noqa: E402
+from prm_factory.schemas.records import Problem  # noqa: E402
+from prm_factory.schemas.synthetic import SyntheticProblem, SyntheticSpec, synthetic_problem  # noqa: E402
+from prm_factory.verifiers.protocol import Verdict  # noqa: E402
 
 StepLabel = Literal["correct", "incorrect", "unlabelled"]
 STRATEGY_NAMES = ("exhaustive", "binary_search", "adaptive")
@@ -360,15 +360,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from config.run_config import load_config
-    from flows.generation_run import engine_settings
-    from labels.reference import reference_step_labels
-    from sampling.backends import drop_sampler, get_sampler
-    from sampling.chains import draw_chains
-    from sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
-    from sampling.segment import segment
-    from verifiers.math import MathVerifier, MathVerifierConfig
-    from verifiers.protocol import outcome_value
+    from prm_factory.config.run_config import load_config
+    from prm_factory.flows.generation_run import engine_settings
+    from prm_factory.labels.reference import reference_step_labels
+    from prm_factory.sampling.backends import drop_sampler, get_sampler
+    from prm_factory.sampling.chains import draw_chains
+    from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
+    from prm_factory.sampling.segment import segment
+    from prm_factory.verifiers.math import MathVerifier, MathVerifierConfig
+    from prm_factory.verifiers.protocol import outcome_value
 
     ks = [k for k in (1, 2, 4, 8, 16, 32, 64) if k <= args.k_max]
     config = load_config(args.config)

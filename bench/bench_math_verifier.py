@@ -40,12 +40,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing it
 
-from config.run_config import SHARED_GSM8K  # noqa: E402  (GSM8K in the repository's sibling ../shared)
-from evaluation.answer_pairs import MATH_OUTPUTS, load_answer_pairs, load_math_outputs  # noqa: E402
-from evaluation.metrics import precision_recall  # noqa: E402
-from verifiers.math import answers  # noqa: E402
-from verifiers.math.bounded import BoundedPool, PoolConfig  # noqa: E402
-from verifiers.math.claims import check_steps  # noqa: E402
+from prm_factory.config.run_config import SHARED_GSM8K  # noqa: E402  (GSM8K in the repository's sibling ../shared)
+from prm_factory.evaluation.answer_pairs import MATH_OUTPUTS, load_answer_pairs, load_math_outputs  # noqa: E402
+from prm_factory.evaluation.metrics import precision_recall  # noqa: E402
+from prm_factory.verifiers.math import answers  # noqa: E402
+from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig  # noqa: E402
+from prm_factory.verifiers.math.claims import check_steps  # noqa: E402
 
 _ANNOTATION = re.compile(r"<<[^<>]*>>")
 
@@ -104,8 +104,8 @@ GSM8K_STYLE_STEPS = REPO / "evaluation" / "data" / "real_errors_gsm8k.jsonl"
 _MEASURE = """
 import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from schemas.records import Problem
-from verifiers.math.verifier import MathVerifier
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.verifier import MathVerifier
 
 def live_children():
     ticks = os.sysconf("SC_CLK_TCK")

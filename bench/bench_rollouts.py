@@ -48,12 +48,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from rollouts import RolloutItem, estimate_values, make_strategy
-from rollouts.strategies import Strategy
-from rollouts.values import ChainValues
-from sampling.protocol import Generation, GenerationParams, Sampler
-from schemas.records import Problem
-from verifiers.protocol import Verdict
+from prm_factory.rollouts import RolloutItem, estimate_values, make_strategy
+from prm_factory.rollouts.strategies import Strategy
+from prm_factory.rollouts.values import ChainValues
+from prm_factory.sampling.protocol import Generation, GenerationParams, Sampler
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.protocol import Verdict
 
 # `--engine bench.engine_inputs:...` hooks import from the repo root
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -62,10 +62,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repo's packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sampling.cpu_host import descendants  # noqa: E402
-from sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt  # noqa: E402
-from sampling.protocol import GenerationParams  # noqa: E402
-from schemas.gsm8k import gsm8k_solution_steps, load_gsm8k  # noqa: E402
+from prm_factory.sampling.cpu_host import descendants  # noqa: E402
+from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt  # noqa: E402
+from prm_factory.sampling.protocol import GenerationParams  # noqa: E402
+from prm_factory.schemas.gsm8k import gsm8k_solution_steps, load_gsm8k  # noqa: E402
 
 PLAIN_TARGET = 5.0
 ROLLOUT_TARGET = 8.0
@@ -222,7 +222,7 @@ def bench_vllm(
     checkpoint: str, workloads: list[Workload], args: argparse.Namespace
 ) -> tuple[list[Timing], float]:
     os.environ["VLLM_CPU_NUM_OF_RESERVED_CPU"] = str(max((os.cpu_count() or 1) - args.threads, 0))
-    from sampling.vllm_sampler import EngineSettings, VLLMSampler
+    from prm_factory.sampling.vllm_sampler import EngineSettings, VLLMSampler
 
     started = time.perf_counter()
     sampler = VLLMSampler(
@@ -281,8 +281,8 @@ class EngineCandidate:
 def engine_candidates() -> dict[str, EngineCandidate]:
     """Setting name -> candidate. `today` is the config before `dtype = "auto"` (bfloat16, vLLM's own
     binding), `default` what a run now starts with (dtype auto, all cores); the rest vary one thing."""
-    from config.run_config import ModelConfig
-    from config.runtime import intel_openmp_library, tcmalloc_library
+    from prm_factory.config.run_config import ModelConfig
+    from prm_factory.config.runtime import intel_openmp_library, tcmalloc_library
 
     defaults = ModelConfig()
     candidates = {
@@ -313,8 +313,8 @@ def seeding_candidates() -> dict[str, EngineCandidate]:
     """`--seeding` (issue 25): the CPU engine as it was (chunked prefill on, vLLM's default, so only the
     engine is seeded) against per-request seeds, which need chunked prefill off
     (`sampling.vllm_sampler.seeding_plan`); both with today's dtype and threads."""
-    from config.run_config import ModelConfig
-    from sampling.cpu_host import choose_thread_env, detect_host
+    from prm_factory.config.run_config import ModelConfig
+    from prm_factory.sampling.cpu_host import choose_thread_env, detect_host
 
     defaults = ModelConfig()
     host = detect_host()
@@ -331,7 +331,7 @@ def cpu_top_p_candidates() -> dict[str, EngineCandidate]:
     """`--cpu-top-p`: vLLM's CPU sampler as it ships (top-p by a full sort of every row over the
     vocabulary at each step) against prm-factory's vLLM plugin (`sampling.cpu_top_p`: the same nucleus
     from each row's largest logits); both with the run's dtype and threads, workloads at `--top-p`."""
-    from sampling.vllm_plugins import CPU_TOP_P_ENV
+    from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV
 
     base = seeding_candidates()["request-seeds"]
     return {
@@ -344,7 +344,7 @@ def shm_spin_candidates() -> dict[str, EngineCandidate]:
     """`--shm-spin`: vLLM's shared-memory queue readers as they ship (spinning 1 s after each read, so the
     EngineCore spins through each forward pass of its worker) against readers that sleep on their zmq
     notification at once (`sampling.vllm_plugins.SHM_BUSY_LOOP_ENV=0`); the run's dtype, threads, top-p."""
-    from sampling.vllm_plugins import SHM_BUSY_LOOP_ENV
+    from prm_factory.sampling.vllm_plugins import SHM_BUSY_LOOP_ENV
 
     base = seeding_candidates()["request-seeds"]
     return {
@@ -389,7 +389,7 @@ def engine_child(checkpoint: str, args: argparse.Namespace) -> dict:
     """One engine start under this process's environment, then both workloads; a JSON-able dict."""
     from transformers import AutoTokenizer
 
-    from sampling.vllm_sampler import EngineSettings, VLLMSampler
+    from prm_factory.sampling.vllm_sampler import EngineSettings, VLLMSampler
 
     workloads = build_workloads(AutoTokenizer.from_pretrained(checkpoint), args)
     started = time.perf_counter()
@@ -545,7 +545,7 @@ def _print_round_ratios(rows: list[dict], baseline: str = "today") -> None:
 
 def bench_engine_settings(checkpoint: str, args: argparse.Namespace) -> dict:
     """Every candidate once, in a fresh process each, ratios against `today` of the same run."""
-    from sampling.cpu_host import SIMD_FLAGS, detect_host
+    from prm_factory.sampling.cpu_host import SIMD_FLAGS, detect_host
 
     log = Path(args.engine_log or tempfile.mkstemp(prefix="bench-engine-settings-", suffix=".log")[1])
     if args.cpu_top_p:
@@ -685,7 +685,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.model:
         checkpoint = args.model
     else:
-        from sampling.model_prep import prepare_default_model
+        from prm_factory.sampling.model_prep import prepare_default_model
 
         checkpoint = str(prepare_default_model())
     if args.engine_child:

@@ -34,10 +34,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from schemas.code_spec import CodeTests, StdioCase, StdioTests  # noqa: E402
-from verifiers.code.grading import run_tests  # noqa: E402
-from verifiers.code.image import ensure_image  # noqa: E402
-from verifiers.code.sandbox import (  # noqa: E402
+from prm_factory.schemas.code_spec import CodeTests, StdioCase, StdioTests  # noqa: E402
+from prm_factory.verifiers.code.grading import run_tests  # noqa: E402
+from prm_factory.verifiers.code.image import ensure_image  # noqa: E402
+from prm_factory.verifiers.code.sandbox import (  # noqa: E402
     NO_OPTIONS,
     ExecResult,
     JobOptions,
@@ -46,7 +46,7 @@ from verifiers.code.sandbox import (  # noqa: E402
     docker_client,
     run_once,
 )
-from verifiers.code.stdio_runner import run_stdio_tests  # noqa: E402
+from prm_factory.verifiers.code.stdio_runner import run_stdio_tests  # noqa: E402
 
 ARGV = ["python3", "main.py"]
 PROXY_TESTS = CodeTests.from_check_function(

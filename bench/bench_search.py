@@ -43,7 +43,7 @@ CLI = [sys.executable, "-m", "prm_factory.cli"]
 
 def synthetic_problems(count: int, steps: Sequence[int], seed: int) -> list[Any]:
     """`count` problems, the step counts taken in turn (1, 2, 3, 1, ...), each spec from index 0."""
-    from schemas.synthetic import SyntheticSpec, synthetic_problem
+    from prm_factory.schemas.synthetic import SyntheticSpec, synthetic_problem
 
     return [
         synthetic_problem(SyntheticSpec(seed=seed, steps=steps[i % len(steps)]), i // len(steps)).problem
@@ -86,7 +86,7 @@ def training_data(args: argparse.Namespace, out: Path, log: Path, walls: dict[st
     _cli(["run", "--config", "configs/default.toml", "--dataset", str(dataset), *overrides], log)
     walls["factory run (sample, verify, label, commit)"] = time.perf_counter() - mark
 
-    from sampling.model_prep import prepare_default_model
+    from prm_factory.sampling.model_prep import prepare_default_model
 
     mark = time.perf_counter()
     export = out / "prm.parquet"
@@ -168,7 +168,7 @@ def held_out_problems(args: argparse.Namespace, train_ids: set[str], train_texts
     if args.source == "synthetic":
         candidates = synthetic_problems(args.held_out * 2, args.steps, args.held_out_seed)
     else:
-        from schemas.gsm8k import load_gsm8k
+        from prm_factory.schemas.gsm8k import load_gsm8k
 
         path = REPO.parent / "shared" / "data" / "gsm8k" / "train.jsonl"
         candidates = list(load_gsm8k(path, offset=args.held_out_offset, limit=args.held_out * 2).problems)
@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from datasets import load_dataset
 
-    from sampling.model_prep import prepare_default_model
+    from prm_factory.sampling.model_prep import prepare_default_model
 
     model_dir = truncated_backbone(prepare_default_model(), args.prm_layers, args.out)
     example = _example()
@@ -238,12 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         walls[f"train {name} ({len(rows)} rows, {args.epochs:g} epoch)"] = time.perf_counter() - mark
     print(json.dumps({"training": training}, indent=2), flush=True)
 
-    from config.run_config import load_config
-    from evaluation.search_eval import evaluate_search
-    from evaluation.step_scorer import StepScorer
-    from flows.generation_run import engine_settings
-    from sampling.backends import drop_sampler, get_sampler
-    from sampling.protocol import GenerationParams
+    from prm_factory.config.run_config import load_config
+    from prm_factory.evaluation.search_eval import evaluate_search
+    from prm_factory.evaluation.step_scorer import StepScorer
+    from prm_factory.flows.generation_run import engine_settings
+    from prm_factory.sampling.backends import drop_sampler, get_sampler
+    from prm_factory.sampling.protocol import GenerationParams
 
     train_problems = pd_problem_keys(args.out / "dataset")
     problems = held_out_problems(args, *train_problems)

@@ -28,7 +28,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repo's packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sampling.cpu_host import SIMD_FLAGS, detect_host  # noqa: E402
+from prm_factory.sampling.cpu_host import SIMD_FLAGS, detect_host  # noqa: E402
 
 
 def load() -> str:
@@ -67,8 +67,8 @@ def run_mode(count: int, args: argparse.Namespace, work: Path) -> dict:
         shards.append({"shard": f"{index}/{count}", "exit": code, "wall_s": None})
         shards[-1]["wall_s"] = round(time.perf_counter() - shard_started, 1)  # upper bound: joined in order
     wall = time.perf_counter() - started
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     runs = query(
         Dataset(str(root)),

@@ -36,13 +36,13 @@ import pyarrow.dataset as pads  # noqa: E402
 from deltalake import DeltaTable, write_deltalake  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
-from schemas.records import RunInfo  # noqa: E402
-from storage.dataset import Dataset  # noqa: E402
-from storage.delta_io import open_or_create  # noqa: E402
-from storage.feed import StepFeed  # noqa: E402
-from storage.layout import ALL_KINDS, table_schema  # noqa: E402
-from storage.sql import query  # noqa: E402
-from storage.views import LABEL_STATS  # noqa: E402
+from prm_factory.schemas.records import RunInfo  # noqa: E402
+from prm_factory.storage.dataset import Dataset  # noqa: E402
+from prm_factory.storage.delta_io import open_or_create  # noqa: E402
+from prm_factory.storage.feed import StepFeed  # noqa: E402
+from prm_factory.storage.layout import ALL_KINDS, table_schema  # noqa: E402
+from prm_factory.storage.sql import query  # noqa: E402
+from prm_factory.storage.views import LABEL_STATS  # noqa: E402
 
 RUN_ID = "bench0000000000000000000000000000"
 CHUNK = 1_000_000

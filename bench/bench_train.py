@@ -49,7 +49,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repo's packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from training.rows import TrainRow, split_by_problem  # noqa: E402
+from prm_factory.training.rows import TrainRow, split_by_problem  # noqa: E402
 
 SEPARATOR = " ки\n"
 
@@ -62,7 +62,7 @@ def synthetic_rows(
     n_problems: int, steps: int, wrong: int, seed: int, k: int, p_right: float, p_wrong: float
 ) -> list[TrainRow]:
     """Chains with exact step truth (`labels`) and simulated MC values (`values`): the module docstring."""
-    from schemas.synthetic import SyntheticSpec, synthetic_problem
+    from prm_factory.schemas.synthetic import SyntheticSpec, synthetic_problem
 
     rng = random.Random(seed)
     spec = SyntheticSpec(seed=seed, steps=steps, operations="+-*")
@@ -103,11 +103,11 @@ def dataset_rows(root: str, version: str | None) -> tuple[list[TrainRow], dict[s
     """Rows of a synthetic dataset version: MC values as stored, labels the exact step truth (module doc)."""
     from dataclasses import fields, replace
 
-    from evaluation.step_truth import chain_truth
-    from schemas.records import Problem
-    from storage.dataset import Dataset
-    from storage.versions import resolve
-    from training.rows import rows_from_dataset
+    from prm_factory.evaluation.step_truth import chain_truth
+    from prm_factory.schemas.records import Problem
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.versions import resolve
+    from prm_factory.training.rows import rows_from_dataset
 
     store = Dataset(root)
     resolved = resolve(store, version)
@@ -178,7 +178,7 @@ def initial_checkpoint(layers: int, out: Path, seed: int) -> Path:
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    from sampling.model_prep import prepare_default_model
+    from prm_factory.sampling.model_prep import prepare_default_model
 
     target = out / f"init-{layers}-layers-seed{seed}"
     if not (target / "config.json").exists():
@@ -195,7 +195,7 @@ def initial_checkpoint(layers: int, out: Path, seed: int) -> Path:
 def train_ours(
     rows: list[TrainRow], base: Path, out: Path, args: argparse.Namespace, soft: bool = False
 ) -> dict[str, Any]:
-    from training.trainer import Provenance, TrainSettings, train
+    from prm_factory.training.trainer import Provenance, TrainSettings, train
 
     settings = TrainSettings(
         base_model=base,
@@ -227,7 +227,7 @@ def train_trl(rows: list[TrainRow], base: Path, out: Path, args: argparse.Namesp
     from datasets import Dataset as HFDataset
     from trl.experimental.prm import PRMConfig, PRMTrainer
 
-    from training.model import load_model
+    from prm_factory.training.model import load_model
 
     train_rows, _ = split_by_problem(rows, args.held_out)
     data = HFDataset.from_list(
@@ -295,7 +295,7 @@ def aligned_rows(rows: Sequence[TrainRow], base: Path) -> tuple[list[TrainRow], 
     """The rows every trainer keeps (the alignment check at max_length 512), and how many it refuses."""
     from transformers import AutoTokenizer
 
-    from training.layout import alignment_problem
+    from prm_factory.training.layout import alignment_problem
 
     tokenizer = AutoTokenizer.from_pretrained(base)
     kept = [r for r in rows if alignment_problem(tokenizer, r.prompt, r.steps, SEPARATOR, 512) is None]
@@ -303,7 +303,7 @@ def aligned_rows(rows: Sequence[TrainRow], base: Path) -> tuple[list[TrainRow], 
 
 
 def held_out_scores(checkpoint: Path, held: Sequence[TrainRow]) -> list[list[float]]:
-    from training.scorer import PrmScorer
+    from prm_factory.training.scorer import PrmScorer
 
     scorer = PrmScorer(checkpoint, separator=SEPARATOR, max_length=512)
     return [list(s.scores) for s in scorer.score([(r.prompt, r.steps) for r in held])]
@@ -317,7 +317,7 @@ def _accuracy(scores: Sequence[Sequence[float]], labels: Sequence[Sequence[bool]
 
 
 def _auroc(scores: Sequence[Sequence[float]], labels: Sequence[Sequence[bool]]) -> float:
-    from training.step_metrics import auroc
+    from prm_factory.training.step_metrics import auroc
 
     value = auroc([s for c in scores for s in c], [t for c in labels for t in c])
     return float("nan") if value is None else value

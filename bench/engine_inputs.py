@@ -37,14 +37,14 @@ if __package__ in (None, ""):  # imported from a script run: make the repo's pac
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_rollouts import EngineInputs  # noqa: E402
-from rollouts import RolloutItem  # noqa: E402
-from sampling.chains import DrawnChain, draw_chains  # noqa: E402
-from sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt  # noqa: E402
-from sampling.protocol import GenerationParams, Sampler  # noqa: E402
-from sampling.segment import segment  # noqa: E402
-from schemas.gsm8k import load_gsm8k  # noqa: E402
-from verifiers.math import MathVerifier, MathVerifierConfig  # noqa: E402
-from verifiers.protocol import outcome_value  # noqa: E402
+from prm_factory.rollouts import RolloutItem  # noqa: E402
+from prm_factory.sampling.chains import DrawnChain, draw_chains  # noqa: E402
+from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt  # noqa: E402
+from prm_factory.sampling.protocol import GenerationParams, Sampler  # noqa: E402
+from prm_factory.sampling.segment import segment  # noqa: E402
+from prm_factory.schemas.gsm8k import load_gsm8k  # noqa: E402
+from prm_factory.verifiers.math import MathVerifier, MathVerifierConfig  # noqa: E402
+from prm_factory.verifiers.protocol import outcome_value  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "gsm8k" / "train.jsonl"
 
@@ -109,8 +109,8 @@ def build_inputs(sampler: Sampler) -> EngineInputs:
 
 def gsm8k_offline_engine() -> EngineInputs:
     """The embedded model on this process's vLLM offline engine (engine-seeded, prefix caching on)."""
-    from sampling.model_prep import DEFAULT_MODEL_ID, prepare_default_model
-    from sampling.vllm_sampler import EngineSettings, get_sampler
+    from prm_factory.sampling.model_prep import DEFAULT_MODEL_ID, prepare_default_model
+    from prm_factory.sampling.vllm_sampler import EngineSettings, get_sampler
 
     settings = EngineSettings(
         checkpoint=str(prepare_default_model()),
@@ -124,8 +124,8 @@ def gsm8k_offline_engine() -> EngineInputs:
 
 def gsm8k_openai_server() -> EngineInputs:
     """The embedded model's tokenizer, sampling on the OpenAI-compatible servers in PRM_BENCH_SERVER_URLS."""
-    from sampling.model_prep import DEFAULT_MODEL_ID, prepare_default_model
-    from sampling.openai_sampler import OpenAICompatibleSampler
+    from prm_factory.sampling.model_prep import DEFAULT_MODEL_ID, prepare_default_model
+    from prm_factory.sampling.openai_sampler import OpenAICompatibleSampler
 
     urls = [u for u in os.environ.get("PRM_BENCH_SERVER_URLS", "").split(",") if u]
     if not urls:

@@ -127,7 +127,7 @@ class ModelConfig(_Section):
 
     @model_validator(mode="after")
     def _known_engine_args(self) -> ModelConfig:
-        from config.engine_args import engine_args_problems, vllm_engine_arg_names
+        from prm_factory.config.engine_args import engine_args_problems, vllm_engine_arg_names
 
         problems = engine_args_problems(
             self.engine_args, vllm_engine_arg_names() if self.engine_args else None

@@ -23,10 +23,10 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
-from config.run_config import SHARED_GSM8K
-from verifiers.math.arithmetic import NotEvaluable, evaluate, lex, parse_side
-from verifiers.math.numbers import Literal, matches_written
-from verifiers.protocol import Verdict
+from prm_factory.config.run_config import SHARED_GSM8K
+from prm_factory.verifiers.math.arithmetic import NotEvaluable, evaluate, lex, parse_side
+from prm_factory.verifiers.math.numbers import Literal, matches_written
+from prm_factory.verifiers.protocol import Verdict
 
 # the default of `evaluation.report --source`: the shared GSM8K train split beside the checkout (../shared)
 DEFAULT_SOURCE = SHARED_GSM8K
@@ -187,7 +187,7 @@ def predict_first_errors(
 ) -> list[int]:
     """Run a step checker over every sample; the predicted first-error indices, in order."""
     if check is None:
-        from verifiers.math.claims import check_steps
+        from prm_factory.verifiers.math.claims import check_steps
 
         check = check_steps
     return [first_error_index(check(sample.steps)) for sample in samples]

@@ -13,7 +13,7 @@ Four sets, all scored as precision / recall of the checker's `correct` against `
 - `data/math_outputs_heldout.jsonl`: a second set of whole outputs in the same shape, kept apart from
   development (`data/math_outputs_heldout.md`).
 
-    .venv/bin/python -m evaluation.answer_pairs [FILE ...]     # every set when no FILE is given
+    .venv/bin/python -m prm_factory.evaluation.answer_pairs [FILE ...]     # every set when no FILE is given
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluation.metrics import PrecisionRecall, answer_correct_scores
-from verifiers.protocol import Verdict
+from prm_factory.evaluation.metrics import PrecisionRecall, answer_correct_scores
+from prm_factory.verifiers.protocol import Verdict
 
 ANSWER_PAIRS = Path(__file__).parent / "data" / "answer_pairs.jsonl"
 ANSWER_PAIRS_MATH_STYLE = Path(__file__).parent / "data" / "answer_pairs_math_style.jsonl"
@@ -66,7 +66,7 @@ def evaluate_answer_pairs(
 ) -> AnswerPairReport:
     """Score a batch judge (default: `answers_equivalent_many`) on the pairs; list where it disagrees."""
     if judge is None:
-        from verifiers.math.answers import answers_equivalent_many
+        from prm_factory.verifiers.math.answers import answers_equivalent_many
 
         judge = answers_equivalent_many
     verdicts = judge([(p.predicted, p.reference) for p in pairs])
@@ -112,7 +112,7 @@ def evaluate_math_outputs(
 ) -> tuple[PrecisionRecall, tuple[str, ...], tuple[tuple[MathOutput, Verdict], ...]]:
     """Grade every output end to end (default: `grade_answer`); scores, labels and disagreements."""
     if grade is None:
-        from verifiers.math.answers import grade_answer
+        from prm_factory.verifiers.math.answers import grade_answer
 
         grade = grade_answer
     verdicts = [grade(o.completion, o.reference) for o in outputs]

@@ -10,7 +10,7 @@ Targets (issue 11): no step with a false claim labelled `correct`; at most 1 in 
 hold labelled `incorrect`. `unverifiable` is never counted against either target (it is not a judgement),
 but its share is printed, because a checker that says `unverifiable` to everything meets both.
 
-Run: `python -m evaluation.claim_steps [PATH]`; the exit code is non-zero when a target is missed.
+Run: `python -m prm_factory.evaluation.claim_steps [PATH]`; the exit code is non-zero when a target is missed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from verifiers.protocol import Verdict
+from prm_factory.verifiers.protocol import Verdict
 
 CLAIM_STEPS = Path(__file__).parent / "data" / "claim_steps.jsonl"
 MAX_FALSE_ACCEPTED = 0
@@ -160,8 +160,8 @@ class ClaimStepsReport:
 
 def default_judge() -> tuple[Judge, Callable[[], None]]:
     """`MathVerifier().check_steps` on one step at a time with a dummy problem (steps are judged alone)."""
-    from schemas.records import Problem
-    from verifiers.math import MathVerifier
+    from prm_factory.schemas.records import Problem
+    from prm_factory.verifiers.math import MathVerifier
 
     verifier = MathVerifier()
     problem = Problem("claim-steps", "claim-steps", "math", "(single step, judged alone)")

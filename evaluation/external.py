@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluation.metrics import (
+from prm_factory.evaluation.metrics import (
     FirstErrorScores,
     PrecisionRecall,
     first_error_scores,
     step_incorrect_scores,
     step_labels_from_first_error,
 )
-from schemas.external_chains import ExternalChain
+from prm_factory.schemas.external_chains import ExternalChain
 
 
 @dataclass(frozen=True)

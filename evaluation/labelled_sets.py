@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from schemas.reference_solutions import question_key
+from prm_factory.schemas.reference_solutions import question_key
 
 
 def steps_digest(steps: Sequence[str]) -> str:

@@ -7,7 +7,7 @@ copied into this one: `data/real_errors_phi35_labels.jsonl` holds only our label
 where each chain sits in the source, and a digest of its steps. This module joins the two:
 
     git clone https://github.com/RobbenRibery/rft-gsm8k && git -C rft-gsm8k checkout 970e605f
-    python -m evaluation.phi35_rft --source rft-gsm8k/datasets --out /tmp/real_errors_phi35.jsonl
+    python -m prm_factory.evaluation.phi35_rft --source rft-gsm8k/datasets --out /tmp/real_errors_phi35.jsonl
     prm-factory eval /tmp/real_errors_phi35.jsonl
 
 Each row's steps are checked against the stored digest; a row that does not match (another commit, a
@@ -21,9 +21,9 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from evaluation.labelled_sets import gold_by_question, real_error_row, run_cli, steps_digest
-from evaluation.real_errors import SHARED_GSM8K_TRAIN
-from schemas.reference_solutions import question_key
+from prm_factory.evaluation.labelled_sets import gold_by_question, real_error_row, run_cli, steps_digest
+from prm_factory.evaluation.real_errors import SHARED_GSM8K_TRAIN
+from prm_factory.schemas.reference_solutions import question_key
 
 LABELS = Path(__file__).parent / "data" / "real_errors_phi35_labels.jsonl"
 ARROW_FILE = "data-00000-of-00001.arrow"

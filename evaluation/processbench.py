@@ -27,13 +27,13 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from evaluation.external import ExternalEvalReport, evaluate_external
-from evaluation.real_errors import combine_step_labels
-from labels.reference import reference_step_labels
-from schemas.external_chains import ExternalChain
-from schemas.records import Problem
-from schemas.rejected import RejectedRow
-from verifiers.protocol import Verifier
+from prm_factory.evaluation.external import ExternalEvalReport, evaluate_external
+from prm_factory.evaluation.real_errors import combine_step_labels
+from prm_factory.labels.reference import reference_step_labels
+from prm_factory.schemas.external_chains import ExternalChain
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.rejected import RejectedRow
+from prm_factory.verifiers.protocol import Verifier
 
 LABEL_SOURCES = ("verifier", "reference", "combined", "prm")  # prm: a trained checkpoint (`eval --prm`)
 

@@ -5,7 +5,7 @@ Prints the five figures issue 22 tracks: the share of fully correct chains with 
 ProcessBench first-error accuracies (erroneous, correct) with their harmonic mean. `--dump` writes each
 chain's verdicts (and the failed claim of every `incorrect` step) as JSON lines, to read what was flagged.
 
-    python -m evaluation.processbench_dev PATH/math.json [--limit 200] [--dump verdicts.jsonl]
+    python -m prm_factory.evaluation.processbench_dev PATH/math.json [--limit 200] [--dump verdicts.jsonl]
 """
 
 from __future__ import annotations
@@ -18,10 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluation.external import predicted_first_error
-from evaluation.metrics import first_error_scores, step_incorrect_scores, step_labels_from_first_error
-from schemas.records import Problem
-from verifiers.math.verifier import MathVerifier
+from prm_factory.evaluation.external import predicted_first_error
+from prm_factory.evaluation.metrics import (
+    first_error_scores,
+    step_incorrect_scores,
+    step_labels_from_first_error,
+)
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.verifier import MathVerifier
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ on a wrong number, as published in shauryajeloka/yoda-gsm8k-posttraining (commit
 chain texts are not copied into this one: `data/real_errors_qwen25_labels.jsonl` holds only our labels
 (first error, note), the source record's id, and a digest of its steps. This module joins the two:
 
-    python -m evaluation.qwen25_train --source gsm8k_train.jsonl --out /tmp/real_errors_qwen25.jsonl
+    python -m prm_factory.evaluation.qwen25_train --source gsm8k_train.jsonl \
+        --out /tmp/real_errors_qwen25.jsonl
     prm-factory eval /tmp/real_errors_qwen25.jsonl
 
 Steps are the response's paragraphs (split on blank lines, as ProcessBench splits), exactly as labelled.
@@ -21,9 +22,9 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from evaluation.labelled_sets import gold_by_question, real_error_row, run_cli, steps_digest
-from evaluation.real_errors import SHARED_GSM8K_TRAIN
-from schemas.reference_solutions import question_key
+from prm_factory.evaluation.labelled_sets import gold_by_question, real_error_row, run_cli, steps_digest
+from prm_factory.evaluation.real_errors import SHARED_GSM8K_TRAIN
+from prm_factory.schemas.reference_solutions import question_key
 
 LABELS = Path(__file__).parent / "data" / "real_errors_qwen25_labels.jsonl"
 GENERATOR = "Qwen/Qwen2.5-3B-Instruct"

@@ -1,6 +1,6 @@
 """First-error F1 of the model-free label sources on real model errors.
 
-Run: `python -m evaluation.real_errors PATH`.
+Run: `python -m prm_factory.evaluation.real_errors PATH`.
 
 Input: ProcessBench-shape jsonl with reference fields, one chain a line:
 `{"id", "problem", "steps", "final_answer", "label", "reference_answer", "solution", "source"}` (`label` =
@@ -31,18 +31,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluation.external import predicted_first_error
-from evaluation.metrics import (
+from prm_factory.evaluation.external import predicted_first_error
+from prm_factory.evaluation.metrics import (
     FirstErrorScores,
     PrecisionRecall,
     first_error_scores,
     step_incorrect_scores,
     step_labels_from_first_error,
 )
-from labels.reference import reference_step_labels
-from schemas.records import Problem
-from schemas.reference_solutions import question_key
-from verifiers.protocol import Verifier
+from prm_factory.labels.reference import reference_step_labels
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.reference_solutions import question_key
+from prm_factory.verifiers.protocol import Verifier
 
 REAL_ERRORS_SET = Path(__file__).parent / "data" / "real_errors_gsm8k.jsonl"
 # the shared GSM8K train split beside the checkout (../shared/data/gsm8k), for rows that carry no solution
@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
 
-    from verifiers.math import MathVerifier
+    from prm_factory.verifiers.math import MathVerifier
 
     samples = load_samples(args.path, args.gsm8k)
     missing = sum(s.solution is None for s in samples)

@@ -1,4 +1,4 @@
-"""Measure label quality on the sets this package builds: `python -m evaluation.report`.
+"""Measure label quality on the sets this package builds: `python -m prm_factory.evaluation.report`.
 
 Prints first-error F1 on the altered-GSM8K set (rebuilt from the GSM8K source when it is there, else read
 from `data/altered_gsm8k.jsonl`), per-step precision/recall of `incorrect`, and final-answer precision/recall
@@ -15,17 +15,22 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from evaluation.altered_gsm8k import DEFAULT_SOURCE, AlteredSample, build_altered_gsm8k, first_error_index
-from evaluation.answer_pairs import evaluate_answer_pairs, load_answer_pairs
-from evaluation.metrics import (
+from prm_factory.evaluation.altered_gsm8k import (
+    DEFAULT_SOURCE,
+    AlteredSample,
+    build_altered_gsm8k,
+    first_error_index,
+)
+from prm_factory.evaluation.answer_pairs import evaluate_answer_pairs, load_answer_pairs
+from prm_factory.evaluation.metrics import (
     FirstErrorScores,
     PrecisionRecall,
     first_error_scores,
     step_incorrect_scores,
     step_labels_from_first_error,
 )
-from schemas.records import Problem
-from verifiers.protocol import Verdict
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.protocol import Verdict
 
 ALTERED_SET = Path(__file__).parent / "data" / "altered_gsm8k.jsonl"
 
@@ -84,8 +89,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, action="append", help="build seeds (repeatable); default 0")
     args = parser.parse_args(argv)
 
-    from verifiers.math import MathVerifier
-    from verifiers.math.answers import answers_equivalent_many
+    from prm_factory.verifiers.math import MathVerifier
+    from prm_factory.verifiers.math.answers import answers_equivalent_many
 
     verifier = MathVerifier()
     problem = Problem("eval", "altered-gsm8k", "math", "")

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evaluation.beam_search import beam_search
-from evaluation.search import (
+from prm_factory.evaluation.beam_search import beam_search
+from prm_factory.evaluation.search import (
     Candidate,
     SearchRow,
     render_markdown,
@@ -27,16 +27,16 @@ from evaluation.search import (
     single_pick_rows,
     standard_methods,
 )
-from evaluation.step_scorer import ChainScorer
-from sampling.chains import draw_chains
-from sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
-from sampling.protocol import GenerationParams, Sampler
-from sampling.segment import segment
-from schemas.records import Problem
-from verifiers.math import MathVerifier
-from verifiers.math.answers import AnswerTooLarge, normalize_answer, plain_value
-from verifiers.math.final_answer import extract_answer
-from verifiers.protocol import Verdict
+from prm_factory.evaluation.step_scorer import ChainScorer
+from prm_factory.sampling.chains import draw_chains
+from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
+from prm_factory.sampling.protocol import GenerationParams, Sampler
+from prm_factory.sampling.segment import segment
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math import MathVerifier
+from prm_factory.verifiers.math.answers import AnswerTooLarge, normalize_answer, plain_value
+from prm_factory.verifiers.math.final_answer import extract_answer
+from prm_factory.verifiers.protocol import Verdict
 
 
 def vote_key(text: str, *, last_number_fallback: bool = True) -> str | None:

@@ -48,10 +48,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from schemas.records import Problem
-from schemas.synthetic import SyntheticProblem, rebuild
-from verifiers.math.arithmetic import NotEvaluable, Token, bare_literal, evaluate, lex, parse_side
-from verifiers.math.claim_extraction import Run, extract_runs
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.synthetic import SyntheticProblem, rebuild
+from prm_factory.verifiers.math.arithmetic import NotEvaluable, Token, bare_literal, evaluate, lex, parse_side
+from prm_factory.verifiers.math.claim_extraction import Run, extract_runs
 
 TruthLabel = Literal["correct", "incorrect"]
 

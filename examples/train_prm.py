@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
-from storage.dataset import Dataset  # noqa: E402
-from storage.feed import StepFeed  # noqa: E402
-from storage.sql import query  # noqa: E402
+from prm_factory.storage.dataset import Dataset  # noqa: E402
+from prm_factory.storage.feed import StepFeed  # noqa: E402
+from prm_factory.storage.sql import query  # noqa: E402
 
 LABEL_COLUMNS = {"hard": "hard_label", "verifier": "verdict", "consensus": "consensus"}
 
@@ -153,7 +153,7 @@ def main() -> None:
         )
 
     if args.model is None:
-        from sampling.model_prep import prepare_default_model
+        from prm_factory.sampling.model_prep import prepare_default_model
 
         args.model = prepare_default_model()
     started = time.perf_counter()

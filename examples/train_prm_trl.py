@@ -33,7 +33,7 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from storage.tokenizer_check import TrainerSettings, check_rows  # noqa: E402
+from prm_factory.storage.tokenizer_check import TrainerSettings, check_rows  # noqa: E402
 
 
 def is_held_out(problem_id: str, fraction: float) -> bool:
@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     if args.model is None:
-        from sampling.model_prep import prepare_default_model
+        from prm_factory.sampling.model_prep import prepare_default_model
 
         args.model = prepare_default_model()
     rows = load_rows(args.data)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from labels.tally import RunTally
+from prm_factory.labels.tally import RunTally
 
 VERDICTS = ("correct", "incorrect", "unverifiable")
 CONSENSUS = ("positive", "negative", "disputed", "unlabeled")

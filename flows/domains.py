@@ -7,17 +7,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from config.run_config import RunConfig
-from sampling.prompts import CODE_SYSTEM_PROMPT, MATH_SYSTEM_PROMPT, code_user_prompt, math_user_prompt
-from sampling.segment import StepSpan, segment
-from schemas.gsm8k import load_gsm8k
-from schemas.records import Problem
-from schemas.rejected import RejectedRow
-from verifiers.identity import code_digest
-from verifiers.protocol import Verdict, Verifier
+from prm_factory.config.run_config import RunConfig
+from prm_factory.sampling.prompts import (
+    CODE_SYSTEM_PROMPT,
+    MATH_SYSTEM_PROMPT,
+    code_user_prompt,
+    math_user_prompt,
+)
+from prm_factory.sampling.segment import StepSpan, segment
+from prm_factory.schemas.gsm8k import load_gsm8k
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.rejected import RejectedRow
+from prm_factory.verifiers.identity import code_digest
+from prm_factory.verifiers.protocol import Verdict, Verifier
 
 if TYPE_CHECKING:
-    from verifiers.math import MathVerifier
+    from prm_factory.verifiers.math import MathVerifier
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,7 @@ class Domain:
 def _load_math(config: RunConfig, limit: int | None) -> tuple[list[Problem], list[RejectedRow]]:
     p = config.problems
     if p.source == "synthetic":
-        from schemas.synthetic import load_synthetic
+        from prm_factory.schemas.synthetic import load_synthetic
 
         return load_synthetic(p.synthetic.model_dump(), offset=p.offset, limit=limit), []
     loaded = load_gsm8k(p.resolved_path(), offset=p.offset, limit=limit)
@@ -43,12 +48,12 @@ def _load_math(config: RunConfig, limit: int | None) -> tuple[list[Problem], lis
 
 
 def _load_code(config: RunConfig, limit: int | None) -> tuple[list[Problem], list[RejectedRow]]:
-    from schemas.code_problems import load_code_problems
+    from prm_factory.schemas.code_problems import load_code_problems
 
     p = config.problems
     path = p.resolved_path()
     if not path.is_file():
-        from schemas.gsm8k import ProblemSourceError
+        from prm_factory.schemas.gsm8k import ProblemSourceError
 
         raise ProblemSourceError(f"problem file not found: {path}")
     problems, rejected = load_code_problems(path)
@@ -60,22 +65,27 @@ ReferenceLabeler = Callable[[Problem, list[str], str], list[Verdict]]
 
 def reference_identity() -> dict[str, str]:
     """Name, version and code digest of the reference-alignment labeler (labels.reference)."""
-    from labels.reference import REFERENCE_LABELER, REFERENCE_VERSION
+    from prm_factory.labels.reference import REFERENCE_LABELER, REFERENCE_VERSION
 
-    modules = ("labels", "verifiers.math.arithmetic", "verifiers.math.numbers", "verifiers.protocol")
+    modules = (
+        "prm_factory.labels",
+        "prm_factory.verifiers.math.arithmetic",
+        "prm_factory.verifiers.math.numbers",
+        "prm_factory.verifiers.protocol",
+    )
     return {"name": REFERENCE_LABELER, "version": REFERENCE_VERSION, "code": code_digest(modules)}
 
 
 def reference_labels(problem: Problem, steps: list[str], outcome: str) -> list[Verdict]:
     """The `reference` source for one chain: alignment with the problem's worked solution."""
-    from labels.reference import reference_step_labels
+    from prm_factory.labels.reference import reference_step_labels
 
     return reference_step_labels(problem, steps, outcome)
 
 
 def math_verifier(config: RunConfig) -> MathVerifier:
     """The math verifier as the config sets it up (sampled runs and `prm-factory label` alike)."""
-    from verifiers.math import MathVerifier, MathVerifierConfig
+    from prm_factory.verifiers.math import MathVerifier, MathVerifierConfig
 
     v = config.verifier
     return MathVerifier(
@@ -84,8 +94,8 @@ def math_verifier(config: RunConfig) -> MathVerifier:
 
 
 def _code_verifier(config: RunConfig) -> Verifier:
-    from verifiers.code.sandbox import SandboxLimits
-    from verifiers.code.verifier import CodeVerifier, CodeVerifierConfig
+    from prm_factory.verifiers.code.sandbox import SandboxLimits
+    from prm_factory.verifiers.code.verifier import CodeVerifier, CodeVerifierConfig
 
     s = config.sandbox
     limits = SandboxLimits(memory_mb=s.memory_mb, pids=s.pids, cpus=s.cpus, wall_seconds=s.wall_seconds)
@@ -95,7 +105,7 @@ def _code_verifier(config: RunConfig) -> Verifier:
 
 
 def _code_segments(text: str, mode: str) -> list[StepSpan]:
-    from verifiers.code.program import segment_chain
+    from prm_factory.verifiers.code.program import segment_chain
 
     return [StepSpan(i, seg.text, seg.start, seg.end) for i, seg in enumerate(segment_chain(text, mode))]  # type: ignore[arg-type]
 

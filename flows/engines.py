@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import threading
 
-from config.run_config import RunConfig
-from sampling.model_prep import resolve_model
-from sampling.vllm_sampler import EngineSettings
+from prm_factory.config.run_config import RunConfig
+from prm_factory.sampling.model_prep import resolve_model
+from prm_factory.sampling.vllm_sampler import EngineSettings
 
 
 def engine_settings(config: RunConfig) -> EngineSettings:

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from config.run_config import ConfigError, RunConfig
-from flows.shards import Shard
+from prm_factory.config.run_config import ConfigError, RunConfig
+from prm_factory.flows.shards import Shard
 
 DEPLOYMENT_NAME = "prm-shards"
 FLOW_NAME = "prm-generation-run"
@@ -51,7 +51,7 @@ def deploy_generation(pool: str) -> str:
     """Create (or update) the shards' deployment on `pool`; returns its `flow/deployment` name."""
     from prefect.deployments.runner import EntrypointType
 
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     generation_run.deploy(
         name=DEPLOYMENT_NAME,

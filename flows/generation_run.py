@@ -27,27 +27,35 @@ from typing import Any
 from prefect import State, flow, get_run_logger
 from prefect.states import Failed
 
-from config.run_config import RunConfig
-from flows import artifacts, tasks
-from flows.domains import Domain, domain_for
-from flows.engines import engine_settings, import_engine_in_background
-from flows.observe import StageEvents, event_line
-from flows.plan import ChunkKeys, ChunkPlan, RunPlan, labeler_versions, needs_engine, plan_run, run_labelers
-from flows.resume import with_stage_cache
-from flows.run_record import RunOutput, run_record, utc_now
-from flows.run_summary import RunFailed, RunSummary
-from flows.shards import ShardRun
-from flows.stage_clock import StageClock
-from flows.stages import GENERATION
-from flows.tasks import SANDBOX_TAG, TALLY_NOTE, RolloutStage
-from labels.assemble import SampledChain, chunk_records
-from labels.judge import JudgeResult
-from labels.tally import RunTally
-from rollouts import ChainValues
-from sampling.vllm_sampler import engine_record
-from schemas.records import Problem, Rejection
-from storage.staging import chunk_dir, drop_staged, is_staged, read_note
-from verifiers.protocol import Verdict, Verifier
+from prm_factory.config.run_config import RunConfig
+from prm_factory.flows import artifacts, tasks
+from prm_factory.flows.domains import Domain, domain_for
+from prm_factory.flows.engines import engine_settings, import_engine_in_background
+from prm_factory.flows.observe import StageEvents, event_line
+from prm_factory.flows.plan import (
+    ChunkKeys,
+    ChunkPlan,
+    RunPlan,
+    labeler_versions,
+    needs_engine,
+    plan_run,
+    run_labelers,
+)
+from prm_factory.flows.resume import with_stage_cache
+from prm_factory.flows.run_record import RunOutput, run_record, utc_now
+from prm_factory.flows.run_summary import RunFailed, RunSummary
+from prm_factory.flows.shards import ShardRun
+from prm_factory.flows.stage_clock import StageClock
+from prm_factory.flows.stages import GENERATION
+from prm_factory.flows.tasks import SANDBOX_TAG, TALLY_NOTE, RolloutStage
+from prm_factory.labels.assemble import SampledChain, chunk_records
+from prm_factory.labels.judge import JudgeResult
+from prm_factory.labels.tally import RunTally
+from prm_factory.rollouts import ChainValues
+from prm_factory.sampling.vllm_sampler import engine_record
+from prm_factory.schemas.records import Problem, Rejection
+from prm_factory.storage.staging import chunk_dir, drop_staged, is_staged, read_note
+from prm_factory.verifiers.protocol import Verdict, Verifier
 
 __all__ = ["RunFailed", "RunSummary", "engine_settings", "generation_run", "run_generation"]
 
@@ -151,7 +159,7 @@ def sample_and_verify(
     run: ChunkRun, index: int, part: list[Problem], keys: ChunkKeys
 ) -> tuple[list[SampledChain], list[list[Verdict]]]:
     """Sample the chunk's chains, segment and grade them, and verify their steps."""
-    from flows.scaleout import verify_in_chunks
+    from prm_factory.flows.scaleout import verify_in_chunks
 
     plan, clock = run.plan, run.clock
     sample = _resumable(run, tasks.sample_task, keys["sample"])

@@ -18,30 +18,36 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from config.run_config import RunConfig
-from flows.domains import domain_for as math_domain
-from flows.domains import math_verifier, reference_identity, reference_labels
-from flows.engines import engine_settings, judge_settings
-from flows.plan import run_labelers
-from flows.resume import with_stage_cache
-from flows.run_record import RunOutput, run_record, utc_now
-from flows.stages import EXTERNAL
-from flows.tasks import judge_task, rollouts_task, start_engine_task, write_task
-from labels.assemble import RecordContext, SampledChain, chunk_records, external_problem, join_steps
-from labels.judge import JudgeResult
-from rollouts import ChainValues
-from sampling.backends import get_sampler
-from sampling.model_prep import weights_hash
-from sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
-from sampling.protocol import Generation
-from schemas.external_chains import ExternalChain, read_external_chains
-from schemas.ids import content_id
-from schemas.records import Chain, Problem, Rejection, Step
-from schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
-from schemas.rejected import RejectedRow
-from verifiers.identity import identity_tag, labeler_identity
-from verifiers.math import MathVerifier
-from verifiers.protocol import Verdict
+from prm_factory.config.run_config import RunConfig
+from prm_factory.flows.domains import domain_for as math_domain
+from prm_factory.flows.domains import math_verifier, reference_identity, reference_labels
+from prm_factory.flows.engines import engine_settings, judge_settings
+from prm_factory.flows.plan import run_labelers
+from prm_factory.flows.resume import with_stage_cache
+from prm_factory.flows.run_record import RunOutput, run_record, utc_now
+from prm_factory.flows.stages import EXTERNAL
+from prm_factory.flows.tasks import judge_task, rollouts_task, start_engine_task, write_task
+from prm_factory.labels.assemble import (
+    RecordContext,
+    SampledChain,
+    chunk_records,
+    external_problem,
+    join_steps,
+)
+from prm_factory.labels.judge import JudgeResult
+from prm_factory.rollouts import ChainValues
+from prm_factory.sampling.backends import get_sampler
+from prm_factory.sampling.model_prep import weights_hash
+from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
+from prm_factory.sampling.protocol import Generation
+from prm_factory.schemas.external_chains import ExternalChain, read_external_chains
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Chain, Problem, Rejection, Step
+from prm_factory.schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
+from prm_factory.schemas.rejected import RejectedRow
+from prm_factory.verifiers.identity import identity_tag, labeler_identity
+from prm_factory.verifiers.math import MathVerifier
+from prm_factory.verifiers.protocol import Verdict
 
 EXTERNAL_MODEL = "external"
 

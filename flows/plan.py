@@ -12,20 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from config.run_config import RunConfig
-from flows.domains import Domain, reference_identity
-from flows.engines import engine_settings, judge_settings
-from flows.resume import chunks, is_cached, problems_fingerprint
-from flows.stages import GENERATION
-from labels.assemble import ChainIdentity, RecordContext
-from labels.judge import prompt_hash
-from sampling.model_prep import weights_hash
-from sampling.protocol import GenerationParams
-from sampling.vllm_sampler import EngineSettings, engine_choice
-from schemas.records import Problem
-from storage.staging import chunk_dir, is_staged
-from verifiers.identity import code_digest, identity_tag, labeler_identity
-from verifiers.protocol import Verifier
+from prm_factory.config.run_config import RunConfig
+from prm_factory.flows.domains import Domain, reference_identity
+from prm_factory.flows.engines import engine_settings, judge_settings
+from prm_factory.flows.resume import chunks, is_cached, problems_fingerprint
+from prm_factory.flows.stages import GENERATION
+from prm_factory.labels.assemble import ChainIdentity, RecordContext
+from prm_factory.labels.judge import prompt_hash
+from prm_factory.sampling.model_prep import weights_hash
+from prm_factory.sampling.protocol import GenerationParams
+from prm_factory.sampling.vllm_sampler import EngineSettings, engine_choice
+from prm_factory.schemas.records import Problem
+from prm_factory.storage.staging import chunk_dir, is_staged
+from prm_factory.verifiers.identity import code_digest, identity_tag, labeler_identity
+from prm_factory.verifiers.protocol import Verifier
 
 
 def run_labelers(
@@ -39,7 +39,7 @@ def run_labelers(
         labelers["judge"] = {
             "name": judge_model,
             "version": prompt_hash(),
-            "code": code_digest(("labels.judge",)),
+            "code": code_digest(("prm_factory.labels.judge",)),
         }
     return labelers
 

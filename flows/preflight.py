@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from config.run_config import RunConfig
+from prm_factory.config.run_config import RunConfig
 
 
 def config_problems(config: RunConfig) -> list[str]:
@@ -25,7 +25,7 @@ def config_problems(config: RunConfig) -> list[str]:
         elif not (checkpoint / "config.json").is_file():
             problems.append(f"model.path {checkpoint} is not a Hugging Face checkpoint (no config.json)")
     if config.runner.task_runner == "dask" and importlib.util.find_spec("prefect_dask") is None:
-        from flows.scaleout import DASK_PIN
+        from prm_factory.flows.scaleout import DASK_PIN
 
         problems.append(f"runner.task_runner = 'dask' needs prefect-dask (pip install {DASK_PIN})")
     problems.extend(labeler_problems(config))
@@ -38,8 +38,8 @@ def labeler_problems(config: RunConfig) -> list[str]:
     must import and parse in the bounded worker the grader uses."""
     if config.problems.domain != "math":
         return []
-    from verifiers.math.answers import check_dependencies
-    from verifiers.math.bounded import BoundedPool, PoolConfig
+    from prm_factory.verifiers.math.answers import check_dependencies
+    from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig
 
     pool = BoundedPool(PoolConfig(workers=1))
     try:

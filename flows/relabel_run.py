@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 from prefect import flow, get_run_logger
 
-from config.run_config import RunConfig
-from flows.domains import domain_for, reference_identity, reference_labels
-from flows.run_record import RunOutput, run_record, utc_now
-from flows.tasks import write_task
-from labels.relabel import relabel_chain
-from schemas.records import Chain, Problem, Step, from_table
-from storage.dataset import Dataset
-from verifiers.identity import labeler_identity
+from prm_factory.config.run_config import RunConfig
+from prm_factory.flows.domains import domain_for, reference_identity, reference_labels
+from prm_factory.flows.run_record import RunOutput, run_record, utc_now
+from prm_factory.flows.tasks import write_task
+from prm_factory.labels.relabel import relabel_chain
+from prm_factory.schemas.records import Chain, Problem, Step, from_table
+from prm_factory.storage.dataset import Dataset
+from prm_factory.verifiers.identity import labeler_identity
 
 
 @dataclass

@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 from prefect import Task
 from prefect.cache_policies import NO_CACHE, CacheKeyFnPolicy
 
-from schemas.records import Problem
-from verifiers.identity import code_digest
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.identity import code_digest
 
 CACHE_DIR = "_cache"
 

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from config.provenance import git_commit, package_versions
-from config.run_config import RunConfig
-from labels.tally import RunTally
-from rollouts import ChainValues
-from schemas.records import Chain, Problem, Rejection, RunInfo, Step
+from prm_factory.config.provenance import git_commit, package_versions
+from prm_factory.config.run_config import RunConfig
+from prm_factory.labels.tally import RunTally
+from prm_factory.rollouts import ChainValues
+from prm_factory.schemas.records import Chain, Problem, Rejection, RunInfo, Step
 
 
 def utc_now() -> str:

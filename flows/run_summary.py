@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from labels.tally import RunTally
-from schemas.records import Rejection
+from prm_factory.labels.tally import RunTally
+from prm_factory.schemas.records import Rejection
 
 
 @dataclass

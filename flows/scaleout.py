@@ -20,11 +20,11 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from config.run_config import ConfigError, RunConfig
-from flows.domains import domain_for
-from flows.resume import stage_key, with_stage_cache
-from labels.assemble import SampledChain
-from verifiers.protocol import Verdict
+from prm_factory.config.run_config import ConfigError, RunConfig
+from prm_factory.flows.domains import domain_for
+from prm_factory.flows.resume import stage_key, with_stage_cache
+from prm_factory.labels.assemble import SampledChain
+from prm_factory.verifiers.protocol import Verdict
 
 DASK_PIN = "prefect-dask==0.3.7"
 

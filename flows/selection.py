@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from schemas.records import Problem
-from schemas.rejected import RejectedRow
-from storage.dataset import Dataset
-from storage.sql import query
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.rejected import RejectedRow
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import query
 
 
 def labeled_problem_ids(dataset_root: str | Path, except_parent: str | None = None) -> set[str]:

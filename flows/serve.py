@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from config.run_config import ConfigError, RunConfig
+from prm_factory.config.run_config import ConfigError, RunConfig
 
 DEFAULT_CRON = "0 * * * *"
 
@@ -64,7 +64,7 @@ def build_deployments(
     """One `RunnerDeployment` of `generation_run` per config, on `cron`, with the config as parameter."""
     from prefect.client.schemas.schedules import CronSchedule
 
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     validate_cron(cron)
     names = [deployment_name(c) for c in configs]
@@ -103,7 +103,7 @@ def ensure_tag_limits(engine_slots: int, sandbox_slots: int) -> dict[str, int]:
     """Create or update the tag concurrency limits on the server; returns {tag: slots}."""
     from prefect.client.orchestration import get_client
 
-    from flows.tasks import ENGINE_TAG, SANDBOX_TAG
+    from prm_factory.flows.tasks import ENGINE_TAG, SANDBOX_TAG
 
     wanted = {ENGINE_TAG: engine_slots, SANDBOX_TAG: sandbox_slots}
     with get_client(sync_client=True) as client:

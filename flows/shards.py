@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from config.run_config import ConfigError, RunConfig
+from prm_factory.config.run_config import ConfigError, RunConfig
 
 P = TypeVar("P")
 

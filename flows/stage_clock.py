@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from flows.observe import StageEvents
-from flows.resume import is_cached
+from prm_factory.flows.observe import StageEvents
+from prm_factory.flows.resume import is_cached
 
 T = TypeVar("T")
 

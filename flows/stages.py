@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from flows.resume import chunk_key, stage_key
-from schemas.records import Problem
+from prm_factory.flows.resume import chunk_key, stage_key
+from prm_factory.schemas.records import Problem
 
 
 class UndeclaredInput(KeyError):
@@ -132,11 +132,12 @@ GENERATION = Pipeline(
             inputs=("problems", "engine", "sampling", "domain"),
             outputs="drawn chains",
             code=(
-                "sampling.chains",
-                "sampling.prompts",
-                "sampling.vllm_sampler",
-                "sampling.vllm_plugins",  # the CPU engine's top-p (the plugin runs in its processes)
-                "sampling.cpu_top_p",
+                "prm_factory.sampling.chains",
+                "prm_factory.sampling.prompts",
+                "prm_factory.sampling.vllm_sampler",
+                # the CPU engine's top-p (the plugin runs in the engine's processes)
+                "prm_factory.sampling.vllm_plugins",
+                "prm_factory.sampling.cpu_top_p",
             ),
         ),
         Stage(
@@ -144,7 +145,7 @@ GENERATION = Pipeline(
             consumes=("sample",),
             inputs=("segmentation", "verifier"),
             outputs="chains split into steps, final answers graded",
-            code=("sampling.segment", "labels.assemble", "flows.domains"),
+            code=("prm_factory.sampling.segment", "prm_factory.labels.assemble", "prm_factory.flows.domains"),
             clock="segment_grade",
         ),
         Stage(
@@ -152,21 +153,21 @@ GENERATION = Pipeline(
             consumes=("segment",),
             inputs=("verifier",),  # its code digest is in the value (verifiers.identity.labeler_identity)
             outputs="step verdicts",
-            code=("flows.domains",),
+            code=("prm_factory.flows.domains",),
         ),
         Stage(
             "rollouts",
             consumes=("segment",),
             inputs=("rollouts", "engine", "verifier"),
             outputs="Monte Carlo step values",
-            code=("rollouts",),
+            code=("prm_factory.rollouts",),
         ),
         Stage(
             "rows",
             consumes=("rollouts", "verify"),
             inputs=("labels", "judge"),
             outputs="the chunk's staged Parquet rows",
-            code=("labels", "storage", "schemas.records"),
+            code=("prm_factory.labels", "prm_factory.storage", "prm_factory.schemas.records"),
             scope="chunk",
             clock="stage_rows",
         ),
@@ -180,24 +181,36 @@ EXTERNAL = Pipeline(
             "rollouts",
             inputs=("external_chains", "outcomes", "engine", "rollouts", "verifier"),
             outputs="Monte Carlo step values of chains read from a file",
-            code=("rollouts",),
+            code=("prm_factory.rollouts",),
         ),
     )
 )
 """The label flow's one cached stage (flows/label_run.py)."""
 
-KEYED_ELSEWHERE: dict[str, str] = {
-    "verifiers": "the `verifier` input carries the verifier's name, version and code digest",
-    "config": "a stage reads config only through its declared inputs, by value",
-    "schemas": "problems enter by their content-hash ids (`problems`); record types are shapes, not rules",
-    "sampling.protocol": "types and the sampler protocol only",
-    "sampling.cpu_host": "what it decides (the dtype `auto` became) is in the `engine` input",
-    "sampling.shm_cleanup": "removes dead engines' /dev/shm files before a start; no chain depends on it",
-    "labels.consensus": "labels.assemble's row building, keyed by `rows` (which declares `labels`)",
-    "labels.judge": "labels.assemble's row building, keyed by `rows`; the judge's prompt hash is in `labels`",
-    "rollouts.items": "labels.assemble builds rollout items for the `rollouts` stage, which declares it",
-    "rollouts.values": "labels.assemble reads values when building rows, which consume `rollouts`",
-    "labels.reference": "the reference labeler's identity is in `labels` (the label config hash)",
+KEYED_ELSEWHERE: dict[str, str] = {  # module -> why its key still covers it
+    "prm_factory.verifiers": "the `verifier` input carries the verifier's name, version and code digest",
+    "prm_factory.config": "a stage reads config only through its declared inputs, by value",
+    "prm_factory.schemas": (
+        "problems enter by their content-hash ids (`problems`); record types are shapes, not rules"
+    ),
+    "prm_factory.sampling.protocol": "types and the sampler protocol only",
+    "prm_factory.sampling.cpu_host": "what it decides (the dtype `auto` became) is in the `engine` input",
+    "prm_factory.sampling.shm_cleanup": (
+        "removes dead engines' /dev/shm files before a start; no chain depends on it"
+    ),
+    "prm_factory.labels.consensus": (
+        "labels.assemble's row building, keyed by `rows` (which declares `labels`)"
+    ),
+    "prm_factory.labels.judge": (
+        "labels.assemble's row building, keyed by `rows`; the judge's prompt hash is in `labels`"
+    ),
+    "prm_factory.rollouts.items": (
+        "labels.assemble builds rollout items for the `rollouts` stage, which declares it"
+    ),
+    "prm_factory.rollouts.values": (
+        "labels.assemble reads values when building rows, which consume `rollouts`"
+    ),
+    "prm_factory.labels.reference": "the reference labeler's identity is in `labels` (the label config hash)",
 }
 """Product modules a stage's declared code imports without declaring, and why its key still covers them
 (tests/flows/test_stages.py checks every such import is declared upstream or listed here)."""

@@ -20,24 +20,24 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import TaskRun
 from prefect.states import State
 
-from config.run_config import RunConfig
-from flows.domains import Domain
-from flows.observe import StageEvents
-from flows.selection import labeled_problem_ids, pick_fresh
-from flows.shards import ShardRun, select_shard
-from labels.assemble import ChainIdentity, SampledChain, rollout_items, sampled_chain
-from labels.judge import Judge, JudgeResult, needs_judge
-from labels.tally import RunTally
-from rollouts import ChainValues, estimate_values, make_strategy
-from sampling.backends import drop_sampler, get_sampler
-from sampling.chains import DrawnChain, draw_chains
-from sampling.model_prep import ModelPrepError
-from sampling.protocol import GenerationParams, Sampler
-from sampling.vllm_sampler import EngineSettings
-from schemas.records import Chain, Problem, Rejection, RunInfo, Step
-from storage.dataset import Dataset
-from storage.staging import stage_chunk
-from verifiers.protocol import Verdict, Verifier
+from prm_factory.config.run_config import RunConfig
+from prm_factory.flows.domains import Domain
+from prm_factory.flows.observe import StageEvents
+from prm_factory.flows.selection import labeled_problem_ids, pick_fresh
+from prm_factory.flows.shards import ShardRun, select_shard
+from prm_factory.labels.assemble import ChainIdentity, SampledChain, rollout_items, sampled_chain
+from prm_factory.labels.judge import Judge, JudgeResult, needs_judge
+from prm_factory.labels.tally import RunTally
+from prm_factory.rollouts import ChainValues, estimate_values, make_strategy
+from prm_factory.sampling.backends import drop_sampler, get_sampler
+from prm_factory.sampling.chains import DrawnChain, draw_chains
+from prm_factory.sampling.model_prep import ModelPrepError
+from prm_factory.sampling.protocol import GenerationParams, Sampler
+from prm_factory.sampling.vllm_sampler import EngineSettings
+from prm_factory.schemas.records import Chain, Problem, Rejection, RunInfo, Step
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.staging import stage_chunk
+from prm_factory.verifiers.protocol import Verdict, Verifier
 
 ENGINE_TAG = "prm-engine"
 """Tag on every task that drives the vLLM engine; a tag concurrency limit on it serialises engine work."""

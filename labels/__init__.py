@@ -4,6 +4,6 @@ reference alignment needs no policy model), their consensus, and the records the
 Layering: `labels` may import schemas, verifiers and rollouts, never flows or the CLI.
 """
 
-from labels.reference import REFERENCE_LABELER, REFERENCE_VERSION, reference_step_labels
+from prm_factory.labels.reference import REFERENCE_LABELER, REFERENCE_VERSION, reference_step_labels
 
 __all__ = ["REFERENCE_LABELER", "REFERENCE_VERSION", "reference_step_labels"]

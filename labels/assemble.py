@@ -7,16 +7,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from labels.consensus import consensus
-from labels.judge import JudgeResult
-from rollouts.items import RolloutItem
-from rollouts.values import ChainValues, StepValue
-from sampling.chains import DrawnChain
-from sampling.protocol import Generation
-from sampling.segment import StepSpan
-from schemas.ids import content_id
-from schemas.records import Chain, Problem, Step
-from verifiers.protocol import Verdict, outcome_value
+from prm_factory.labels.consensus import consensus
+from prm_factory.labels.judge import JudgeResult
+from prm_factory.rollouts.items import RolloutItem
+from prm_factory.rollouts.values import ChainValues, StepValue
+from prm_factory.sampling.chains import DrawnChain
+from prm_factory.sampling.protocol import Generation
+from prm_factory.sampling.segment import StepSpan
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Chain, Problem, Step
+from prm_factory.verifiers.protocol import Verdict, outcome_value
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def first_writing(steps: Sequence[str], answer: str) -> int | None:
 
 def last_box(steps: Sequence[str]) -> tuple[int, str] | None:
     """(step index, content) of the chain's last `\\boxed{}` (the answer it commits to), None without one."""
-    from schemas.external_chains import boxed_content
+    from prm_factory.schemas.external_chains import boxed_content
 
     return next(
         ((i, box) for i in reversed(range(len(steps))) if (box := boxed_content(steps[i])) is not None), None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from rollouts.first_error import first_error_mc
+from prm_factory.rollouts.first_error import first_error_mc
 
 Consensus = Literal["positive", "negative", "disputed", "unlabeled"]
 

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import jinja2
 
-from rollouts.first_error import first_error_mc
-from sampling.protocol import GenerationParams, Sampler
-from verifiers.math.public import boxed_answer
-from verifiers.protocol import Verdict
+from prm_factory.rollouts.first_error import first_error_mc
+from prm_factory.sampling.protocol import GenerationParams, Sampler
+from prm_factory.verifiers.math.public import boxed_answer
+from prm_factory.verifiers.protocol import Verdict
 
 JUDGE_PROMPT_VERSION: str = "processbench-critique/1"
 

@@ -67,8 +67,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from labels.boxed_answer import first_writing, is_expression, last_box
-from labels.reference_quantities import (
+from prm_factory.labels.boxed_answer import first_writing, is_expression, last_box
+from prm_factory.labels.reference_quantities import (
     ReferenceQuantities,
     format_quantity,
     literal_readings,
@@ -79,9 +79,9 @@ from labels.reference_quantities import (
     with_sign,
     written_operations,
 )
-from schemas.external_chains import boxed_content
-from schemas.records import Problem
-from verifiers.math.public import (
+from prm_factory.schemas.external_chains import boxed_content
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.public import (
     Literal,
     StepState,
     Token,
@@ -91,7 +91,7 @@ from verifiers.math.public import (
     truncate,
     walk_steps,
 )
-from verifiers.protocol import Verdict
+from prm_factory.verifiers.protocol import Verdict
 
 REFERENCE_LABELER: str = "reference-align"
 REFERENCE_VERSION: str = "1.7.0"

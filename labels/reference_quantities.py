@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
 
-from verifiers.math.public import Literal, NotEvaluable, Token, evaluate, lex, parse_side
+from prm_factory.verifiers.math.public import Literal, NotEvaluable, Token, evaluate, lex, parse_side
 
 _ANNOTATION = re.compile(r"<<([^<>]*)>>")
 _FINAL_MARK = re.compile(r"^\s*####\s*(.+?)\s*$", re.MULTILINE)

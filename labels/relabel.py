@@ -17,11 +17,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from labels.consensus import consensus
-from schemas.ids import content_id
-from schemas.records import Chain, Problem, Step
-from verifiers.identity import identity_tag
-from verifiers.protocol import Verdict, Verifier, outcome_value
+from prm_factory.labels.consensus import consensus
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Chain, Problem, Step
+from prm_factory.verifiers.identity import identity_tag
+from prm_factory.verifiers.protocol import Verdict, Verifier, outcome_value
 
 ReferenceLabeler = Callable[[Problem, list[str], str], list[Verdict]]
 

@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
-from rollouts.values import ChainValues
-from schemas.records import Chain, Step
+from prm_factory.rollouts.values import ChainValues
+from prm_factory.schemas.records import Chain, Step
 
 
 @dataclass

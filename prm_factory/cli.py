@@ -13,11 +13,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from config.runtime import apply_runtime_defaults
 from prm_factory import teardown
+from prm_factory.config.runtime import apply_runtime_defaults
 
 if TYPE_CHECKING:
-    from config.run_config import RunConfig
+    from prm_factory.config.run_config import RunConfig
 
 apply_runtime_defaults()
 
@@ -73,7 +73,7 @@ def run(
 
     `--shard I/N` runs one hash slice of the problems as a shard of one logical run (rerun a failed shard
     the same way); `--shards N --pool NAME` runs all N as flow runs on a Prefect work pool's workers."""
-    from config.run_config import ConfigError, load_config
+    from prm_factory.config.run_config import ConfigError, load_config
 
     overrides = _parse_sets(set_ or [])
     if dataset is not None:
@@ -83,7 +83,7 @@ def run(
     try:
         cfg = load_config(config, overrides)
         if shard is not None or shards is not None or pool is not None or parent_run is not None:
-            from flows.shards import Shard, absolute_paths
+            from prm_factory.flows.shards import Shard, absolute_paths
 
             cfg = absolute_paths(cfg)  # every shard, here or on a worker, runs (and hashes) the same config
             if pool is None and shards is not None:
@@ -94,7 +94,7 @@ def run(
                 Shard.parse(shard)
     except ConfigError as err:
         fail(str(err))
-    from flows.preflight import config_problems
+    from prm_factory.flows.preflight import config_problems
 
     problems_found = config_problems(cfg)
     if problems_found:  # one line each, before Prefect or the engine start
@@ -106,9 +106,9 @@ def run(
         _run_on_pool(cfg, pool, shard, shards, parent_run)
         return
 
-    from config.runtime import apply_quiet_defaults
-    from flows.generation_run import run_generation
-    from flows.observe import progress_sink
+    from prm_factory.config.runtime import apply_quiet_defaults
+    from prm_factory.flows.generation_run import run_generation
+    from prm_factory.flows.observe import progress_sink
     from prm_factory.progress import RichStageProgress, logged_events, output_to_log, run_log_path
     from prm_factory.summary import print_summary
 
@@ -141,7 +141,7 @@ def run(
     console.print(f"wall time {time.perf_counter() - started:.0f}s")
     code = 0 if summary.status == "succeeded" else 1
     if teardown.installed():  # the console script: no later caller in this process needs the engine
-        from sampling.vllm_sampler import stop_engines
+        from prm_factory.sampling.vllm_sampler import stop_engines
 
         stop_engines(timeout=ENGINE_STOP_SECONDS)
     teardown.leave_after_handlers(code)  # only where `main` installed it: the console script
@@ -153,8 +153,8 @@ def _run_on_pool(
     cfg: RunConfig, pool: str, shard: str | None, shards: int | None, parent_run: str | None
 ) -> None:
     """Submit the shards as flow runs of a deployment on `pool`, follow them, print the logical run."""
-    from config.run_config import ConfigError
-    from flows.fanout import (
+    from prm_factory.config.run_config import ConfigError
+    from prm_factory.flows.fanout import (
         SubmittedShard,
         deploy_generation,
         ensure_work_pool,
@@ -162,8 +162,8 @@ def _run_on_pool(
         submit_shards,
         wait_for_shards,
     )
-    from flows.serve import require_api_server
-    from flows.shards import derived_parent_id
+    from prm_factory.flows.serve import require_api_server
+    from prm_factory.flows.shards import derived_parent_id
 
     try:
         wanted = shards_to_run(shard, shards)
@@ -198,9 +198,9 @@ def _run_on_pool(
 
 def _print_logical_run(cfg: RunConfig, parent: str) -> None:
     """The logical run's row of `prm-factory stats` (its shards together)."""
-    from storage.dataset import Dataset
-    from storage.errors import StorageError
-    from storage.stats import run_costs
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.errors import StorageError
+    from prm_factory.storage.stats import run_costs
 
     try:
         rows = run_costs(Dataset(str(cfg.dataset_root())), run_id=parent)

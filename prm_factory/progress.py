@@ -181,7 +181,7 @@ def quiet_output(dataset_root: Path) -> Iterator[Path]:
     lines, vLLM's and the libraries' output go to a fresh log under the dataset root (yielded); on an error
     the log's path is printed, on stderr, once the terminal is back. Prefect's and vLLM's loggers are then
     turned down, so the temporary server's and the engine's shutdown notes at exit stay off it too."""
-    from config.runtime import apply_quiet_defaults
+    from prm_factory.config.runtime import apply_quiet_defaults
 
     apply_quiet_defaults()
     log_path = run_log_path(dataset_root)

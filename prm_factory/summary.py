@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from flows.run_summary import RunSummary
 from prm_factory.console import print_whole
+from prm_factory.flows.run_summary import RunSummary
 
 # Below these, Monte Carlo values mostly say "this model rarely finishes correctly", not "this step is bad".
 LOW_ACCURACY = 0.10

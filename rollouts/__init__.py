@@ -3,10 +3,10 @@
 values = estimate_values(items, make_strategy("exhaustive", rollouts_per_probe=8), sampler, grade, params)
 """
 
-from rollouts.driver import estimate_values
-from rollouts.first_error import first_error_mc
-from rollouts.items import RolloutItem
-from rollouts.strategies import (
+from prm_factory.rollouts.driver import estimate_values
+from prm_factory.rollouts.first_error import first_error_mc
+from prm_factory.rollouts.items import RolloutItem
+from prm_factory.rollouts.strategies import (
     STRATEGIES,
     AdaptiveStrategy,
     BinarySearchStrategy,
@@ -14,7 +14,7 @@ from rollouts.strategies import (
     Strategy,
     make_strategy,
 )
-from rollouts.values import ChainValues, StepValue
+from prm_factory.rollouts.values import ChainValues, StepValue
 
 __all__ = [
     "STRATEGIES",

@@ -16,14 +16,14 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 
-from rollouts.first_error import first_error_mc
-from rollouts.items import RolloutItem
-from rollouts.pool import DrawnRollout, RolloutPool
-from rollouts.strategies.base import StepEstimate, Strategy, StrategyState
-from rollouts.values import ChainValues, StepValue
-from sampling.protocol import Generation, GenerationParams, Sampler
-from schemas.records import Problem
-from verifiers.protocol import Verdict, outcome_value
+from prm_factory.rollouts.first_error import first_error_mc
+from prm_factory.rollouts.items import RolloutItem
+from prm_factory.rollouts.pool import DrawnRollout, RolloutPool
+from prm_factory.rollouts.strategies.base import StepEstimate, Strategy, StrategyState
+from prm_factory.rollouts.values import ChainValues, StepValue
+from prm_factory.sampling.protocol import Generation, GenerationParams, Sampler
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.protocol import Verdict, outcome_value
 
 Grader = Callable[[Problem, str], Verdict]
 Progress = Callable[[int, int], None]

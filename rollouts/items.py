@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schemas.records import Problem
+from prm_factory.schemas.records import Problem
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
-from rollouts.items import RolloutItem
+from prm_factory.rollouts.items import RolloutItem
 
 
 @dataclass(frozen=True)

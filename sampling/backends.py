@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import threading
 
-from sampling import vllm_sampler
-from sampling.vllm_sampler import EngineSettings
+from prm_factory.sampling import vllm_sampler
+from prm_factory.sampling.vllm_sampler import EngineSettings
 
 _SERVER_SAMPLERS: dict[EngineSettings, object] = {}
 _LOCK = threading.Lock()
@@ -22,7 +22,7 @@ def get_sampler(settings: EngineSettings):  # -> VLLMSampler | OpenAICompatibleS
         raise ValueError(f"unknown sampler backend {settings.backend!r} (vllm | openai)")
     if not settings.base_urls:
         raise ValueError("model.backend = 'openai' needs model.base_urls (e.g. ['http://10.0.0.5:8000'])")
-    from sampling.openai_sampler import OpenAICompatibleSampler
+    from prm_factory.sampling.openai_sampler import OpenAICompatibleSampler
 
     with _LOCK:
         if settings not in _SERVER_SAMPLERS:

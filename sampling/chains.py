@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sampling.protocol import Generation, GenerationParams, Sampler
-from schemas.records import Problem
+from prm_factory.sampling.protocol import Generation, GenerationParams, Sampler
+from prm_factory.schemas.records import Problem
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,8 @@ import openai
 import tenacity
 from prometheus_client.parser import text_string_to_metric_families
 
-from sampling.protocol import Generation, GenerationParams
-from sampling.vllm_sampler import request_seed
+from prm_factory.sampling.protocol import Generation, GenerationParams
+from prm_factory.sampling.vllm_sampler import request_seed
 
 
 class SamplerUnavailable(RuntimeError):

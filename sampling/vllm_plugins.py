@@ -12,7 +12,7 @@ import functools
 import logging
 import os
 
-from sampling.cpu_host import THREAD_ENV
+from prm_factory.sampling.cpu_host import THREAD_ENV
 
 LOGGER = logging.getLogger("vllm.prm_factory")  # under vLLM's logger: its handler prints it per process
 
@@ -75,7 +75,7 @@ def register() -> None:
 def _install_top_p() -> None:
     from vllm.v1.sample.ops import topk_topp_sampler as ops
 
-    from sampling.cpu_top_p import top_p_from_candidates
+    from prm_factory.sampling.cpu_top_p import top_p_from_candidates
 
     if getattr(ops.apply_top_k_top_p, "prm_factory", False):
         return

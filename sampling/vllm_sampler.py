@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sampling.cpu_host import CpuEngineChoice, choose_cpu_engine, detect_host, on_cpu
-from sampling.protocol import Generation, GenerationParams
-from sampling.shm_cleanup import clean_before_engine_start
-from sampling.vllm_plugins import CPU_TOP_P_ENV, TOP_P_CANDIDATES, cpu_top_p_mode
+from prm_factory.sampling.cpu_host import CpuEngineChoice, choose_cpu_engine, detect_host, on_cpu
+from prm_factory.sampling.protocol import Generation, GenerationParams
+from prm_factory.sampling.shm_cleanup import clean_before_engine_start
+from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV, TOP_P_CANDIDATES, cpu_top_p_mode
 
 
 @dataclass(frozen=True)

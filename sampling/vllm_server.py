@@ -24,8 +24,8 @@ from types import TracebackType
 
 import httpx
 
-from sampling.cpu_host import choose_cpu_engine, detect_host, on_cpu
-from sampling.shm_cleanup import clean_before_engine_start
+from prm_factory.sampling.cpu_host import choose_cpu_engine, detect_host, on_cpu
+from prm_factory.sampling.shm_cleanup import clean_before_engine_start
 
 # Engine start on a 2-core CPU machine: 55-140 s when quiet, 210 s seen at load average 10; leave room.
 DEFAULT_STARTUP_TIMEOUT_S = 300.0

@@ -67,7 +67,7 @@ def apps_call_tests(inputs: Sequence[Any], outputs: Sequence[Any], fn_name: str,
 
 
 def _call_tests(calls: list[tuple[list[Any], Any, bool]], fn_name: str, starter_code: str) -> Any:
-    from schemas.code_spec import CodeTests, TestCase
+    from prm_factory.schemas.code_spec import CodeTests, TestCase
 
     entry_point, target = call_target(starter_code, fn_name)
     cases = []

@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from schemas.ids import content_id
-from schemas.records import Problem
-from schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_text_lines
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_text_lines
 
 HUMANEVAL_FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 MBPP_FIELDS = ("task_id", "text", "code", "test_list")
@@ -89,7 +89,7 @@ def parse_row(line: str, source: str, file: str = "", line_no: int | None = None
         raise RowError(WHOLE_LINE, f"not valid JSON: {exc}") from None
     if not isinstance(row, dict):
         raise RowError(WHOLE_LINE, "row is not a JSON object")
-    from schemas import code_stdio
+    from prm_factory.schemas import code_stdio
 
     if "entry_point" in row:
         return humaneval_problem(row, source, file, line_no)
@@ -124,7 +124,7 @@ def _require_str(row: dict[str, Any], name: str) -> str:
 def humaneval_problem(
     row: dict[str, Any], source: str, file: str = "", line_no: int | None = None
 ) -> Problem:
-    from schemas.code_spec import CodeTests
+    from prm_factory.schemas.code_spec import CodeTests
 
     for name in HUMANEVAL_FIELDS:
         _require_str(row, name)
@@ -155,7 +155,7 @@ def humaneval_problem(
 
 
 def mbpp_problem(row: dict[str, Any], source: str, file: str = "", line_no: int | None = None) -> Problem:
-    from schemas.code_spec import CodeTests
+    from prm_factory.schemas.code_spec import CodeTests
 
     text_field = "text" if "text" in row or "prompt" not in row else "prompt"  # prompt: MBPP sanitized
     for name in ("task_id", text_field, "code"):

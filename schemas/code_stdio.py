@@ -29,9 +29,9 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from schemas.ids import content_id
-from schemas.records import Problem
-from schemas.rejected import RowError
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.rejected import RowError
 
 RowParser = Callable[[dict[str, Any], str, str, "int | None"], Problem]
 
@@ -55,7 +55,7 @@ def parser_for(row: dict[str, Any]) -> RowParser | None:
 
 
 def apps_problem(row: dict[str, Any], source: str, file: str = "", line_no: int | None = None) -> Problem:
-    from schemas.code_spec import StdioTests
+    from prm_factory.schemas.code_spec import StdioTests
 
     question = _text(row, "question")
     io_spec = _json_field(row, "input_output")
@@ -91,7 +91,7 @@ def apps_problem(row: dict[str, Any], source: str, file: str = "", line_no: int 
 def codecontests_problem(
     row: dict[str, Any], source: str, file: str = "", line_no: int | None = None
 ) -> Problem:
-    from schemas.code_spec import StdioTests
+    from prm_factory.schemas.code_spec import StdioTests
 
     description = _text(row, "description")
     cases = []
@@ -137,7 +137,7 @@ def codecontests_problem(
 def livecodebench_problem(
     row: dict[str, Any], source: str, file: str = "", line_no: int | None = None
 ) -> Problem:
-    from schemas.code_spec import StdioTests
+    from prm_factory.schemas.code_spec import StdioTests
 
     content = _text(row, "question_content")
     cases = []
@@ -173,7 +173,7 @@ def _lcb_call_problem(
     row: dict[str, Any], content: str, cases: list[Any], source: str, file: str, line_no: int | None
 ) -> Problem:
     """A LeetCode-style row (`testtype: functional`): function tests (schemas.code_call_based)."""
-    from schemas.code_call_based import lcb_functional_tests
+    from prm_factory.schemas.code_call_based import lcb_functional_tests
 
     metadata = _json_field(row, "metadata")
     fn_name = metadata.get("func_name") if isinstance(metadata, dict) else None
@@ -196,7 +196,7 @@ def _apps_call_problem(
     row: dict[str, Any], question: str, io_spec: dict[str, Any], source: str, file: str, line_no: int | None
 ) -> Problem:
     """An APPS row with `fn_name`: its tests call a function (schemas.code_call_based)."""
-    from schemas.code_call_based import apps_call_tests
+    from prm_factory.schemas.code_call_based import apps_call_tests
 
     inputs, outputs = io_spec.get("inputs"), io_spec.get("outputs")
     if (
@@ -262,7 +262,7 @@ def _python3_solution(solutions: Any) -> str | None:
 
 
 def _case(name: str, given: str, accepted: tuple[str, ...]) -> Any:
-    from schemas.code_spec import StdioCase
+    from prm_factory.schemas.code_spec import StdioCase
 
     return StdioCase(name, given, accepted)
 

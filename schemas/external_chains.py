@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from schemas.gsm8k import gsm8k_reference
-from schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_json_lines
+from prm_factory.schemas.gsm8k import gsm8k_reference
+from prm_factory.schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_json_lines
 
 
 @dataclass(frozen=True)

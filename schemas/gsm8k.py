@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from schemas.ids import content_id
-from schemas.records import Problem
-from schemas.rejected import WHOLE_LINE, RejectedRow, read_text_lines
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.rejected import WHOLE_LINE, RejectedRow, read_text_lines
 
 _FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
 _ANNOTATION = re.compile(r"<<[^<>]*>>")

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from schemas.external_chains import ExternalChain, reference_fields
-from schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_json_lines
+from prm_factory.schemas.external_chains import ExternalChain, reference_fields
+from prm_factory.schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_json_lines
 
 _SPACE = re.compile(r"\s+")
 

@@ -35,8 +35,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from schemas.ids import content_id
-from schemas.records import Problem
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Problem
 
 SOURCE = "synthetic"
 GENERATOR_VERSION = "1"

@@ -18,23 +18,26 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES: tuple[str, ...] = tuple(
-    tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["root_packages"]
-)
-"""The product packages: the import-linter contract's own list, so a new package is named in one place."""
+
+
+def package_dirs(root: Path = ROOT) -> dict[str, str]:
+    """Namespace -> folder of the installed packages (pyproject.toml's `[tool.setuptools.package-dir]`):
+    the repository keeps one top-level folder per stage, installed as `prm_factory.<stage>`."""
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    return dict(project["tool"]["setuptools"]["package-dir"])
 
 
 def product_modules(root: Path = ROOT) -> list[str]:
     """Dotted names of every product module holding code (a package by its `__init__.py`)."""
     names = []
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
+    for namespace, folder in package_dirs(root).items():
+        for path in sorted((root / folder).rglob("*.py")):
             if path.name == "__init__.py" and not has_own_code(path.read_text(encoding="utf-8")):
                 continue
-            parts = path.relative_to(root).with_suffix("").parts
+            parts = path.relative_to(root / folder).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]
-            names.append(".".join(parts))
+            names.append(".".join((namespace, *parts)))
     return names
 
 

@@ -50,10 +50,10 @@ import pyarrow.dataset as pads
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
-from schemas.records import Chain, Problem, Rejection, RunInfo, Step, to_table
-from storage.delta_io import merge_rows, open_or_create
-from storage.errors import NoDatasetError, UnknownVersionError
-from storage.layout import (
+from prm_factory.schemas.records import Chain, Problem, Rejection, RunInfo, Step, to_table
+from prm_factory.storage.delta_io import merge_rows, open_or_create
+from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
+from prm_factory.storage.layout import (
     ALL_KINDS,
     DATA_KINDS,
     KEYS,
@@ -66,8 +66,8 @@ from storage.layout import (
     table_schema,
     table_uri,
 )
-from storage.snapshot import arrow_dataset, snapshot
-from storage.staging import drop_staged, read_staged
+from prm_factory.storage.snapshot import arrow_dataset, snapshot
+from prm_factory.storage.staging import drop_staged, read_staged
 
 
 @dataclass(frozen=True)

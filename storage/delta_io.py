@@ -16,7 +16,7 @@ import tenacity
 from deltalake import CommitProperties, DeltaTable
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
-from storage.errors import CommitConflictError
+from prm_factory.storage.errors import CommitConflictError
 
 MAX_ATTEMPTS = 12
 

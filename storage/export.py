@@ -33,10 +33,10 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage.dataset import Dataset
-from storage.errors import StorageError
-from storage.sql import connect
-from storage.tokenizer_check import (
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.errors import StorageError
+from prm_factory.storage.sql import connect
+from prm_factory.storage.tokenizer_check import (
     TrainerSettings,
     TrlUnavailable,
     check_placeholder_rows,

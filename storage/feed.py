@@ -32,9 +32,9 @@ import pyarrow.parquet as pq
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from storage.dataset import Dataset
-from storage.layout import RUN_SCOPED_KINDS
-from storage.snapshot import snapshot
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.layout import RUN_SCOPED_KINDS
+from prm_factory.storage.snapshot import snapshot
 
 FeedKind = Literal["steps", "chains", "problems"]
 OutputFormat = Literal["torch", "arrow"]

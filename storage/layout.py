@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from schemas.records import RECORD_TYPES, arrow_schema
+from prm_factory.schemas.records import RECORD_TYPES, arrow_schema
 
 DATA_KINDS: tuple[str, ...] = ("problems", "chains", "steps", "rejections")
 """Record kinds written before the `runs` row; `runs` is written last and marks the commit."""

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from deltalake import DeltaTable
 from deltalake.exceptions import CommitFailedError
 
-from storage.dataset import Dataset
-from storage.errors import CommitConflictError
-from storage.layout import DATA_KINDS
-from storage.versions import tags
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.errors import CommitConflictError
+from prm_factory.storage.layout import DATA_KINDS
+from prm_factory.storage.versions import tags
 
 DEFAULT_RETENTION_HOURS = 168.0
 """Delta's own default: a week during which older versions stay readable for time travel."""

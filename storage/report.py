@@ -26,9 +26,9 @@ from typing import Any
 import duckdb
 import jinja2
 
-from storage.dataset import Dataset
-from storage.sql import connect
-from storage.stats import HEADLINE_SQL
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import connect
+from prm_factory.storage.stats import HEADLINE_SQL
 
 MAX_STEP_INDEX = 24
 """Step indices at or past this share one bucket ("24+") so long chains do not flatten the plots."""

@@ -16,9 +16,9 @@ import pyarrow.dataset as pads
 from deltalake import DeltaTable
 
 if TYPE_CHECKING:  # the dataset reads its versions through this module: no import back at run time
-    from storage.dataset import Dataset
-from storage.layout import DATA_KINDS, RUN_SCOPED_KINDS, table_schema
-from storage.visibility import visible_files
+    from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.layout import DATA_KINDS, RUN_SCOPED_KINDS, table_schema
+from prm_factory.storage.visibility import visible_files
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from storage.dataset import Dataset
-from storage.errors import StorageError
-from storage.layout import PROBLEM_COLUMNS_ON_STEPS
-from storage.snapshot import TableSnapshot, arrow_dataset, snapshot
-from storage.views import DERIVED_VIEWS, label_stats_sql
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.errors import StorageError
+from prm_factory.storage.layout import PROBLEM_COLUMNS_ON_STEPS
+from prm_factory.storage.snapshot import TableSnapshot, arrow_dataset, snapshot
+from prm_factory.storage.views import DERIVED_VIEWS, label_stats_sql
 
 BASE_VIEWS: tuple[str, ...] = ("problems", "chains", "steps", "runs", "rejections")
 

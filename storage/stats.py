@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage.dataset import Dataset
-from storage.sql import connect
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import connect
 
 HEADLINE_SQL: dict[str, str] = {
     "counts": """

@@ -14,10 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable
 
-from storage.dataset import Dataset
-from storage.delta_io import merge_rows, open_or_create
-from storage.errors import StorageError, UnknownVersionError
-from storage.layout import DATA_KINDS, TAGS_DIR, table_uri
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.delta_io import merge_rows, open_or_create
+from prm_factory.storage.errors import StorageError, UnknownVersionError
+from prm_factory.storage.layout import DATA_KINDS, TAGS_DIR, table_uri
 
 TAG_SCHEMA = pa.schema(
     [

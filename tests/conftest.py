@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import pytest
 
-from config.runtime import apply_runtime_defaults
+from prm_factory.config.runtime import apply_runtime_defaults
 
 if TYPE_CHECKING:
-    from sampling.vllm_sampler import EngineSettings, VLLMSampler
-    from sampling.vllm_server import VLLMServer
+    from prm_factory.sampling.vllm_sampler import EngineSettings, VLLMSampler
+    from prm_factory.sampling.vllm_server import VLLMServer
 
 apply_runtime_defaults()
 T = TypeVar("T")
@@ -63,7 +63,7 @@ def no_retry_delays(monkeypatch: pytest.MonkeyPatch) -> None:
     every retry (a dead fleet, say) then costs the tries, not the `[5, 20]` s waits meant for an outage."""
     from prefect import Task
 
-    import flows.tasks as tasks
+    import prm_factory.flows.tasks as tasks
 
     for name, value in list(vars(tasks).items()):
         if isinstance(value, Task) and value.retries:
@@ -250,9 +250,9 @@ class _EngineSlot(_BackgroundSlot["VLLMSampler"]):
         self.previous_env: str | None = None
 
     def _prepare(self) -> Callable[[], VLLMSampler]:
-        from config.run_config import RunConfig
-        from flows.engines import engine_settings
-        from sampling.vllm_sampler import get_sampler
+        from prm_factory.config.run_config import RunConfig
+        from prm_factory.flows.engines import engine_settings
+        from prm_factory.sampling.vllm_sampler import get_sampler
 
         settings = self.settings = engine_settings(RunConfig())
         self.previous_env = os.environ.get(INSECURE_SERIALIZATION)
@@ -263,7 +263,7 @@ class _EngineSlot(_BackgroundSlot["VLLMSampler"]):
         if self.settings is None:
             return
         if self.value is not None:
-            from sampling.vllm_sampler import drop_sampler
+            from prm_factory.sampling.vllm_sampler import drop_sampler
 
             drop_sampler(self.settings)
         if self.previous_env is None:
@@ -287,8 +287,8 @@ class _ServerSlot(_BackgroundSlot["VLLMServer"]):
         return self.value is not None and self.value.is_running()
 
     def _prepare(self) -> Callable[[], VLLMServer]:
-        from sampling.model_prep import prepare_default_model
-        from sampling.vllm_server import DEFAULT_STARTUP_TIMEOUT_S, VLLMServer
+        from prm_factory.sampling.model_prep import prepare_default_model
+        from prm_factory.sampling.vllm_server import DEFAULT_STARTUP_TIMEOUT_S, VLLMServer
 
         self._release()  # a server a test killed
         self.value = None
@@ -400,7 +400,7 @@ class DockerdControl:
 
         import docker
 
-        from verifiers.code.sandbox.container import OWNER_LABEL
+        from prm_factory.verifiers.code.sandbox.container import OWNER_LABEL
 
         owner = f"{OWNER_LABEL}={socket.gethostname()}:{os.getpid()}"
         client = docker.from_env(timeout=60)
@@ -439,7 +439,7 @@ def dockerd() -> Iterator[DockerdControl]:
     finally:
         control.start()
     # What the product would remove on its next create, now that the engine answers again.
-    from verifiers.code.sandbox.container import docker_client, remove_unremoved
+    from prm_factory.verifiers.code.sandbox.container import docker_client, remove_unremoved
 
     client = docker_client()
     try:
@@ -463,7 +463,7 @@ def tiny_token_classifier() -> Callable[..., Path]:
         import torch
         from transformers import AutoTokenizer, LlamaConfig, LlamaForTokenClassification
 
-        from sampling.model_prep import prepare_default_model
+        from prm_factory.sampling.model_prep import prepare_default_model
 
         tokenizer = AutoTokenizer.from_pretrained(prepare_default_model())
         torch.manual_seed(seed)

@@ -33,7 +33,7 @@ def storage_fixtures() -> ModuleType:
 
 def committed_fixture_dataset(root: Path, n_problems: int = 2, config_name: str = "a") -> Any:
     """A storage.dataset.Dataset at `root` with one committed run of `n_problems` problems (2 chains each)."""
-    from storage.dataset import Dataset
+    from prm_factory.storage.dataset import Dataset
 
     data = Dataset(str(root))
     data.commit_run(*storage_fixtures().make_run(config_name, n_problems=n_problems).args())

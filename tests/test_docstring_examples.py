@@ -6,21 +6,21 @@ import importlib
 import pytest
 
 MODULES = [
-    "evaluation.processbench",
-    "labels.consensus",
-    "labels.judge",
-    "labels.reference",
+    "prm_factory.evaluation.processbench",
+    "prm_factory.labels.consensus",
+    "prm_factory.labels.judge",
+    "prm_factory.labels.reference",
     "prm_factory.summary",
-    "sampling.cpu_host",
-    "sampling.vllm_sampler",
-    "sampling.vllm_server",
-    "config.engine_args",
-    "schemas.external_chains",
-    "schemas.rejected",
-    "verifiers.identity",
-    "verifiers.protocol",
-    "verifiers.math.claims",
-    "verifiers.math.numbers",
+    "prm_factory.sampling.cpu_host",
+    "prm_factory.sampling.vllm_sampler",
+    "prm_factory.sampling.vllm_server",
+    "prm_factory.config.engine_args",
+    "prm_factory.schemas.external_chains",
+    "prm_factory.schemas.rejected",
+    "prm_factory.verifiers.identity",
+    "prm_factory.verifiers.protocol",
+    "prm_factory.verifiers.math.claims",
+    "prm_factory.verifiers.math.numbers",
 ]
 
 

@@ -16,7 +16,7 @@ def test_ruff_check_is_clean() -> None:
 def test_lint_does_not_depend_on_run_output_folders(tmp_path: Path) -> None:
     """README command 1 then command 2 in one clone: a dataset in the default place (or one a user named
     `datasets`) must not make ruff take `datasets` for a first-party package and fail an import block."""
-    from config.run_config import default_dataset_root
+    from prm_factory.config.run_config import default_dataset_root
 
     (tmp_path / "pyproject.toml").write_text((REPO / "pyproject.toml").read_text())
     (tmp_path / "bench").mkdir()

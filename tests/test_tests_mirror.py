@@ -43,12 +43,15 @@ def test_an_init_with_only_imports_has_no_code_of_its_own():
 
 def test_product_modules_cover_packages_and_skip_empty_inits(tmp_path):
     module = script()
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.setuptools.package-dir]\n"pkg.schemas" = "schemas"\n"pkg.config" = "config"\n'
+    )
     for package, body in (("schemas", ""), ("config", "X = 1\n")):
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text(body)
         (tmp_path / package / "mod.py").write_text("Y = 2\n")
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_x.py").write_text("from schemas import mod\n")
-    assert {"schemas.mod", "config", "config.mod"} <= set(module.product_modules(tmp_path))
-    assert "schemas" not in module.product_modules(tmp_path)
-    assert set(module.unnamed_modules(tmp_path)) == {"config", "config.mod"}
+    (tmp_path / "tests" / "test_x.py").write_text("from pkg.schemas import mod\n")
+    assert {"pkg.schemas.mod", "pkg.config", "pkg.config.mod"} <= set(module.product_modules(tmp_path))
+    assert "pkg.schemas" not in module.product_modules(tmp_path)
+    assert set(module.unnamed_modules(tmp_path)) == {"pkg.config", "pkg.config.mod"}

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.provenance import git_commit, package_versions
+from prm_factory.config.provenance import git_commit, package_versions
 
 
 def _weights(base: Any) -> str:
-    from sampling.model_prep import ModelPrepError, weights_hash
+    from prm_factory.sampling.model_prep import ModelPrepError, weights_hash
 
     try:
         return weights_hash(base)

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from training.layout import Example
+from prm_factory.training.layout import Example
 
 METADATA = "prm_factory.json"
 TRL_SEPARATOR = "\n"  # PRMConfig's default, for checkpoints PRMTrainer wrote

@@ -72,7 +72,7 @@ def rows_from_dataset(
     since_version: int | None = None,
 ) -> list[TrainRow]:
     """The chains of a dataset version (storage.dataset.Dataset), steps chosen as the exports choose them."""
-    from storage.export import LABEL_SQL, ExportOptions, select_steps
+    from prm_factory.storage.export import LABEL_SQL, ExportOptions, select_steps
 
     kind = export_kind(label, soft)
     if kind not in LABEL_SQL:

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.metrics import FirstErrorScores, first_error_scores
-from evaluation.step_scorer import StepScores
-from training.layout import Example, alignment_problem, layout_chain
-from training.model import METADATA, HeadSpec, load_model, score_examples
-from training.rows import TrainRow, is_held_out
-from training.step_metrics import (
+from prm_factory.evaluation.metrics import FirstErrorScores, first_error_scores
+from prm_factory.evaluation.step_scorer import StepScores
+from prm_factory.training.layout import Example, alignment_problem, layout_chain
+from prm_factory.training.model import METADATA, HeadSpec, load_model, score_examples
+from prm_factory.training.rows import TrainRow, is_held_out
+from prm_factory.training.step_metrics import (
     THRESHOLD,
     StepMetrics,
     gold_first_error,
@@ -123,7 +123,7 @@ class ScoredFile:
 
 def score_file(scorer: PrmScorer, path: Path, threshold: float = THRESHOLD) -> ScoredFile:
     """Score every chain of a ProcessBench-shape file (JSONL, JSON list or a folder of them)."""
-    from schemas.external_chains import read_external_chains
+    from prm_factory.schemas.external_chains import read_external_chains
 
     chains, rejected = read_external_chains(path)
     out = _score_chains(

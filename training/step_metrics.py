@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluation.metrics import first_error_scores
+from prm_factory.evaluation.metrics import first_error_scores
 
 THRESHOLD = 0.5
 

@@ -26,10 +26,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.layout import Example, Skipped, prepare
-from training.model import HeadSpec, collate, load_model, position_logits, score_examples, step_loss
-from training.rows import TrainRow, split_by_problem
-from training.step_metrics import StepMetrics, step_metrics
+from prm_factory.training.layout import Example, Skipped, prepare
+from prm_factory.training.model import (
+    HeadSpec,
+    collate,
+    load_model,
+    position_logits,
+    score_examples,
+    step_loss,
+)
+from prm_factory.training.rows import TrainRow, split_by_problem
+from prm_factory.training.step_metrics import StepMetrics, step_metrics
 
 STATE_FILE = "trainer_state.json"
 
@@ -350,7 +357,7 @@ def _write_final(
     state: dict[str, Any],
     skipped: list[Skipped],
 ) -> None:
-    from training.card import model_card
+    from prm_factory.training.card import model_card
 
     out = settings.output_dir
     out.mkdir(parents=True, exist_ok=True)

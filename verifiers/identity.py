@@ -5,8 +5,8 @@ step rows, keyed apart from the old ones) and into every stage's cache key (so a
 recomputes instead of reading stale results). The digest catches a fix whose author forgot to bump the
 version; the version says which release it was.
 
->>> a = code_digest(("verifiers.protocol",))
->>> len(a) == 16 and a == code_digest(("verifiers.protocol",))
+>>> a = code_digest(("prm_factory.verifiers.protocol",))
+>>> len(a) == 16 and a == code_digest(("prm_factory.verifiers.protocol",))
 True
 """
 
@@ -51,7 +51,7 @@ def labeler_package(obj: Any) -> str:
 def labeler_identity(labeler: Any, extra_modules: Sequence[str] = ()) -> dict[str, str]:
     """`{"name", "version", "code"}` of a verifier (or any object with `name` and `version`): the code digest
     covers its whole package, the shared protocol and `extra_modules`."""
-    modules = (labeler_package(labeler), "verifiers.protocol", *extra_modules)
+    modules = (labeler_package(labeler), "prm_factory.verifiers.protocol", *extra_modules)
     return {"name": str(labeler.name), "version": str(labeler.version), "code": code_digest(tuple(modules))}
 
 

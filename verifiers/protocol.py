@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from schemas.records import Problem
+from prm_factory.schemas.records import Problem
 
 StepLabel = Literal["correct", "incorrect", "unverifiable"]
 OutcomeLabel = Literal["correct", "incorrect", "unparsed", "timeout", "error"]

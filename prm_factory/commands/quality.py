@@ -130,7 +130,7 @@ def _quality_table(path: Path) -> Table:
 
 
 def _eval_claim_steps(console: Console, path: Path) -> None:
-    from evaluation.claim_steps import default_judge, evaluate_claim_steps, load_claim_steps
+    from prm_factory.evaluation.claim_steps import default_judge, evaluate_claim_steps, load_claim_steps
 
     table = _quality_table(path)
     judge, close = default_judge()
@@ -155,7 +155,7 @@ def _eval_claim_steps(console: Console, path: Path) -> None:
 
 
 def _eval_math_outputs(console: Console, path: Path) -> None:
-    from evaluation.answer_pairs import evaluate_math_outputs, load_math_outputs
+    from prm_factory.evaluation.answer_pairs import evaluate_math_outputs, load_math_outputs
 
     table = _quality_table(path)
     outputs = load_math_outputs(path)
@@ -167,7 +167,7 @@ def _eval_math_outputs(console: Console, path: Path) -> None:
 
 
 def _eval_answer_pairs(console: Console, path: Path) -> None:
-    from evaluation.answer_pairs import evaluate_answer_pairs, load_answer_pairs
+    from prm_factory.evaluation.answer_pairs import evaluate_answer_pairs, load_answer_pairs
 
     table = _quality_table(path)
     report = evaluate_answer_pairs(load_answer_pairs(path))

@@ -19,7 +19,7 @@ def register(parent: typer.Typer) -> None:
 @app.command("build")
 def build(rebuild: Annotated[bool, typer.Option(help="build even if the tag exists")] = False) -> None:
     """Build the sandbox image offline (debootstrap rootfs + docker import), cached by content tag."""
-    from verifiers.code.image import ensure_image
+    from prm_factory.verifiers.code.image import ensure_image
 
     try:
         tag = ensure_image(rebuild=rebuild)
@@ -34,6 +34,6 @@ def cleanup(
     all_owners: Annotated[bool, typer.Option(help="also containers of other processes")] = False,
 ) -> None:
     """Remove sandbox containers left behind by crashed runs."""
-    from verifiers.code.sandbox import cleanup_leftovers
+    from prm_factory.verifiers.code.sandbox import cleanup_leftovers
 
     Console().print(f"removed {cleanup_leftovers(all_owners=all_owners)} leftover sandbox containers")

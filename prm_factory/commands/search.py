@@ -13,10 +13,10 @@ from rich.console import Console
 from prm_factory.console import fail
 
 if TYPE_CHECKING:
-    from config.run_config import RunConfig
-    from evaluation.search_eval import SearchEvaluation
-    from evaluation.step_scorer import ChainScorer
-    from schemas.records import Problem
+    from prm_factory.config.run_config import RunConfig
+    from prm_factory.evaluation.search_eval import SearchEvaluation
+    from prm_factory.evaluation.step_scorer import ChainScorer
+    from prm_factory.schemas.records import Problem
 
 app = typer.Typer()
 """The search-eval command; prm_factory/cli.py merges it into the main app."""
@@ -40,9 +40,9 @@ def _ints(text: str, option: str) -> list[int]:
 def scorer_of(checkpoint: Path) -> ChainScorer:
     """A `prm-factory train` checkpoint is read at its own layout (training.scorer), others as TRL wrote them
     (evaluation.step_scorer)."""
-    from evaluation.step_scorer import StepScorer
-    from training.model import METADATA
-    from training.scorer import PrmScorer
+    from prm_factory.evaluation.step_scorer import StepScorer
+    from prm_factory.training.model import METADATA
+    from prm_factory.training.scorer import PrmScorer
 
     return PrmScorer(checkpoint) if (checkpoint / METADATA).is_file() else StepScorer(checkpoint)
 
@@ -71,7 +71,7 @@ def search_eval(
     ),
 ) -> None:
     """Compare search methods at equal numbers of samples, counting the reward models' compute."""
-    from config.run_config import ConfigError, load_config
+    from prm_factory.config.run_config import ConfigError, load_config
 
     if source not in ("synthetic", "gsm8k"):
         fail(f"--source must be synthetic or gsm8k, got {source!r}")
@@ -86,8 +86,8 @@ def search_eval(
     if source == "synthetic":
         problems = _synthetic_problems(seed, _ints(steps, "--steps"), limit)
     else:
-        from config.run_config import SHARED_GSM8K
-        from schemas.gsm8k import load_gsm8k
+        from prm_factory.config.run_config import SHARED_GSM8K
+        from prm_factory.schemas.gsm8k import load_gsm8k
 
         problems = load_gsm8k(path or SHARED_GSM8K, offset=offset, limit=limit).problems
     result = _search(
@@ -109,7 +109,7 @@ def search_eval(
 
 def _synthetic_problems(seed: int, counts: list[int], limit: int) -> list[Problem]:
     """`limit` held-out synthetic problems, their operation counts taken from `counts` in turn."""
-    from schemas.synthetic import SyntheticSpec, synthetic_problem
+    from prm_factory.schemas.synthetic import SyntheticSpec, synthetic_problem
 
     return [
         synthetic_problem(SyntheticSpec(seed=seed, steps=counts[i % len(counts)]), i // len(counts)).problem
@@ -127,10 +127,10 @@ def _search(
     label: str,
 ) -> SearchEvaluation:
     """Run the search methods on the config's engine, started here unless one is up already."""
-    from evaluation.search_eval import evaluate_search
-    from flows.engines import engine_settings
-    from sampling.backends import drop_sampler, get_sampler, is_running
-    from sampling.protocol import GenerationParams
+    from prm_factory.evaluation.search_eval import evaluate_search
+    from prm_factory.flows.engines import engine_settings
+    from prm_factory.sampling.backends import drop_sampler, get_sampler, is_running
+    from prm_factory.sampling.protocol import GenerationParams
 
     console = Console()
     s = cfg.sampling

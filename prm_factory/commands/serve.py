@@ -11,7 +11,7 @@ from rich.console import Console
 from prm_factory.console import fail
 
 if TYPE_CHECKING:
-    from flows.serve import ServedConfig
+    from prm_factory.flows.serve import ServedConfig
 
 app = typer.Typer()
 """The serve command; prm_factory/cli.py merges it into the main app."""
@@ -33,8 +33,13 @@ def serve(
     dry_run: Annotated[bool, typer.Option(help="check and print the deployments, serve nothing")] = False,
 ) -> None:
     """Serve one Prefect deployment per config on a cron schedule (needs `prefect server start`)."""
-    from config.run_config import ConfigError
-    from flows.serve import build_deployments, ensure_tag_limits, require_api_server, serve_deployments
+    from prm_factory.config.run_config import ConfigError
+    from prm_factory.flows.serve import (
+        build_deployments,
+        ensure_tag_limits,
+        require_api_server,
+        serve_deployments,
+    )
 
     served = _checked_configs(configs, cron)
     try:
@@ -57,9 +62,9 @@ def serve(
 
 def _checked_configs(configs: list[Path], cron: str) -> list[ServedConfig]:
     """Every config loaded and preflighted, with the schedule; all problems are printed, then exit 2."""
-    from config.run_config import ConfigError, load_config
-    from flows.preflight import config_problems
-    from flows.serve import ServedConfig, validate_cron
+    from prm_factory.config.run_config import ConfigError, load_config
+    from prm_factory.flows.preflight import config_problems
+    from prm_factory.flows.serve import ServedConfig, validate_cron
 
     served: list[ServedConfig] = []
     errors: list[str] = []

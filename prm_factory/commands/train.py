@@ -75,9 +75,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train a PRM on a dataset version's step labels (hard: cross-entropy; --soft: BCE on MC values)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from storage.errors import StorageError
-        from training.rows import RowsError, rows_from_dataset, rows_from_export
-        from training.trainer import Provenance, TrainingError, TrainSettings, train
+        from prm_factory.storage.errors import StorageError
+        from prm_factory.training.rows import RowsError, rows_from_dataset, rows_from_export
+        from prm_factory.training.trainer import Provenance, TrainingError, TrainSettings, train
 
         console = Console()
         _threads(threads)
@@ -91,9 +91,9 @@ def register(app: typer.Typer) -> None:
                 rows = rows_from_export(data)
                 provenance = Provenance(str(data), None, f"export file ({label} as given at export)")
             else:
-                from config.run_config import default_dataset_root
-                from storage.dataset import Dataset
-                from storage.versions import resolve
+                from prm_factory.config.run_config import default_dataset_root
+                from prm_factory.storage.dataset import Dataset
+                from prm_factory.storage.versions import resolve
 
                 store = Dataset(str(dataset or default_dataset_root()))
                 resolved = resolve(store, version)
@@ -107,7 +107,7 @@ def register(app: typer.Typer) -> None:
         if not rows:
             _fail("no rows with labels of that source: nothing to train on", 1)
         if model is None:
-            from sampling.model_prep import prepare_default_model
+            from prm_factory.sampling.model_prep import prepare_default_model
 
             model = prepare_default_model()
         settings = TrainSettings(
@@ -199,7 +199,7 @@ def register(app: typer.Typer) -> None:
         """Score every step of every chain: of a file (first-error F1 with gold first errors), or of a dataset
         version (step AUROC, accuracy and first-error F1 against its stored labels)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from training.scorer import PrmScorer, score_file, write_scores
+        from prm_factory.training.scorer import PrmScorer, score_file, write_scores
 
         if not (checkpoint / "config.json").is_file():
             _fail(f"{checkpoint}: not a saved checkpoint (no config.json)")
@@ -213,7 +213,7 @@ def register(app: typer.Typer) -> None:
         if dataset is not None:
             rows = _dataset_rows(dataset, version, label, agreement_only, since_version)
             if held_out_only:
-                from training.scorer import held_out_rows
+                from prm_factory.training.scorer import held_out_rows
 
                 try:
                     rows = held_out_rows(checkpoint, rows)
@@ -225,7 +225,7 @@ def register(app: typer.Typer) -> None:
         console = Console()
         scorer = PrmScorer(checkpoint, separator=step_separator, max_length=max_length, batch_size=batch_size)
         if rows is not None:
-            from training.scorer import score_rows
+            from prm_factory.training.scorer import score_rows
 
             scored_rows = score_rows(scorer, rows, threshold)
             chains = scored_rows.chains
@@ -277,13 +277,13 @@ def _dataset_rows(
     dataset: Path | None, version: str | None, label: str, agreement_only: bool, since_version: str | None
 ) -> list:
     """A dataset version's rows for `label`, chosen as training chooses them (training.rows)."""
-    from storage.errors import StorageError
-    from training.rows import RowsError, rows_from_dataset
+    from prm_factory.storage.errors import StorageError
+    from prm_factory.training.rows import RowsError, rows_from_dataset
 
     try:
-        from config.run_config import default_dataset_root
-        from storage.dataset import Dataset
-        from storage.versions import resolve
+        from prm_factory.config.run_config import default_dataset_root
+        from prm_factory.storage.dataset import Dataset
+        from prm_factory.storage.versions import resolve
 
         store = Dataset(str(dataset or default_dataset_root()))
         resolved = resolve(store, version)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rollouts.strategies.adaptive import AdaptiveStrategy
-from rollouts.strategies.base import StepEstimate, Strategy, StrategyState
-from rollouts.strategies.binary_search import BinarySearchStrategy
-from rollouts.strategies.exhaustive import ExhaustiveStrategy
+from prm_factory.rollouts.strategies.adaptive import AdaptiveStrategy
+from prm_factory.rollouts.strategies.base import StepEstimate, Strategy, StrategyState
+from prm_factory.rollouts.strategies.binary_search import BinarySearchStrategy
+from prm_factory.rollouts.strategies.exhaustive import ExhaustiveStrategy
 
 STRATEGIES: dict[str, type] = {
     "exhaustive": ExhaustiveStrategy,

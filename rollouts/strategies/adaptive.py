@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rollouts.strategies.base import RolloutOutcome, StepEstimate, check_counts, check_record, tally
+from prm_factory.rollouts.strategies.base import (
+    RolloutOutcome,
+    StepEstimate,
+    check_counts,
+    check_record,
+    tally,
+)
 
 
 @dataclass(frozen=True)

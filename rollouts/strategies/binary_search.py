@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rollouts.strategies.base import (
+from prm_factory.rollouts.strategies.base import (
     OneRoundState,
     RolloutOutcome,
     StepEstimate,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rollouts.strategies.base import OneRoundState, StepEstimate, check_counts
+from prm_factory.rollouts.strategies.base import OneRoundState, StepEstimate, check_counts
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 
-from config import provenance
+from prm_factory.config import provenance
 
 
 def test_git_commit_is_the_head_of_this_checkout():

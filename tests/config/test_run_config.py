@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from config.run_config import ConfigError, RunConfig, load_config
+from prm_factory.config.run_config import ConfigError, RunConfig, load_config
 
 
 def test_defaults_are_the_embedded_demo() -> None:

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from config.run_config import RunConfig, load_config
+from prm_factory.config.run_config import RunConfig, load_config
 
 if TYPE_CHECKING:
-    from flows.run_summary import RunSummary
+    from prm_factory.flows.run_summary import RunSummary
     from tests.conftest import ServedModel
 
 SMALL_RUN = {
@@ -124,7 +124,7 @@ class TwoRuns:
 def two_runs(engine, tmp_path_factory: pytest.TempPathFactory) -> TwoRuns:
     """One dataset, two runs (the first problem, then the second): shared by the tests that read a written
     dataset's versions or query it, instead of a run or two each."""
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     folder = tmp_path_factory.mktemp("two-runs")
     problems, root = _write_problems(folder), folder / "ds"

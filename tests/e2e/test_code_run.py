@@ -16,8 +16,8 @@ APPS_SLICE = Path(__file__).resolve().parents[2] / "data" / "apps" / "apps_slice
 
 def _assert_test_labeled(dataset_root: Path) -> None:
     """Chains graded by their tests with one status per test; `incorrect` only beside a failed test."""
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     ds = Dataset(str(dataset_root))
     problems = query(ds, "SELECT domain, tests FROM problems").to_pylist()
@@ -46,7 +46,7 @@ def _assert_test_labeled(dataset_root: Path) -> None:
 
 
 def test_code_run_writes_test_labeled_chains(engine, code_config, tmp_path: Path) -> None:
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     cfg = code_config(tmp_path / "ds")
     summary = generation_run(cfg)
@@ -57,7 +57,7 @@ def test_code_run_writes_test_labeled_chains(engine, code_config, tmp_path: Path
 
 def test_stdin_run_on_the_apps_slice(engine, code_config, tmp_path: Path) -> None:
     """Programs that read stdin (APPS rows): each test's input as a file, output compared on the host."""
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     cfg = code_config(tmp_path / "ds", **{"problems.path": str(APPS_SLICE), "problems.limit": 1})
     summary = generation_run(cfg)

@@ -19,7 +19,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from flows.resume import CACHE_DIR
+from prm_factory.flows.resume import CACHE_DIR
 
 pytestmark = [pytest.mark.engine, pytest.mark.docker, pytest.mark.slow]
 
@@ -32,8 +32,8 @@ LONG_ROLLOUTS = {"rollouts.k": 4, "rollouts.max_steps": 4}
 
 def _labels(summary) -> tuple[list, list]:
     """Chain outcomes and step verdicts in the dataset version the run committed."""
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     dataset = Dataset(summary.dataset_root)
     chains = query(dataset, "SELECT chain_id, outcome, outcome_reason FROM chains", version=summary.version)
@@ -47,7 +47,7 @@ def _labels(summary) -> tuple[list, list]:
 
 def _restart_when_sandbox_starts(dockerd, stopped: threading.Event, errors: list[BaseException]) -> None:
     """Wait for the run's first sandbox container, then stop dockerd and start it again."""
-    from verifiers.code.sandbox import LABEL
+    from prm_factory.verifiers.code.sandbox import LABEL
 
     try:
         client = docker.from_env()
@@ -65,7 +65,7 @@ def _restart_when_sandbox_starts(dockerd, stopped: threading.Event, errors: list
 
 
 def test_code_run_survives_a_dockerd_restart(engine, dockerd, code_config, tmp_path: Path, caplog) -> None:
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     first = generation_run(code_config(tmp_path / "first", **FIRST_RUN))
     assert first.status == "succeeded", first.error
@@ -80,7 +80,7 @@ def test_code_run_survives_a_dockerd_restart(engine, dockerd, code_config, tmp_p
     errors: list[BaseException] = []
     restarter = threading.Thread(target=_restart_when_sandbox_starts, args=(dockerd, stopped, errors))
     restarter.start()
-    with caplog.at_level(logging.WARNING, logger="verifiers.code.sandbox"):
+    with caplog.at_level(logging.WARNING, logger="prm_factory.verifiers.code.sandbox"):
         second = generation_run(code_config(second_root, **(FIRST_RUN | LONG_ROLLOUTS)))
     restarter.join(timeout=300)
 

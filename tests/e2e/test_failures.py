@@ -78,8 +78,8 @@ def test_a_run_that_fails_in_the_flow_records_why_and_exits_non_zero(
     65-90 s on a loaded 2-core machine, and the failure record does not depend on which server it is."""
     from prefect.settings import PREFECT_API_URL
 
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     model = tmp_path / "broken-model"
     model.mkdir()

@@ -18,10 +18,10 @@ ROW = {
 def test_label_with_rollouts_continues_every_prefix_on_the_engine(
     engine, small_config, tmp_path: Path
 ) -> None:
-    from flows.label_run import label_external
-    from flows.resume import cache_dir
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.flows.label_run import label_external
+    from prm_factory.flows.resume import cache_dir
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     rows = [
         {

@@ -16,9 +16,9 @@ pytestmark = [pytest.mark.engine, pytest.mark.slow]
 def test_math_run_writes_a_labeled_dataset_version(
     engine, small_config, tmp_path: Path, problems_file: Path
 ) -> None:
-    from flows.generation_run import generation_run
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.flows.generation_run import generation_run
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     cfg = small_config(tmp_path / "ds", problems_file)
     summary = generation_run(cfg)
@@ -56,7 +56,7 @@ def test_math_run_writes_a_labeled_dataset_version(
     for s in probed:
         assert s["n_rollouts"] == 2 and 0.0 <= s["mc_value"] <= 1.0
         assert s["hard_label"] == (s["n_rollouts_correct"] > 0) and s["soft_label"] == s["mc_value"]
-        # a prefix two chains share is drawn once and its cost charged to one of them (rollouts.pool)
+        # a prefix two chains share is drawn once, its cost charged to one of them (prm_factory.rollouts.pool)
         assert s["rollout_tokens"] > 0 or prefix(s) in charged
     lasts = [s for s in steps if s["value_source"] == "outcome"]
     for s in lasts:
@@ -80,8 +80,8 @@ def test_math_run_writes_a_labeled_dataset_version(
 
 
 def test_a_second_run_adds_one_version_and_old_versions_stay_readable(two_runs) -> None:
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     first, second = two_runs.first, two_runs.second
     assert (first.status, second.status) == ("succeeded", "succeeded"), (first.error, second.error)

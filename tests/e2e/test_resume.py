@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from flows.resume import CACHE_DIR
+from prm_factory.flows.resume import CACHE_DIR
 
 if TYPE_CHECKING:
     from tests.conftest import ServedModel
@@ -119,8 +119,8 @@ def run_and_kill_after(config: Path, root: Path, stage: str, cwd: Path) -> None:
 
 
 def dataset_keys(root: Path) -> dict[str, list[str]]:
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     ds = Dataset(str(root))
     sqls = {
@@ -135,7 +135,7 @@ def dataset_keys(root: Path) -> dict[str, list[str]]:
 def test_a_run_killed_mid_run_and_started_again_ends_like_an_uninterrupted_run(
     tmp_path: Path, problems_file: Path, prefect_server: None, served_model: ServedModel
 ) -> None:
-    from storage.dataset import Dataset
+    from prm_factory.storage.dataset import Dataset
 
     killed_cfg = write_config(tmp_path, "killed", problems_file, served_model)
     uninterrupted = start(write_config(tmp_path, "clean", problems_file, served_model), tmp_path)

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prm_factory.commands.search import register
-from sampling.protocol import GenerationParams
+from prm_factory.sampling.protocol import GenerationParams
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 

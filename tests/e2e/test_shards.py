@@ -77,7 +77,7 @@ def workers(prefect_server: None, tmp_path: Path) -> Iterator[list[Path]]:
     """Two process workers on one pool, each taking one flow run at a time; their output files."""
     from prefect.settings import PREFECT_API_URL
 
-    from flows.fanout import ensure_work_pool
+    from prm_factory.flows.fanout import ensure_work_pool
 
     ensure_work_pool(POOL)
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PREFECT_WORKER_QUERY_SECONDS": "2"}
@@ -115,8 +115,8 @@ def workers(prefect_server: None, tmp_path: Path) -> Iterator[list[Path]]:
 
 def committed_rows(root: Path) -> dict[str, list[tuple]]:
     """Keys and labels of every committed row, sorted (run ids left out: they differ by construction)."""
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     ds = Dataset(str(root))
     sqls = {
@@ -142,7 +142,7 @@ def wait_for_log(logs: list[Path], *needles: str) -> str:
 def test_per_request_seeds_make_draws_batch_invariant(engine) -> None:
     """A request's samples are the same alone, in a batch of four or in another order (the session's CPU
     engine, default config): what lets a shard, a rerun or a resumed chunk reproduce a run's chains."""
-    from sampling.protocol import GenerationParams
+    from prm_factory.sampling.protocol import GenerationParams
 
     assert engine.seed_mode == "request"
     prompts = [engine.render_chat(None, question) for question, _ in QUESTIONS]
@@ -164,14 +164,14 @@ def test_per_request_seeds_make_draws_batch_invariant(engine) -> None:
 def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone(
     served_overrides: dict[str, object], workers: list[Path], tmp_path: Path
 ) -> None:
-    from config.run_config import load_config
-    from flows.fanout import deploy_generation, submit_shards, wait_for_shards
-    from flows.generation_run import run_generation
-    from flows.shards import Shard, absolute_paths, derived_parent_id
-    from storage.dataset import Dataset
-    from storage.sql import query
-    from storage.stats import run_costs
-    from storage.versions import list_versions
+    from prm_factory.config.run_config import load_config
+    from prm_factory.flows.fanout import deploy_generation, submit_shards, wait_for_shards
+    from prm_factory.flows.generation_run import run_generation
+    from prm_factory.flows.shards import Shard, absolute_paths, derived_parent_id
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
+    from prm_factory.storage.stats import run_costs
+    from prm_factory.storage.versions import list_versions
 
     problems = tmp_path / "problems.jsonl"
     problems.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in QUESTIONS))
@@ -240,7 +240,7 @@ def test_engine_arguments_from_the_config_reach_the_engine_and_its_worker(engine
     argument dict as `max_num_seqs` and every pass-through argument, whose config-to-dict mapping
     tests/sampling/test_engine_args.py pins) and the dtype the host chose. Read from the engine the e2e runs
     use, instead of a start of its own (about 170 s on a 2-core machine)."""
-    from sampling.vllm_sampler import engine_kwargs, seeding_plan
+    from prm_factory.sampling.vllm_sampler import engine_kwargs, seeding_plan
 
     asked = engine_kwargs(engine.settings) | seeding_plan(engine.settings, cpu=True).kwargs
     assert asked["enable_chunked_prefill"] is False

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prm_factory.commands.dataset import register
-from storage.dataset import Dataset
+from prm_factory.storage.dataset import Dataset
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ def _module(name: str, path: Path):
 
 
 def test_prm_trainer_trains_on_exactly_the_exported_labels(tmp_path, command_app) -> None:
-    from sampling.model_prep import prepare_default_model
+    from prm_factory.sampling.model_prep import prepare_default_model
 
     fixtures = _module("storage_test_fixtures", REPO / "tests" / "storage" / "conftest.py")
     example = _module("train_prm_trl", REPO / "examples" / "train_prm_trl.py")

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.altered_gsm8k import (
+from prm_factory.evaluation.altered_gsm8k import (
     alter_solution,
     annotations_hold,
     build_altered_gsm8k,
     predict_first_errors,
     split_gold,
 )
-from evaluation.answer_pairs import evaluate_answer_pairs, load_answer_pairs
-from evaluation.metrics import first_error_scores
-from evaluation.report import ALTERED_SET, load_altered
+from prm_factory.evaluation.answer_pairs import evaluate_answer_pairs, load_answer_pairs
+from prm_factory.evaluation.metrics import first_error_scores
+from prm_factory.evaluation.report import ALTERED_SET, load_altered
 
 GOLD = "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips.\n#### 72"
 
@@ -76,8 +76,8 @@ def test_answer_checker_meets_the_targets_on_hand_labels() -> None:
 
 
 def test_the_default_source_is_the_shared_split_beside_the_checkout(tmp_path: Path) -> None:
-    from config.run_config import REPO_ROOT
-    from evaluation.altered_gsm8k import DEFAULT_SOURCE
+    from prm_factory.config.run_config import REPO_ROOT
+    from prm_factory.evaluation.altered_gsm8k import DEFAULT_SOURCE
 
     assert DEFAULT_SOURCE == REPO_ROOT.parent / "shared" / "data" / "gsm8k" / "train.jsonl"
     assert DEFAULT_SOURCE.is_relative_to(REPO_ROOT.parent)

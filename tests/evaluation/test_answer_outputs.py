@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluation.answer_pairs import (
+from prm_factory.evaluation.answer_pairs import (
     ANSWER_PAIRS_MATH_STYLE,
     MATH_OUTPUTS,
     MATH_OUTPUTS_HELDOUT,

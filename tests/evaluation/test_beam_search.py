@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from evaluation.beam_search import STEP_STOP, beam_search, beam_shape
-from evaluation.step_scorer import StepScores
-from sampling.protocol import Generation, GenerationParams
+from prm_factory.evaluation.beam_search import STEP_STOP, beam_search, beam_shape
+from prm_factory.evaluation.step_scorer import StepScores
+from prm_factory.sampling.protocol import Generation, GenerationParams
 
 PROMPT = "<chat>Q?<assistant>"
 

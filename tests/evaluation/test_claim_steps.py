@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.claim_steps import (
+from prm_factory.evaluation.claim_steps import (
     CLAIM_STEPS,
     ClaimStepsError,
     evaluate_claim_steps,
@@ -17,7 +17,7 @@ from evaluation.claim_steps import (
     load_claim_steps,
     main,
 )
-from verifiers.protocol import Verdict
+from prm_factory.verifiers.protocol import Verdict
 
 
 def _row(rid: str, step: str, holds: bool, source: str = "hand") -> dict:

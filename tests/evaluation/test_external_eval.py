@@ -1,5 +1,5 @@
-from evaluation.external import evaluate_external, gold_step_labels, predicted_first_error
-from schemas.external_chains import ExternalChain
+from prm_factory.evaluation.external import evaluate_external, gold_step_labels, predicted_first_error
+from prm_factory.schemas.external_chains import ExternalChain
 
 
 def chain(

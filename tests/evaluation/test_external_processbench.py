@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from evaluation.processbench import (
+from prm_factory.evaluation.processbench import (
     Split,
     average_over_splits,
     chain_outcome,
@@ -17,10 +17,10 @@ from evaluation.processbench import (
     report_json,
     source_figures,
 )
-from schemas.external_chains import ExternalChain
-from schemas.records import Problem
-from schemas.rejected import RejectedRow
-from verifiers.protocol import Verdict
+from prm_factory.schemas.external_chains import ExternalChain
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.rejected import RejectedRow
+from prm_factory.verifiers.protocol import Verdict
 
 
 class MarkedVerifier:

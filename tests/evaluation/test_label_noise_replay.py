@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.step_truth import chain_truth
-from rollouts import RolloutItem
-from sampling.protocol import GenerationParams
-from schemas.synthetic import SyntheticSpec, synthetic_problem
+from prm_factory.evaluation.step_truth import chain_truth
+from prm_factory.rollouts import RolloutItem
+from prm_factory.sampling.protocol import GenerationParams
+from prm_factory.schemas.synthetic import SyntheticSpec, synthetic_problem
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_label_noise.py"
 PLUMS = synthetic_problem(SyntheticSpec(seed=3, steps=2), 0)  # 15 plums, /3 -> 5, -4 -> 1

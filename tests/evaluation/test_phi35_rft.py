@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from evaluation.phi35_rft import ARROW_FILE, LABELS, build, split_steps
+from prm_factory.evaluation.phi35_rft import ARROW_FILE, LABELS, build, split_steps
 
 QUESTION = "Tom has 3 apples and buys 4 more. How many apples does he have?"
 WRONG = "Tom has 3 apples.\nHe buys 4 more, so 3 + 4 = 8.\n#### 8"

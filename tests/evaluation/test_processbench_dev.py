@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evaluation.processbench_dev import figures, main
+from prm_factory.evaluation.processbench_dev import figures, main
 
 
 def test_figures_from_gold_and_predicted_labels():

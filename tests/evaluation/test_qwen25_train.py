@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.labelled_sets import steps_digest
-from evaluation.qwen25_train import LABELS, build, final_answer, split_steps
+from prm_factory.evaluation.labelled_sets import steps_digest
+from prm_factory.evaluation.qwen25_train import LABELS, build, final_answer, split_steps
 
 QUESTION = "Tom has 3 apples and buys 4 more. How many apples does he have?"
 RESPONSE = "Tom has 3 apples.\n\nHe buys 4 more:\n\\[\n3 + 4 = 8\n\\]\n\nSo he has \\(\\boxed{8}\\) apples."

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.real_errors import (
+from prm_factory.evaluation.real_errors import (
     combine_step_labels,
     evaluate_real_errors,
     format_table,
     load_samples,
     main,
 )
-from verifiers.math import MathVerifier
+from prm_factory.verifiers.math import MathVerifier
 
 QUESTION = (
     "Janet's ducks lay 16 eggs per day. She eats three for breakfast and bakes muffins with four. "

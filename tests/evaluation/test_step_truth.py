@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from evaluation.step_truth import chain_truth, first_error, step_truth, true_values
-from schemas.synthetic import SyntheticSpec, SyntheticSpecError, synthetic_problem
+from prm_factory.evaluation.step_truth import chain_truth, first_error, step_truth, true_values
+from prm_factory.schemas.synthetic import SyntheticSpec, SyntheticSpecError, synthetic_problem
 
 # Jonas has 15 plums; keeps one of 3 equal shares (15/3 = 5); gives 4 to Tara (5-4 = 1). Answer 1.
 PLUMS = synthetic_problem(SyntheticSpec(seed=3, steps=2), 0)

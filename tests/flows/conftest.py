@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from config.run_config import RunConfig, load_config
-from sampling.protocol import Generation, GenerationParams
-from sampling.vllm_sampler import EngineSettings
+from prm_factory.config.run_config import RunConfig, load_config
+from prm_factory.sampling.protocol import Generation, GenerationParams
+from prm_factory.sampling.vllm_sampler import EngineSettings
 
 QUESTIONS = [
     ("Tom has 3 apples and buys 4 more. How many apples does he have?", "3+4=<<3+4=7>>7\n#### 7", "7"),
@@ -69,8 +69,8 @@ class FakeEngine:
 
 @pytest.fixture()
 def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
-    import flows.plan as plan
-    import flows.tasks as gen
+    import prm_factory.flows.plan as plan
+    import prm_factory.flows.tasks as gen
 
     engine = FakeEngine(FakeSampler())
     checkpoint = tmp_path / "fake-checkpoint"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from config.run_config import load_config
-from flows.engines import import_engine_in_background
+from prm_factory.config.run_config import load_config
+from prm_factory.flows.engines import import_engine_in_background
 
 
 def test_the_offline_backend_imports_vllm_on_a_thread_and_a_fleet_does_not():

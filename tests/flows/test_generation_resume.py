@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from flows.generation_run import RunFailed, generation_run, run_generation
-from flows.resume import CACHE_DIR
-from storage.dataset import Dataset
-from storage.sql import query
+from prm_factory.flows.generation_run import RunFailed, generation_run, run_generation
+from prm_factory.flows.resume import CACHE_DIR
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import query
 
 CACHED = ["sample", "segment_grade", "verify", "rollouts"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from sampling.protocol import Generation
-from storage.dataset import Dataset
-from storage.sql import query
+from prm_factory.sampling.protocol import Generation
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import query
 
 
 def _scripted_judge(engine, answer: str) -> list[int]:
@@ -27,7 +27,7 @@ def _scripted_judge(engine, answer: str) -> list[int]:
 
 
 def test_the_judge_labels_every_chain_with_budget_all(fake_engine, flow_config, tmp_path):
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     calls = _scripted_judge(fake_engine, r"The earliest error is in paragraph 1: \boxed{1}")
     summary = generation_run(flow_config(**{"judge.enabled": True, "judge.budget": "all"}))
@@ -47,7 +47,7 @@ def test_the_judge_labels_every_chain_with_budget_all(fake_engine, flow_config, 
 
 
 def test_an_unreadable_judgement_is_no_label(fake_engine, flow_config, tmp_path):
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     _scripted_judge(fake_engine, "I think the solution looks fine overall.")
     summary = generation_run(flow_config(**{"judge.enabled": True, "judge.budget": "all"}))
@@ -61,7 +61,7 @@ def test_an_unreadable_judgement_is_no_label(fake_engine, flow_config, tmp_path)
 
 
 def test_the_judge_is_off_by_default(fake_engine, flow_config, tmp_path):
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     calls = _scripted_judge(fake_engine, r"\boxed{0}")
     summary = generation_run(flow_config())

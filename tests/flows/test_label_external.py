@@ -3,10 +3,10 @@
 import json
 from pathlib import Path
 
-from config.run_config import load_config
-from flows.label_run import label_external
-from storage.dataset import Dataset
-from storage.sql import query
+from prm_factory.config.run_config import load_config
+from prm_factory.flows.label_run import label_external
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import query
 
 
 def test_external_chains_are_labeled_and_committed(prefect_server: None, tmp_path: Path) -> None:
@@ -94,8 +94,8 @@ def test_a_verifier_change_relabels_into_a_new_version(
 ) -> None:
     """After a verifier version bump, a rerun gives the new version rows that all carry the new version,
     the previous version's rows are unchanged, and `relabel` does the same without the input file."""
-    from flows.relabel_run import relabel_dataset
-    from verifiers.math import MathVerifier
+    from prm_factory.flows.relabel_run import relabel_dataset
+    from prm_factory.verifiers.math import MathVerifier
 
     path = tmp_path / "chains.jsonl"
     rows = [

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from config.run_config import load_config
-from flows.artifacts import RunReport, artifact_key, render_markdown
-from flows.observe import StageEvents, event_line, progress_sink
-from flows.preflight import config_problems
-from labels.tally import RunTally
-from schemas.records import Chain, Step
+from prm_factory.config.run_config import load_config
+from prm_factory.flows.artifacts import RunReport, artifact_key, render_markdown
+from prm_factory.flows.observe import StageEvents, event_line, progress_sink
+from prm_factory.flows.preflight import config_problems
+from prm_factory.labels.tally import RunTally
+from prm_factory.schemas.records import Chain, Step
 
 
 def test_event_lines_are_key_value_pairs_an_operator_can_grep() -> None:

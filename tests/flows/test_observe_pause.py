@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flows.observe import StageEvents, progress_sink
+from prm_factory.flows.observe import StageEvents, progress_sink
 
 
 class _ClockSink:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-import flows.plan as plan_module
-from flows.domains import domain_for
-from flows.plan import labeler_versions, needs_engine, plan_run, run_labelers
-from flows.resume import cache_dir
-from flows.run_summary import RunFailed, RunSummary
-from flows.stages import GENERATION
-from storage.staging import chunk_dir
+import prm_factory.flows.plan as plan_module
+from prm_factory.flows.domains import domain_for
+from prm_factory.flows.plan import labeler_versions, needs_engine, plan_run, run_labelers
+from prm_factory.flows.resume import cache_dir
+from prm_factory.flows.run_summary import RunFailed, RunSummary
+from prm_factory.flows.stages import GENERATION
+from prm_factory.storage.staging import chunk_dir
 
 
 def make_plan(config):
@@ -58,7 +58,7 @@ def test_needs_engine_reads_the_planned_keys(fake_engine, flow_config, tmp_path:
 def test_a_run_computes_each_chunks_keys_once(
     prefect_server: None, fake_engine, flow_config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flows.generation_run import generation_run
+    from prm_factory.flows.generation_run import generation_run
 
     calls: list[int] = []
     real = GENERATION.chunk_keys

@@ -1,7 +1,7 @@
 """A verifier that cannot load what it needs fails the run's preflight with one clear line."""
 
-from config.run_config import load_config
-from flows.preflight import config_problems, labeler_problems
+from prm_factory.config.run_config import load_config
+from prm_factory.flows.preflight import config_problems, labeler_problems
 
 
 def test_a_working_install_passes_the_math_verifier_check():
@@ -9,7 +9,7 @@ def test_a_working_install_passes_the_math_verifier_check():
 
 
 def test_a_broken_math_verifier_fails_preflight_with_one_line(monkeypatch):
-    import verifiers.math.answers as answers
+    import prm_factory.verifiers.math.answers as answers
 
     monkeypatch.setattr(
         answers, "check_dependencies", lambda **_: ["math-verify could not be imported: No module named x"]

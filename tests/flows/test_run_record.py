@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from config.run_config import RunConfig
-from flows.run_record import RunOutput, run_record
-from schemas.records import Rejection
+from prm_factory.config.run_config import RunConfig
+from prm_factory.flows.run_record import RunOutput, run_record
+from prm_factory.schemas.records import Rejection
 
 
 def test_a_failed_run_records_its_error_zero_counts_and_full_provenance() -> None:

@@ -7,12 +7,12 @@ import sys
 
 import pytest
 
-from config.run_config import ConfigError, RunConfig
-from flows.scaleout import chunked, make_task_runner
-from flows.selection import labeled_problem_ids, pick_fresh
-from schemas.records import Problem
-from schemas.rejected import RejectedRow
-from storage.sql import query
+from prm_factory.config.run_config import ConfigError, RunConfig
+from prm_factory.flows.scaleout import chunked, make_task_runner
+from prm_factory.flows.selection import labeled_problem_ids, pick_fresh
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.rejected import RejectedRow
+from prm_factory.storage.sql import query
 from tests.storage_fixtures import committed_fixture_dataset
 
 

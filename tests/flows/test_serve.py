@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from config.run_config import ConfigError, load_config
-from flows.serve import ServedConfig, build_deployments, deployment_name, require_api_server, validate_cron
+from prm_factory.config.run_config import ConfigError, load_config
+from prm_factory.flows.serve import (
+    ServedConfig,
+    build_deployments,
+    deployment_name,
+    require_api_server,
+    validate_cron,
+)
 
 
 def write_config(path: Path, name: str, problems: Path, **extra: str) -> Path:
@@ -115,7 +121,7 @@ def test_serve_reports_every_config_error_on_one_line_each_and_exits_non_zero(
 
 
 def test_engine_tasks_carry_the_tag_the_concurrency_limit_is_set_on() -> None:
-    from flows.tasks import ENGINE_TAG, rollouts_task, sample_task, start_engine_task
+    from prm_factory.flows.tasks import ENGINE_TAG, rollouts_task, sample_task, start_engine_task
 
     assert ENGINE_TAG == "prm-engine"
     assert all(ENGINE_TAG in t.tags for t in (start_engine_task, sample_task, rollouts_task))

@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-from config.run_config import RunConfig, load_config
-from flows.serve import ServedConfig, build_deployments, ensure_tag_limits
+from prm_factory.config.run_config import RunConfig, load_config
+from prm_factory.flows.serve import ServedConfig, build_deployments, ensure_tag_limits
 
 pytestmark = pytest.mark.slow
 
@@ -154,8 +154,8 @@ def test_a_served_config_runs_when_triggered_and_a_failed_run_is_failed_in_prefe
 
     from prefect.exceptions import ObjectNotFound
 
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     model = tmp_path / "no-weights"
     model.mkdir()
@@ -198,8 +198,8 @@ def test_a_cron_schedule_fires_a_run_that_serve_executes(real_server: str, tmp_p
     from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
     from prefect.states import Scheduled
 
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     problems = tmp_path / "bad.jsonl"
     problems.write_text('{"question": "a row with no answer field"}\n')

@@ -14,15 +14,15 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from config.run_config import ConfigError, load_config
-from flows.generation_run import generation_run
-from flows.shards import Shard, ShardRun, derived_parent_id, select_shard, shard_of
-from schemas.records import RunInfo, arrow_schema
-from storage.dataset import Dataset
-from storage.layout import TABLE_VERSIONS_COLUMN, table_uri
-from storage.sql import query
-from storage.stats import headline_stats, run_costs
-from storage.versions import list_versions, summaries_table
+from prm_factory.config.run_config import ConfigError, load_config
+from prm_factory.flows.generation_run import generation_run
+from prm_factory.flows.shards import Shard, ShardRun, derived_parent_id, select_shard, shard_of
+from prm_factory.schemas.records import RunInfo, arrow_schema
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.layout import TABLE_VERSIONS_COLUMN, table_uri
+from prm_factory.storage.sql import query
+from prm_factory.storage.stats import headline_stats, run_costs
+from prm_factory.storage.versions import list_versions, summaries_table
 from tests.storage.conftest import make_run
 
 IDS = [f"gsm8k-{hashlib.sha256(str(i).encode()).hexdigest()[:16]}" for i in range(300)]
@@ -220,7 +220,13 @@ def test_the_fanout_deploys_by_module_path_and_submits_one_flow_run_per_shard(
     """Against the test server, no worker: the pool, the deployment and the flow runs a worker would take."""
     from prefect.client.orchestration import get_client
 
-    from flows.fanout import deploy_generation, ensure_work_pool, shard_states, shards_to_run, submit_shards
+    from prm_factory.flows.fanout import (
+        deploy_generation,
+        ensure_work_pool,
+        shard_states,
+        shards_to_run,
+        submit_shards,
+    )
 
     assert ensure_work_pool("prm-test-pool") == "process"
     assert ensure_work_pool("prm-test-pool") == "process"  # found the second time
@@ -235,7 +241,8 @@ def test_the_fanout_deploys_by_module_path_and_submits_one_flow_run_per_shard(
         for run in runs:
             client.delete_flow_run(run.id)
     assert (
-        found.entrypoint == "flows.generation_run.generation_run" and found.work_pool_name == "prm-test-pool"
+        found.entrypoint == "prm_factory.flows.generation_run.generation_run"
+        and found.work_pool_name == "prm-test-pool"
     )
     assert [(r.parameters["shard"], r.parameters["parent_run_id"]) for r in runs] == [
         ("0/2", "parent-x"),

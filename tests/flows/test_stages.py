@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import flows.resume as resume
-from flows.stages import EXTERNAL, GENERATION, KEYED_ELSEWHERE, Pipeline, Stage, UndeclaredInput
-from schemas.records import Problem
+import prm_factory.flows.resume as resume
+from prm_factory.flows.stages import EXTERNAL, GENERATION, KEYED_ELSEWHERE, Pipeline, Stage, UndeclaredInput
+from prm_factory.schemas.records import Problem
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = {
@@ -72,11 +72,11 @@ def test_a_changed_module_changes_its_stages_and_everything_downstream_only(modu
 def test_a_segmentation_change_leaves_sampling_cached_and_invalidates_the_rest(monkeypatch) -> None:
     monkeypatch.setattr(resume, "code_digest", fake_digest(""))
     before = all_keys(GENERATION)
-    monkeypatch.setattr(resume, "code_digest", fake_digest("sampling.segment"))
+    monkeypatch.setattr(resume, "code_digest", fake_digest("prm_factory.sampling.segment"))
     after = all_keys(GENERATION)
     assert before["sample"] == after["sample"]
     assert all(before[s] != after[s] for s in ("segment", "verify", "rollouts", "rows"))
-    monkeypatch.setattr(resume, "code_digest", fake_digest("rollouts"))
+    monkeypatch.setattr(resume, "code_digest", fake_digest("prm_factory.rollouts"))
     rollouts_changed = all_keys(GENERATION)
     assert [
         before[s] == rollouts_changed[s] for s in ("sample", "segment", "verify", "rollouts", "rows")
@@ -173,17 +173,17 @@ def test_keys_keep_the_shape_they_had_before_the_declarations() -> None:
         "sample",
         {k: inputs[k] for k in ("problems", "engine", "sampling", "domain")},
         (
-            "sampling.chains",
-            "sampling.prompts",
-            "sampling.vllm_sampler",
-            "sampling.vllm_plugins",
-            "sampling.cpu_top_p",
+            "prm_factory.sampling.chains",
+            "prm_factory.sampling.prompts",
+            "prm_factory.sampling.vllm_sampler",
+            "prm_factory.sampling.vllm_plugins",
+            "prm_factory.sampling.cpu_top_p",
         ),
     )
     segment = resume.stage_key(
         "segment",
         {"from": sample, "segmentation": inputs["segmentation"], "verifier": inputs["verifier"]},
-        ("sampling.segment", "labels.assemble", "flows.domains"),
+        ("prm_factory.sampling.segment", "prm_factory.labels.assemble", "prm_factory.flows.domains"),
     )
     assert (keys["sample"], keys["segment"]) == (sample, segment)
     external = inputs_for(EXTERNAL)
@@ -203,7 +203,7 @@ def product_imports(module: str) -> set[str]:
                 found.add(node.module)
             elif isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)
-    return {name for name in found if name.split(".")[0] in PRODUCT}
+    return {name for name in found if name.split(".")[:2] in [["prm_factory", p] for p in PRODUCT]}
 
 
 def covered(name: str, prefixes: set[str]) -> bool:
@@ -239,6 +239,6 @@ def test_what_a_stages_code_imports_is_in_its_key() -> None:
 
 def test_the_coverage_check_finds_a_module_left_off() -> None:
     # labels.assemble imports sampling.segment and rollouts.*; declared alone, those are not keyed
-    lonely = Pipeline((Stage("segment", code=("labels.assemble",)),))
+    lonely = Pipeline((Stage("segment", code=("prm_factory.labels.assemble",)),))
     gaps = uncovered(lonely)["segment"]
-    assert "sampling.segment" in gaps and "sampling.chains" in gaps
+    assert "prm_factory.sampling.segment" in gaps and "prm_factory.sampling.chains" in gaps

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from flows.generation_run import generation_run, run_generation
-from labels.assemble import SampledChain
-from schemas.records import Chain, Step
-from storage.dataset import Dataset
-from storage.sql import query
-from storage.staging import STAGING_DIR
+from prm_factory.flows.generation_run import generation_run, run_generation
+from prm_factory.labels.assemble import SampledChain
+from prm_factory.schemas.records import Chain, Step
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import query
+from prm_factory.storage.staging import STAGING_DIR
 
 
 def staged_chunks(root: Path) -> list[Path]:
@@ -50,7 +50,7 @@ def visible_chains(root: Path) -> int:
 def test_chunks_are_staged_as_they_finish_and_seen_only_once_the_run_commits(
     prefect_server: None, fake_engine, flow_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import flows.tasks as gen
+    import prm_factory.flows.tasks as gen
 
     root = tmp_path / "ds"
     at_sample: list[tuple[int, tuple[int, int, int]]] = []  # (chunks staged, records alive) per chunk

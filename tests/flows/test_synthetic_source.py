@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from config.run_config import ConfigError, load_config
-from flows.domains import domain_for
-from flows.preflight import config_problems
-from schemas.synthetic import SyntheticSpec, generate, rebuild
+from prm_factory.config.run_config import ConfigError, load_config
+from prm_factory.flows.domains import domain_for
+from prm_factory.flows.preflight import config_problems
+from prm_factory.schemas.synthetic import SyntheticSpec, generate, rebuild
 
 KNOBS = {
     "problems.source": "synthetic",

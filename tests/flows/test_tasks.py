@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from prefect.states import Failed
 
-import flows.tasks as tasks
-from sampling.model_prep import ModelPrepError
-from sampling.vllm_sampler import EngineSettings
+import prm_factory.flows.tasks as tasks
+from prm_factory.sampling.model_prep import ModelPrepError
+from prm_factory.sampling.vllm_sampler import EngineSettings
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,11 @@
 import json
 
-from labels.assemble import RecordContext, SampledChain, build_records, chain_id_for
-from rollouts.values import ChainValues, StepValue
-from sampling.protocol import Generation
-from sampling.segment import segment
-from schemas.records import Problem
-from verifiers.protocol import Verdict
+from prm_factory.labels.assemble import RecordContext, SampledChain, build_records, chain_id_for
+from prm_factory.rollouts.values import ChainValues, StepValue
+from prm_factory.sampling.protocol import Generation
+from prm_factory.sampling.segment import segment
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.protocol import Verdict
 
 PROBLEM = Problem("p1", "gsm8k", "math", "q?", reference_answer="7")
 TEXT = "3 + 4 = 7\n7 * 2 = 15\n15 - 1 = 14\nThe answer is 14"

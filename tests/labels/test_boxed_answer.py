@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labels.boxed_answer import first_writing, is_expression, last_box, writes
+from prm_factory.labels.boxed_answer import first_writing, is_expression, last_box, writes
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 import pytest
 
-from labels.consensus import consensus, first_error_index, first_error_mc, first_error_verifier
+from prm_factory.labels.consensus import consensus, first_error_index, first_error_mc, first_error_verifier
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-import labels.judge
-from labels.judge import (
+from prm_factory.labels import judge as judge_module
+from prm_factory.labels.judge import (
     DEFAULT_JUDGE_PARAMS,
     JUDGE_TEMPLATE,
     Judge,
@@ -23,7 +23,7 @@ from labels.judge import (
     read_judgement,
     render_judge_prompt,
 )
-from sampling.protocol import Generation, GenerationParams
+from prm_factory.sampling.protocol import Generation, GenerationParams
 
 # ---------------------------------------------------------------------------------------------------------
 # Prompt
@@ -265,5 +265,5 @@ def test_needs_judge_refuses_misaligned_or_unknown_labels():
 
 
 def test_docstring_examples_hold():
-    result = doctest.testmod(labels.judge, optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(judge_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 10 and result.failed == 0

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from labels.judge import (
+from prm_factory.labels.judge import (
     DEFAULT_JUDGE_PARAMS,
     Judge,
     judge_step_labels,
@@ -23,7 +23,7 @@ from labels.judge import (
     read_judgement,
     render_judge_prompt,
 )
-from sampling.openai_sampler import OpenAICompatibleSampler
+from prm_factory.sampling.openai_sampler import OpenAICompatibleSampler
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 

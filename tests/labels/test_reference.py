@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from labels.reference import REFERENCE_LABELER, REFERENCE_VERSION, reference_step_labels
-from schemas.records import Problem
+from prm_factory.labels.reference import REFERENCE_LABELER, REFERENCE_VERSION, reference_step_labels
+from prm_factory.schemas.records import Problem
 
 DUCKS = Problem(
     "ducks",
@@ -371,7 +371,7 @@ def test_a_setup_error_written_as_an_equation_is_flagged_where_it_is_written() -
 
 def test_latex_notation_is_read_as_math_not_as_words() -> None:
     # `\times` names no operation in a plan, and a `\text{}` gloss does not end the computation
-    from labels.reference import named_operations, performed_operations
+    from prm_factory.labels.reference import named_operations, performed_operations
 
     assert named_operations(r"\( 12 \text{ acres} \times 112 = 1344 \)") == set()
     assert performed_operations(r"\( 12 \text{ acres} \times 112 \text{ bales} = 1344 \)") == {"*"}

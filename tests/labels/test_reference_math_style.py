@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from labels.reference import boxed_number, is_math_style, reference_step_labels
-from schemas.records import Problem
+from prm_factory.labels.reference import boxed_number, is_math_style, reference_step_labels
+from prm_factory.schemas.records import Problem
 
 QUESTION = r"What is the value of $101^{3} - 3 \cdot 101^{2} + 3 \cdot 101 -1$?"
 SOLUTION = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from labels.reference_quantities import (
+from prm_factory.labels.reference_quantities import (
     coin_values,
     format_quantity,
     literal_readings,
@@ -16,7 +16,7 @@ from labels.reference_quantities import (
     word_numbers,
     written_operations,
 )
-from verifiers.math.arithmetic import lex
+from prm_factory.verifiers.math.arithmetic import lex
 
 QUESTION = "Janet has 16 eggs, eats 3 and bakes with 4. She sells each for $2."
 SOLUTION = (

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from labels.relabel import current, grade_text, relabel_chain
+from prm_factory.labels.relabel import current, grade_text, relabel_chain
+from prm_factory.verifiers.protocol import Verdict
 from tests.storage_fixtures import storage_fixtures
-from verifiers.protocol import Verdict
 
 LABELERS = {"verifier": {"name": "math-sympy", "version": "9.0.0", "code": "abc"}}
 

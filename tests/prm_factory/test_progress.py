@@ -10,8 +10,8 @@ import sys
 
 from rich.console import Console
 
-from flows.observe import StageEvents
-from flows.stage_clock import StageClock
+from prm_factory.flows.observe import StageEvents
+from prm_factory.flows.stage_clock import StageClock
 from prm_factory.progress import RichStageProgress, StageTimeColumn, stage_seconds
 
 

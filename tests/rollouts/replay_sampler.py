@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rollouts.items import RolloutItem
-from sampling.protocol import Generation, GenerationParams
-from schemas.records import Problem
-from verifiers.protocol import Verdict
+from prm_factory.rollouts.items import RolloutItem
+from prm_factory.sampling.protocol import Generation, GenerationParams
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.protocol import Verdict
 
 CORRECT = "REPLAY-OUTCOME: correct"
 INCORRECT = "REPLAY-OUTCOME: incorrect"

@@ -3,8 +3,8 @@
 import pytest
 from replay_sampler import ReplaySampler, make_item, replay_grade
 
-from rollouts import AdaptiveStrategy, ExhaustiveStrategy, estimate_values, make_strategy
-from sampling.protocol import GenerationParams
+from prm_factory.rollouts import AdaptiveStrategy, ExhaustiveStrategy, estimate_values, make_strategy
+from prm_factory.sampling.protocol import GenerationParams
 
 T, F = True, False
 PARAMS = GenerationParams()

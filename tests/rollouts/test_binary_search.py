@@ -5,8 +5,8 @@ import itertools
 import pytest
 from replay_sampler import ReplaySampler, make_item, replay_grade
 
-from rollouts import BinarySearchStrategy, ExhaustiveStrategy, estimate_values, make_strategy
-from sampling.protocol import GenerationParams
+from prm_factory.rollouts import BinarySearchStrategy, ExhaustiveStrategy, estimate_values, make_strategy
+from prm_factory.sampling.protocol import GenerationParams
 
 T, F = True, False
 PARAMS = GenerationParams()

@@ -6,12 +6,12 @@ import importlib
 import pytest
 
 MODULES = [
-    "rollouts.first_error",
-    "rollouts.strategies.base",
-    "rollouts.strategies",
-    "rollouts.strategies.exhaustive",
-    "rollouts.strategies.binary_search",
-    "rollouts.strategies.adaptive",
+    "prm_factory.rollouts.first_error",
+    "prm_factory.rollouts.strategies.base",
+    "prm_factory.rollouts.strategies",
+    "prm_factory.rollouts.strategies.exhaustive",
+    "prm_factory.rollouts.strategies.binary_search",
+    "prm_factory.rollouts.strategies.adaptive",
 ]
 
 

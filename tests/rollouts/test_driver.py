@@ -3,10 +3,10 @@
 import pytest
 from replay_sampler import ReplaySampler, make_item, replay_grade
 
-from rollouts import ExhaustiveStrategy, RolloutItem, estimate_values, make_strategy
-from rollouts.driver import probeable_prefixes, split_seconds
-from rollouts.strategies.base import StepEstimate
-from sampling.protocol import Generation, GenerationParams
+from prm_factory.rollouts import ExhaustiveStrategy, RolloutItem, estimate_values, make_strategy
+from prm_factory.rollouts.driver import probeable_prefixes, split_seconds
+from prm_factory.rollouts.strategies.base import StepEstimate
+from prm_factory.sampling.protocol import Generation, GenerationParams
 
 PARAMS = GenerationParams()
 

@@ -3,8 +3,8 @@
 import pytest
 from replay_sampler import TOKENS_PER_ROLLOUT, ReplaySampler, make_item, replay_grade
 
-from rollouts import ExhaustiveStrategy, estimate_values, make_strategy
-from sampling.protocol import GenerationParams
+from prm_factory.rollouts import ExhaustiveStrategy, estimate_values, make_strategy
+from prm_factory.sampling.protocol import GenerationParams
 
 T, F = True, False
 PARAMS = GenerationParams(n=99, temperature=0.7, max_tokens=64)
@@ -126,8 +126,8 @@ def test_timed_out_rollouts_are_not_failures():
     """MC values count judged rollouts only, so they do not depend on how busy the machine was."""
     from replay_sampler import ReplaySampler, make_item, replay_grade
 
-    from rollouts import ExhaustiveStrategy, estimate_values
-    from sampling.protocol import GenerationParams
+    from prm_factory.rollouts import ExhaustiveStrategy, estimate_values
+    from prm_factory.sampling.protocol import GenerationParams
 
     item = make_item("c1", ["a", "b", "c"], outcome_correct=True)
     recorded = {("c1", 0): [True, None, None, False], ("c1", 1): [None, None, None, None]}

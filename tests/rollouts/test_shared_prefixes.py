@@ -4,8 +4,8 @@ from dataclasses import replace
 
 from replay_sampler import TOKENS_PER_ROLLOUT, ReplaySampler, make_item, replay_grade
 
-from rollouts import AdaptiveStrategy, BinarySearchStrategy, ExhaustiveStrategy, estimate_values
-from sampling.protocol import GenerationParams
+from prm_factory.rollouts import AdaptiveStrategy, BinarySearchStrategy, ExhaustiveStrategy, estimate_values
+from prm_factory.sampling.protocol import GenerationParams
 
 T, F = True, False
 PARAMS = GenerationParams()

@@ -1,8 +1,8 @@
 import pytest
 
-from sampling.backends import drop_sampler, get_sampler
-from sampling.openai_sampler import OpenAICompatibleSampler
-from sampling.vllm_sampler import EngineSettings
+from prm_factory.sampling.backends import drop_sampler, get_sampler
+from prm_factory.sampling.openai_sampler import OpenAICompatibleSampler
+from prm_factory.sampling.vllm_sampler import EngineSettings
 
 
 def settings(**overrides: object) -> EngineSettings:

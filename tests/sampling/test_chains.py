@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sampling.chains import draw_chains
-from sampling.prompts import CODE_SYSTEM_PROMPT, MATH_SYSTEM_PROMPT, code_user_prompt, math_user_prompt
-from sampling.protocol import Generation, GenerationParams
-from schemas.records import Problem
+from prm_factory.sampling.chains import draw_chains
+from prm_factory.sampling.prompts import (
+    CODE_SYSTEM_PROMPT,
+    MATH_SYSTEM_PROMPT,
+    code_user_prompt,
+    math_user_prompt,
+)
+from prm_factory.sampling.protocol import Generation, GenerationParams
+from prm_factory.schemas.records import Problem
 
 
 class Scripted:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sampling.cpu_host import (
+from prm_factory.sampling.cpu_host import (
     COMPILE_CACHE_ENV,
     HostCpu,
     _cpu_list,
@@ -116,7 +116,7 @@ def test_auto_threads_bind_all_cores_only_on_an_idle_machine() -> None:
 
 
 def test_the_run_default_is_auto() -> None:
-    from config.run_config import ModelConfig
+    from prm_factory.config.run_config import ModelConfig
 
     assert ModelConfig().cpu_threads == "auto"
 
@@ -125,7 +125,7 @@ def test_busy_cores_reads_proc_stat_and_is_none_where_it_cannot(tmp_path) -> Non
     import threading
     import time
 
-    from sampling.cpu_host import busy_cores, tree_jiffies
+    from prm_factory.sampling.cpu_host import busy_cores, tree_jiffies
 
     assert busy_cores(0.01, tmp_path / "missing") is None
     frozen = tmp_path / "stat"
@@ -150,7 +150,7 @@ def test_busy_cores_reads_proc_stat_and_is_none_where_it_cannot(tmp_path) -> Non
 
 def test_busy_cores_leaves_out_the_excluded_tree_in_the_same_window(tmp_path, monkeypatch) -> None:
     """Both readings from one window: two real windows apart differ by whatever else the host ran."""
-    import sampling.cpu_host as cpu_host
+    import prm_factory.sampling.cpu_host as cpu_host
 
     stat = tmp_path / "stat"
     stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\n")  # busy 200 of 1000
@@ -172,7 +172,7 @@ def test_busy_cores_leaves_out_the_excluded_tree_in_the_same_window(tmp_path, mo
 
 
 def test_tree_jiffies_counts_a_process_and_its_children(tmp_path) -> None:
-    from sampling.cpu_host import descendants, tree_jiffies
+    from prm_factory.sampling.cpu_host import descendants, tree_jiffies
 
     def proc(pid: int, ppid: int, utime: int, stime: int) -> None:
         (tmp_path / str(pid)).mkdir()
@@ -194,7 +194,7 @@ def test_descendants_finds_a_live_child_process() -> None:
     import subprocess
     import sys
 
-    from sampling.cpu_host import descendants
+    from prm_factory.sampling.cpu_host import descendants
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:

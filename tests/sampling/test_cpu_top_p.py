@@ -10,8 +10,8 @@ import pytest
 import torch
 from vllm.v1.sample.ops import topk_topp_sampler as ops
 
-from sampling.cpu_top_p import top_p_from_candidates
-from sampling.vllm_plugins import CPU_TOP_P_ENV, cpu_top_p_mode, register
+from prm_factory.sampling.cpu_top_p import top_p_from_candidates
+from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV, cpu_top_p_mode, register
 
 VOCAB = 49_152  # SmolLM2's
 
@@ -94,7 +94,7 @@ def test_the_mode_comes_from_the_environment_and_a_bad_value_is_named():
 
 def test_the_plugin_is_registered_with_vllm_and_patches_the_cpu_sampler(monkeypatch):
     names = {e.name: e.value for e in importlib.metadata.entry_points(group="vllm.general_plugins")}
-    assert names.get("prm_factory") == "sampling.vllm_plugins:register"
+    assert names.get("prm_factory") == "prm_factory.sampling.vllm_plugins:register"
     original = ops.apply_top_k_top_p
     monkeypatch.setattr(ops, "apply_top_k_top_p", original)  # restored after the test
     monkeypatch.setenv(CPU_TOP_P_ENV, "sort")

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from config.engine_args import vllm_engine_arg_names
-from config.run_config import ConfigError, load_config
-from flows.engines import engine_settings
-from sampling.vllm_sampler import EngineSettings, engine_kwargs, engine_record
-from sampling.vllm_server import VLLMServer
+from prm_factory.config.engine_args import vllm_engine_arg_names
+from prm_factory.config.run_config import ConfigError, load_config
+from prm_factory.flows.engines import engine_settings
+from prm_factory.sampling.vllm_sampler import EngineSettings, engine_kwargs, engine_record
+from prm_factory.sampling.vllm_server import VLLMServer
 
 
 def test_the_installed_vllm_names_its_engine_arguments() -> None:
@@ -29,7 +29,7 @@ def test_an_argument_with_a_model_field_must_be_set_there() -> None:
 
 
 def test_parallelism_batching_and_pass_through_reach_the_engine_kwargs(monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr("flows.engines.resolve_model", lambda path: (tmp_path, "m"))
+    monkeypatch.setattr("prm_factory.flows.engines.resolve_model", lambda path: (tmp_path, "m"))
     config = load_config(
         None,
         {
@@ -82,7 +82,7 @@ def test_a_server_we_start_gets_the_same_arguments_and_host_dtype() -> None:
 
 
 def test_engine_process_from_the_config_reaches_the_engine_settings(monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr("flows.engines.resolve_model", lambda path: (tmp_path, "m"))
+    monkeypatch.setattr("prm_factory.flows.engines.resolve_model", lambda path: (tmp_path, "m"))
     assert engine_settings(load_config(None, {})).engine_process == "separate"
     inline = engine_settings(load_config(None, {"model.engine_process": "inline"}))
     assert inline.engine_process == "inline"
@@ -90,7 +90,7 @@ def test_engine_process_from_the_config_reaches_the_engine_settings(monkeypatch,
 
 
 def test_request_seeds_are_for_the_server_backend_and_recorded(monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr("flows.engines.resolve_model", lambda path: (tmp_path, "m"))
+    monkeypatch.setattr("prm_factory.flows.engines.resolve_model", lambda path: (tmp_path, "m"))
     with pytest.raises(ConfigError, match="request_seeds is for backend = openai"):
         load_config(None, {"model.request_seeds": True})
     fleet = {"model.backend": "openai", "model.base_urls": ["http://gpu1:8000"]}

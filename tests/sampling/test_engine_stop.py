@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sampling import vllm_sampler
+from prm_factory.sampling import vllm_sampler
 
 
 class StandInEngine:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sampling.openai_sampler import (
+from prm_factory.sampling.openai_sampler import (
     OpenAICompatibleSampler,
     RetryPolicy,
     SamplerRequestError,
@@ -26,8 +26,8 @@ from sampling.openai_sampler import (
     parse_completions,
     prefix_cache_stats,
 )
-from sampling.protocol import GenerationParams
-from sampling.vllm_server import free_port
+from prm_factory.sampling.protocol import GenerationParams
+from prm_factory.sampling.vllm_server import free_port
 
 FAST_RETRY = RetryPolicy(max_attempts=3, backoff_s=0.01, max_backoff_s=0.02, cooldown_s=30.0)
 
@@ -241,9 +241,9 @@ def test_token_counts_fall_back_to_usage_split_over_choices():
 def test_docstring_examples_hold():
     import doctest
 
-    import sampling.openai_sampler
+    from prm_factory.sampling import openai_sampler as openai_sampler_module
 
-    result = doctest.testmod(sampling.openai_sampler, optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(openai_sampler_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 2 and result.failed == 0
 
 
@@ -257,7 +257,7 @@ def test_prefix_cache_stats_read_from_metrics(stand_ins):
 
 
 def test_request_seeds_send_each_prompt_alone_with_the_offline_engines_seed(stand_ins):
-    from sampling.vllm_sampler import request_seed
+    from prm_factory.sampling.vllm_sampler import request_seed
 
     sampler = _sampler([stand_ins[0].url], prompts_per_request=4, seed=7, request_seeds=True)
     prompts = ["p0", "p1", "p2"]
@@ -343,7 +343,7 @@ def test_real_fleet_with_one_dead_url_still_serves(served_model):
 
 
 def _server_run_config(tmp_path, checkpoint: str, base_urls: list[str], model_name: str):
-    from config.run_config import load_config
+    from prm_factory.config.run_config import load_config
 
     return load_config(
         None,
@@ -366,9 +366,9 @@ def _server_run_config(tmp_path, checkpoint: str, base_urls: list[str], model_na
 
 @pytest.mark.engine
 def test_generation_run_on_the_server_backend_records_cache_hits(served_model, prefect_server, tmp_path):
-    from flows.generation_run import run_generation
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.flows.generation_run import run_generation
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
     summary = run_generation(_server_run_config(tmp_path, checkpoint, [server.base_url], model_name))
@@ -381,10 +381,10 @@ def test_generation_run_on_the_server_backend_records_cache_hits(served_model, p
 
 
 def test_generation_run_against_a_dead_fleet_fails_and_records_why(prefect_server, no_retry_delays, tmp_path):
-    from flows.generation_run import run_generation
-    from sampling.model_prep import prepare_default_model
-    from storage.dataset import Dataset
-    from storage.sql import query
+    from prm_factory.flows.generation_run import run_generation
+    from prm_factory.sampling.model_prep import prepare_default_model
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.sql import query
 
     dead = f"http://127.0.0.1:{free_port()}"
     summary = run_generation(_server_run_config(tmp_path, str(prepare_default_model()), [dead], "smollm2"))

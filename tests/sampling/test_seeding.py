@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from sampling.vllm_sampler import (
+from prm_factory.sampling.vllm_sampler import (
     MULTIPROCESSING_ENV,
     EngineSettings,
     VLLMSampler,
@@ -57,7 +57,7 @@ def test_a_gpu_build_seeds_each_request_and_leaves_chunked_prefill_to_vllm(engin
 
 
 def test_the_run_record_names_the_seed_mode_its_reason_and_the_argument_added(monkeypatch) -> None:
-    monkeypatch.setattr("sampling.vllm_sampler.on_cpu", lambda: True)
+    monkeypatch.setattr("prm_factory.sampling.vllm_sampler.on_cpu", lambda: True)
     record = engine_record(settings(max_num_seqs=8))
     assert record["seed_mode"] == "request" and "chunked prefill" in record["seed_reason"]
     assert record["engine_args"] == {"max_num_seqs": 8, "enable_chunked_prefill": False}
@@ -90,8 +90,8 @@ def fake_vllm(monkeypatch) -> Iterator[list[tuple[dict, dict, str]]]:
     """`vllm.LLM` replaced; the variables the sampler sets for its engine are undone afterwards."""
     FakeLLM.started = []
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=FakeLLM))
-    monkeypatch.setattr("sampling.vllm_sampler.on_cpu", lambda: True)
-    monkeypatch.setattr("sampling.vllm_sampler._ENV_SET_HERE", set())
+    monkeypatch.setattr("prm_factory.sampling.vllm_sampler.on_cpu", lambda: True)
+    monkeypatch.setattr("prm_factory.sampling.vllm_sampler._ENV_SET_HERE", set())
     saved = dict(os.environ)
     os.environ.pop(MULTIPROCESSING_ENV, None)
     try:

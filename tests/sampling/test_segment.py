@@ -1,6 +1,6 @@
 import pytest
 
-from sampling.segment import resolve_mode, segment
+from prm_factory.sampling.segment import resolve_mode, segment
 
 
 def spans_match(text: str) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sampling import shm_cleanup
-from sampling.shm_cleanup import (
+from prm_factory.sampling import shm_cleanup
+from prm_factory.sampling.shm_cleanup import (
     MIN_AGE_S,
     ShmCleanup,
     clean_before_engine_start,
@@ -60,7 +60,7 @@ def test_old_unmapped_files_go_mapped_ones_and_others_stay(shm: Path, tmp_path: 
     live = shm / "psm_live0001"
     heap = "55d0c0000000-55d0c0021000 rw-p 00000000 00:00 0                          [heap]\n"
     proc = _stand_in_proc(tmp_path, {"101": heap + _maps_line(live), "102": heap})
-    with caplog.at_level(logging.INFO, logger="sampling.shm_cleanup"):
+    with caplog.at_level(logging.INFO, logger="prm_factory.sampling.shm_cleanup"):
         result = remove_stale_shm(shm, proc, now=time.time() + LATER)
     assert result.removed == ("psm_dead0001", "psm_dead0002")
     assert result.mapped == 1 and result.young == 0 and result.unreadable == 0

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from sampling.cpu_host import THREAD_ENV
-from sampling.vllm_plugins import CPU_TOP_P_ENV, SHM_BUSY_LOOP_ENV, register, shm_busy_loop_s
+from prm_factory.sampling.cpu_host import THREAD_ENV
+from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV, SHM_BUSY_LOOP_ENV, register, shm_busy_loop_s
 
 
 def test_the_busy_loop_setting_is_read_from_the_environment_and_a_bad_value_is_named() -> None:

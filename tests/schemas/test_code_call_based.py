@@ -9,10 +9,10 @@ import zlib
 
 import pytest
 
-from schemas.code_call_based import apps_call_tests, call_target, lcb_functional_tests
-from schemas.code_problems import parse_row
-from schemas.code_spec import CodeTests
-from verifiers.code.tests_runner import decide_on_host
+from prm_factory.schemas.code_call_based import apps_call_tests, call_target, lcb_functional_tests
+from prm_factory.schemas.code_problems import parse_row
+from prm_factory.schemas.code_spec import CodeTests
+from prm_factory.verifiers.code.tests_runner import decide_on_host
 
 
 def test_class_solution_starter_code_calls_a_method():

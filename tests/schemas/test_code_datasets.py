@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from schemas.code_problems import load_code_problems
-from schemas.code_spec import CodeTests, StdioTests, load_tests
+from prm_factory.schemas.code_problems import load_code_problems
+from prm_factory.schemas.code_spec import CodeTests, StdioTests, load_tests
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schemas.code_spec import CodeTests
+from prm_factory.schemas.code_spec import CodeTests
 
 REGEX_ASSERTS = ['assert check_str("annie")', 'assert not check_str("dawood")']
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from schemas.code_problems import load_code_problems
-from schemas.code_spec import CodeTests
-from schemas.rejected import RejectedRow
+from prm_factory.schemas.code_problems import load_code_problems
+from prm_factory.schemas.code_spec import CodeTests
+from prm_factory.schemas.rejected import RejectedRow
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "code_problems"
 

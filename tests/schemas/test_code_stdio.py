@@ -10,8 +10,8 @@ import zlib
 
 import pytest
 
-from schemas.code_problems import load_code_problems, parse_row
-from schemas.code_spec import StdioTests, load_tests
+from prm_factory.schemas.code_problems import load_code_problems, parse_row
+from prm_factory.schemas.code_spec import StdioTests, load_tests
 
 APPS = {
     "problem_id": 1,
@@ -112,7 +112,12 @@ def test_bad_rows_are_rejected_with_file_line_and_field(tmp_path):
 
 
 def test_parser_for_picks_the_shape_by_its_fields():
-    from schemas.code_stdio import apps_problem, codecontests_problem, livecodebench_problem, parser_for
+    from prm_factory.schemas.code_stdio import (
+        apps_problem,
+        codecontests_problem,
+        livecodebench_problem,
+        parser_for,
+    )
 
     assert parser_for({"question": "q", "input_output": "{}"}) is apps_problem
     assert parser_for({"description": "d", "private_tests": {}}) is codecontests_problem

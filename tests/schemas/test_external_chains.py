@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from schemas.external_chains import read_external_chains
-from schemas.rejected import RejectedRow
+from prm_factory.schemas.external_chains import read_external_chains
+from prm_factory.schemas.rejected import RejectedRow
 
 PROCESSBENCH = {
     "id": "gsm8k-0",
@@ -109,7 +109,7 @@ def test_unreadable_json_file_is_one_whole_line_rejection(tmp_path: Path) -> Non
 
 
 def test_a_line_that_is_not_utf8_is_rejected_and_the_rest_is_read(tmp_path):
-    from schemas.external_chains import read_external_chains
+    from prm_factory.schemas.external_chains import read_external_chains
 
     row = '{"id": "%s", "problem": "1+1?", "steps": ["1 + 1 = 2"]}\n'
     path = tmp_path / "chains.jsonl"
@@ -123,7 +123,7 @@ def test_a_line_that_is_not_utf8_is_rejected_and_the_rest_is_read(tmp_path):
 
 
 def test_reference_fields_of_a_processbench_row(tmp_path):
-    from schemas.external_chains import parse_external_chain
+    from prm_factory.schemas.external_chains import parse_external_chain
 
     base = {"id": "a", "problem": "p", "steps": ["s"]}
     gsm8k = parse_external_chain({**base, "answer": "3 * 4 = <<3*4=12>>12\n#### 12"}, 1)
@@ -134,7 +134,7 @@ def test_reference_fields_of_a_processbench_row(tmp_path):
     assert given.reference_answer == "7"  # an explicit reference answer wins
     import pytest
 
-    from schemas.rejected import RowError
+    from prm_factory.schemas.rejected import RowError
 
     with pytest.raises(RowError) as err:
         parse_external_chain({**base, "solution": ["not", "text"]}, 1)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from schemas.external_chains import read_external_chains, reference_fields, split_files
-from schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
+from prm_factory.schemas.external_chains import read_external_chains, reference_fields, split_files
+from prm_factory.schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
 
 ROW = {
     "id": "math-0",

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from schemas.gsm8k import ProblemSourceError, gsm8k_reference, gsm8k_solution_steps, load_gsm8k
+from prm_factory.schemas.gsm8k import ProblemSourceError, gsm8k_reference, gsm8k_solution_steps, load_gsm8k
 
 GOOD = {"question": "Tom has 3 apples and buys 4. How many?", "answer": "3+4=<<3+4=7>>7\n#### 7"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from schemas.external_chains import ExternalChain
-from schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
+from prm_factory.schemas.external_chains import ExternalChain
+from prm_factory.schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
 
 GSM8K = {"question": "Tom has 3 apples and buys 4. How many?", "answer": "3 + 4 = <<3+4=7>>7\n#### 7"}
 MATH = {"problem": "What is $1+1$?", "solution": "We get $\\boxed{2}$."}

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from schemas.code_problems import load_code_problems
-from schemas.external_chains import read_external_chains
-from schemas.gsm8k import load_gsm8k
-from schemas.rejected import WHOLE_LINE, RejectedRow, RowError
+from prm_factory.schemas.code_problems import load_code_problems
+from prm_factory.schemas.external_chains import read_external_chains
+from prm_factory.schemas.gsm8k import load_gsm8k
+from prm_factory.schemas.rejected import WHOLE_LINE, RejectedRow, RowError
 
 
 def test_rejected_row_is_frozen_and_row_error_becomes_one() -> None:

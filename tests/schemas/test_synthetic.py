@@ -8,8 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from schemas.gsm8k import gsm8k_reference, gsm8k_solution_steps
-from schemas.synthetic import (
+from prm_factory.schemas.gsm8k import gsm8k_reference, gsm8k_solution_steps
+from prm_factory.schemas.synthetic import (
     SyntheticSpec,
     SyntheticSpecError,
     generate,
@@ -127,7 +127,7 @@ def test_unsatisfiable_knobs_fail_instead_of_bending_the_rules() -> None:
 def test_module_docstring_example_holds() -> None:
     import doctest
 
-    import schemas.synthetic
+    from prm_factory.schemas import synthetic
 
-    result = doctest.testmod(schemas.synthetic)
+    result = doctest.testmod(synthetic)
     assert result.attempted > 0 and result.failed == 0

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from schemas.ids import content_id
-from schemas.records import Chain, Problem, Rejection, RunInfo, Step
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Chain, Problem, Rejection, RunInfo, Step
 
 
 @dataclass

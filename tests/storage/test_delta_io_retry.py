@@ -8,8 +8,8 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 from deltalake.table import TableMerger
 
-import storage.delta_io as delta_io
-from storage.errors import CommitConflictError
+import prm_factory.storage.delta_io as delta_io
+from prm_factory.storage.errors import CommitConflictError
 
 SCHEMA = pa.schema([("k", pa.string()), ("run_id", pa.string()), ("v", pa.int64())])
 

@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from prm_factory.commands.dataset import register
-from storage.dataset import Dataset
+from prm_factory.storage.dataset import Dataset
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.dataset import Dataset
+from prm_factory.storage.dataset import Dataset
 
 
 @pytest.fixture

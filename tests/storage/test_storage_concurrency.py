@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from storage.dataset import Dataset
-from storage.sql import query
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import query
 
 TESTS_DIR = Path(__file__).parent
 REPO = TESTS_DIR.parents[1]
@@ -58,11 +58,11 @@ WRITER = textwrap.dedent(
     import os, signal, sys, threading
     sys.path[:0] = [{repo!r}, {tests!r}]
     from conftest import make_run
-    import storage.dataset
-    from storage.dataset import Dataset
+    from prm_factory.storage import dataset as dataset_module
+    from prm_factory.storage.dataset import Dataset
 
     when, _, where = {kill_at!r}.partition(":")
-    real_merge = storage.dataset.merge_rows
+    real_merge = dataset_module.merge_rows
 
     def merge_then_maybe_die(uri, *args, **kwargs):
         # SIGKILL this process before, during (a few ms into) or after the merge into table `where`
@@ -76,7 +76,7 @@ WRITER = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
         return result
 
-    storage.dataset.merge_rows = merge_then_maybe_die
+    dataset_module.merge_rows = merge_then_maybe_die
     records = make_run("killed-config", n_problems=60, chains_per_problem=4, steps_per_chain=5)
     Dataset({root!r}).commit_run(*records.args())
     """

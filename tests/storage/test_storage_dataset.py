@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
-from schemas.records import RECORD_TYPES, from_table
-from storage.dataset import Dataset
-from storage.errors import NoDatasetError, UnknownVersionError
-from storage.layout import DATA_KINDS, KEYS, table_uri
+from prm_factory.schemas.records import RECORD_TYPES, from_table
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
+from prm_factory.storage.layout import DATA_KINDS, KEYS, table_uri
 
 
 def _rows(dataset: Dataset, kind: str, version: int | None = None) -> list:
@@ -71,9 +71,9 @@ def test_rerun_adds_no_duplicate_and_loses_nothing(tmp_path, run_factory):
 
 
 def test_rows_of_a_run_killed_before_its_runs_row_stay_hidden(tmp_path, run_factory):
-    from schemas.records import Step, to_table
-    from storage.delta_io import merge_rows, open_or_create
-    from storage.layout import table_schema
+    from prm_factory.schemas.records import Step, to_table
+    from prm_factory.storage.delta_io import merge_rows, open_or_create
+    from prm_factory.storage.layout import table_schema
 
     dataset = Dataset(str(tmp_path / "ds"))
     dataset.commit_run(*run_factory("a").args())
@@ -120,9 +120,9 @@ def test_runs_row_records_the_table_versions_it_covers(tmp_path, run_factory):
 
 def test_another_config_takes_over_rows_a_killed_run_left(tmp_path, run_factory):
     """Chain and step keys ignore the run id, so a killed run must not keep owning (and hiding) them."""
-    from schemas.records import Chain, Step, to_table
-    from storage.delta_io import merge_rows, open_or_create
-    from storage.layout import table_schema
+    from prm_factory.schemas.records import Chain, Step, to_table
+    from prm_factory.storage.delta_io import merge_rows, open_or_create
+    from prm_factory.storage.layout import table_schema
 
     dataset = Dataset(str(tmp_path / "ds"))
     dataset.commit_run(*run_factory("a", problem_offset=50).args())
@@ -150,7 +150,7 @@ def test_another_config_takes_over_rows_a_killed_run_left(tmp_path, run_factory)
 
 
 def test_steps_carry_their_problem_source_even_from_an_earlier_run(tmp_path, run_factory):
-    from storage.sql import query
+    from prm_factory.storage.sql import query
 
     dataset = Dataset(str(tmp_path / "ds"))
     dataset.commit_run(*run_factory("a", source="math").args())
@@ -168,7 +168,7 @@ def test_steps_carry_their_problem_source_even_from_an_earlier_run(tmp_path, run
 def test_a_changed_labeler_replaces_step_rows_in_the_new_version_only(tmp_path, run_factory):
     """A rerun whose labeler changed (so its step ids differ) gives the new version only its own rows;
     the previous version still reads the old ones; a rerun with the same labeler changes nothing."""
-    from storage.sql import query
+    from prm_factory.storage.sql import query
 
     dataset = Dataset(str(tmp_path / "ds"))
     first = run_factory("a", source="math")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from schemas.records import Step
-from storage.dataset import Dataset
-from storage.feed import StepFeed
-from storage.sql import query
+from prm_factory.schemas.records import Step
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.feed import StepFeed
+from prm_factory.storage.sql import query
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from storage.dataset import Dataset
-from storage.export import PLACEHOLDER, ExportError, ExportOptions, export_table, write_export
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.export import PLACEHOLDER, ExportError, ExportOptions, export_table, write_export
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_reference_labels_are_an_export_source_and_counted_in_label_stats(tmp_pa
     """Each label source is chosen by name; steps whose reference source did not run have no label."""
     import dataclasses
 
-    from storage.sql import query
+    from prm_factory.storage.sql import query
 
     data = Dataset(str(tmp_path / "ref"))
     run = run_factory("r", n_problems=1)

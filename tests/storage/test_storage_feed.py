@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from storage.dataset import Dataset
-from storage.feed import StepFeed, shard_units
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.feed import StepFeed, shard_units
 
 
 @pytest.fixture
@@ -41,8 +41,8 @@ def test_shard_units_partition():
 FEED_SCRIPT = """
 import json, sys
 from torch.utils.data import DataLoader
-from storage.dataset import Dataset
-from storage.feed import StepFeed
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.feed import StepFeed
 feed = StepFeed(Dataset(sys.argv[1]), kind="steps", columns=["step_id", "mc_value"], batch_size=5)
 loader = DataLoader(feed, batch_size=None, num_workers=2, multiprocessing_context=sys.argv[2])
 print(json.dumps([i for batch in loader for i in batch["step_id"]]))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from storage.dataset import Dataset
-from storage.feed import StepFeed
-from storage.maintenance import compact
-from storage.sql import query
-from storage.versions import set_tag
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.feed import StepFeed
+from prm_factory.storage.maintenance import compact
+from prm_factory.storage.sql import query
+from prm_factory.storage.versions import set_tag
 
 SUMMARY = "SELECT count(*) AS n, sum(step_index) AS s, count(DISTINCT run_id) AS runs FROM steps"
 
@@ -50,9 +50,9 @@ def test_compact_without_vacuum_deletes_nothing(dataset):
 
 
 def test_rows_of_an_uncommitted_run_stay_hidden_after_compaction_mixes_files(dataset, run_factory):
-    from schemas.records import Step, to_table
-    from storage.delta_io import merge_rows
-    from storage.layout import KEYS
+    from prm_factory.schemas.records import Step, to_table
+    from prm_factory.storage.delta_io import merge_rows
+    from prm_factory.storage.layout import KEYS
 
     killed = run_factory("killed", problem_offset=70)
     merge_rows(dataset.uri("steps"), to_table(Step, killed.steps), KEYS["steps"], update_matched=False,

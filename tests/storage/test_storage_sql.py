@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from storage.dataset import Dataset
-from storage.sql import QueryError, connect, query
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import QueryError, connect, query
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ STRING_FILTERS = [
 def test_string_filters_work_on_merge_written_files(two_versions, monkeypatch, reader):
     """deltalake's MERGE writes string_view-tagged Parquet; filters on strings must still work both ways."""
     if reader == "arrow":  # the object-store path: Arrow datasets scanned by DuckDB
-        from storage.snapshot import TableSnapshot
+        from prm_factory.storage.snapshot import TableSnapshot
 
         monkeypatch.setattr(TableSnapshot, "local", property(lambda self: False))
     for sql, expected in STRING_FILTERS:
@@ -93,13 +93,13 @@ def test_arrow_tables_filter_run_ids_safely(two_versions):
 
 
 def test_label_stats_on_steps_written_before_the_problem_columns(tmp_path, run_factory, monkeypatch):
-    import storage.dataset
-    import storage.layout
+    from prm_factory.storage import dataset as dataset_module
+    from prm_factory.storage import layout as layout_module
 
     dataset = Dataset(str(tmp_path / "ds"))
     with monkeypatch.context() as old_release:  # a dataset written before steps carried source and domain
-        old_release.setattr(storage.layout, "PROBLEM_COLUMNS_ON_STEPS", ())
-        old_release.setattr(storage.dataset, "PROBLEM_COLUMNS_ON_STEPS", ())
+        old_release.setattr(layout_module, "PROBLEM_COLUMNS_ON_STEPS", ())
+        old_release.setattr(dataset_module, "PROBLEM_COLUMNS_ON_STEPS", ())
         dataset.commit_run(*run_factory("a", source="gsm8k").args())
     assert "source" not in dataset.tables()["steps"].schema.names
     sql = "SELECT source, sum(n_steps) AS n FROM label_stats GROUP BY ALL ORDER BY source"

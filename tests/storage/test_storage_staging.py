@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from storage.dataset import Dataset
-from storage.sql import query
-from storage.staging import chunk_dir, is_staged, read_note, stage_chunk
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import query
+from prm_factory.storage.staging import chunk_dir, is_staged, read_note, stage_chunk
 
 
 def _rows(dataset: Dataset, sql: str) -> list[dict]:

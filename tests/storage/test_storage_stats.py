@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from storage.dataset import Dataset
-from storage.stats import headline_stats, run_costs
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.stats import headline_stats, run_costs
 
 
 def test_run_costs_labels_per_hour_and_tokens_per_label(tmp_path: Path, run_factory) -> None:

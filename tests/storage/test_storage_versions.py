@@ -11,10 +11,10 @@ import typer
 from typer.testing import CliRunner
 
 from prm_factory.commands.dataset import register
-from storage.dataset import Dataset
-from storage.errors import UnknownVersionError
-from storage.stats import headline_stats
-from storage.versions import TagError, list_versions, resolve, set_tag, tags
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.errors import UnknownVersionError
+from prm_factory.storage.stats import headline_stats
+from prm_factory.storage.versions import TagError, list_versions, resolve, set_tag, tags
 
 
 @pytest.fixture

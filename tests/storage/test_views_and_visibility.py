@@ -7,8 +7,8 @@ import duckdb
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
-from storage.views import FIRST_ERRORS, label_stats_sql
-from storage.visibility import single_run_files, visible_files
+from prm_factory.storage.views import FIRST_ERRORS, label_stats_sql
+from prm_factory.storage.visibility import single_run_files, visible_files
 
 STEPS = """
 CREATE TABLE steps AS SELECT * FROM (VALUES

@@ -26,6 +26,6 @@ def committed_dataset(tmp_path: Path) -> Callable[..., Any]:
 def smol_tokenizer() -> Any:
     from transformers import AutoTokenizer
 
-    from sampling.model_prep import prepare_default_model
+    from prm_factory.sampling.model_prep import prepare_default_model
 
     return AutoTokenizer.from_pretrained(prepare_default_model())

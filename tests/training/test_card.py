@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from training.card import model_card
+from prm_factory.training.card import model_card
 
 SETTINGS = SimpleNamespace(
     head="classes",

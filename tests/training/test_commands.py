@@ -80,7 +80,7 @@ def tiny_prm(tmp_path_factory, tiny_base) -> Path:
     """The tiny model as `prm-factory train` leaves it: its layout and held-out share recorded."""
     import shutil
 
-    from training.model import HeadSpec
+    from prm_factory.training.model import HeadSpec
 
     folder = tmp_path_factory.mktemp("prm") / "prm"
     shutil.copytree(tiny_base, folder)
@@ -93,7 +93,7 @@ def test_score_a_dataset_version_against_its_stored_labels(
 ) -> None:
     import pyarrow.parquet as pq
 
-    from training.rows import is_held_out, rows_from_dataset
+    from prm_factory.training.rows import is_held_out, rows_from_dataset
 
     data = committed_dataset(6)
     app = command_app(register)
@@ -117,10 +117,10 @@ def test_score_a_dataset_version_against_its_stored_labels(
 
 
 def test_score_dataset_scores_sit_where_training_put_the_labels(tiny_prm, committed_dataset) -> None:
-    from training.layout import prepare
-    from training.model import score_examples
-    from training.rows import rows_from_dataset
-    from training.scorer import PrmScorer, score_rows
+    from prm_factory.training.layout import prepare
+    from prm_factory.training.model import score_examples
+    from prm_factory.training.rows import rows_from_dataset
+    from prm_factory.training.scorer import PrmScorer, score_rows
 
     rows = rows_from_dataset(committed_dataset(4), None, "verifier")
     scorer = PrmScorer(tiny_prm)

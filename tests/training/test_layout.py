@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from training.layout import DEFAULT_SEPARATOR, alignment_problem, layout_chain, prepare
-from training.rows import TrainRow
+from prm_factory.training.layout import DEFAULT_SEPARATOR, alignment_problem, layout_chain, prepare
+from prm_factory.training.rows import TrainRow
 
 CHAINS = [
     ("What is 2 + 2?", ["Step 1: 2 + 2 = 4.", "The answer is 4."]),

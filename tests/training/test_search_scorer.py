@@ -16,13 +16,13 @@ def recorded(monkeypatch):
     def recorder(kind: str):
         return lambda checkpoint: made.append((kind, checkpoint)) or kind
 
-    monkeypatch.setattr("training.scorer.PrmScorer", recorder("prm-factory"))
-    monkeypatch.setattr("evaluation.step_scorer.StepScorer", recorder("trl"))
+    monkeypatch.setattr("prm_factory.training.scorer.PrmScorer", recorder("prm-factory"))
+    monkeypatch.setattr("prm_factory.evaluation.step_scorer.StepScorer", recorder("trl"))
     return made
 
 
 def test_a_trained_checkpoint_is_scored_by_the_training_layout(tmp_path: Path, recorded) -> None:
-    from training.model import METADATA
+    from prm_factory.training.model import METADATA
 
     (tmp_path / METADATA).write_text("{}")
     assert scorer_of(tmp_path) == "prm-factory" and recorded == [("prm-factory", tmp_path)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from training.step_metrics import auroc, gold_first_error, predicted_first_error, step_metrics
+from prm_factory.training.step_metrics import auroc, gold_first_error, predicted_first_error, step_metrics
 
 
 def test_auroc_counts_ties_half_and_needs_both_classes() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from training.rows import rows_from_dataset
-from training.trainer import Provenance, TrainingError, TrainSettings, latest_checkpoint, train
+from prm_factory.training.rows import rows_from_dataset
+from prm_factory.training.trainer import Provenance, TrainingError, TrainSettings, latest_checkpoint, train
 
 
 def _settings(base: Path, out: Path, **changes: object) -> TrainSettings:
@@ -98,8 +98,8 @@ def test_no_training_rows_is_an_error(tiny_base, committed_dataset, tmp_path) ->
 
 
 def test_the_fingerprint_counts_processes_above_one(tmp_path) -> None:
-    from training.layout import Example
-    from training.trainer import fingerprint
+    from prm_factory.training.layout import Example
+    from prm_factory.training.trainer import fingerprint
 
     examples = [Example("c1", (1, 2, 3), (2,), (True,))]
     settings = _settings(tmp_path, tmp_path / "out")

@@ -6,9 +6,9 @@ which both build on `tests_runner`: this module is the one place that combines t
 
 from __future__ import annotations
 
-from verifiers.code.proxy import run_proxy_cases
-from verifiers.code.sandbox import ExecResult
-from verifiers.code.tests_runner import CodeTests, Runner, TestReport, TestResult, run_split_cases
+from prm_factory.verifiers.code.proxy import run_proxy_cases
+from prm_factory.verifiers.code.sandbox import ExecResult
+from prm_factory.verifiers.code.tests_runner import CodeTests, Runner, TestReport, TestResult, run_split_cases
 
 
 def run_tests(program: str, tests: CodeTests, pool: Runner) -> TestReport:

@@ -21,7 +21,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from verifiers.code.sandbox import docker_client
+from prm_factory.verifiers.code.sandbox import docker_client
 
 log = logging.getLogger(__name__)
 

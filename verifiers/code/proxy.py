@@ -23,8 +23,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifiers.code.sandbox import ExecResult
-from verifiers.code.tests_runner import (
+from prm_factory.verifiers.code.sandbox import ExecResult
+from prm_factory.verifiers.code.tests_runner import (
     HARNESS_ARGV,
     HARNESS_SOURCE,
     Runner,

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from schemas.code_spec import StdioCase, StdioTests
-from verifiers.code.compare import any_output_matches
-from verifiers.code.sandbox import ExecResult, JobOptions
-from verifiers.code.tests_runner import Runner, TestReport, TestResult, TestStatus, test_result
+from prm_factory.schemas.code_spec import StdioCase, StdioTests
+from prm_factory.verifiers.code.compare import any_output_matches
+from prm_factory.verifiers.code.sandbox import ExecResult, JobOptions
+from prm_factory.verifiers.code.tests_runner import Runner, TestReport, TestResult, TestStatus, test_result
 
 PROGRAM = "main.py"
 STDIN = "input.txt"

@@ -28,10 +28,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from schemas.code_spec import VALUES, CodeTests, TestCase, _mentions
-from verifiers.code.harness import decode
-from verifiers.code.program import stdlib_imports
-from verifiers.code.sandbox import NO_OPTIONS, ExecResult, JobOptions
+from prm_factory.schemas.code_spec import VALUES, CodeTests, TestCase, _mentions
+from prm_factory.verifiers.code.harness import decode
+from prm_factory.verifiers.code.program import stdlib_imports
+from prm_factory.verifiers.code.sandbox import NO_OPTIONS, ExecResult, JobOptions
 
 HARNESS_SOURCE = Path(__file__).with_name("harness.py").read_text(encoding="utf-8")
 HARNESS_ARGV = ["python3", "-I", "-S", "harness.py"]

@@ -37,20 +37,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemas.code_spec import StdioTests, load_tests
-from schemas.records import Problem
-from verifiers.code.grading import run_tests
-from verifiers.code.program import (
+from prm_factory.schemas.code_spec import StdioTests, load_tests
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.code.grading import run_tests
+from prm_factory.verifiers.code.program import (
     assemble_program,
     compile_error,
     defined_names,
     ends_inside_block,
     extract_code_blocks,
 )
-from verifiers.code.sandbox import SandboxLimits, SandboxPool
-from verifiers.code.stdio_runner import run_stdio_tests
-from verifiers.code.tests_runner import CodeTests, Runner, TestReport
-from verifiers.protocol import Verdict
+from prm_factory.verifiers.code.sandbox import SandboxLimits, SandboxPool
+from prm_factory.verifiers.code.stdio_runner import run_stdio_tests
+from prm_factory.verifiers.code.tests_runner import CodeTests, Runner, TestReport
+from prm_factory.verifiers.protocol import Verdict
 
 Tests = CodeTests | StdioTests
 
@@ -93,7 +93,7 @@ class CodeVerifier:
     def runner(self) -> Runner:
         with self._lock:
             if self._runner is None:
-                from verifiers.code.image import ensure_image
+                from prm_factory.verifiers.code.image import ensure_image
 
                 image = self.config.image or ensure_image()
                 self._pool = SandboxPool(

@@ -41,11 +41,16 @@ from collections.abc import Sequence
 from fractions import Fraction
 from functools import lru_cache
 
-from verifiers.math.arithmetic import NotEvaluable, Token, TooLarge, evaluate, lex, parse_side
-from verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, run_items
-from verifiers.math.final_answer import ExtractedAnswer, boxed_answer, extract_answer, stated_answer
-from verifiers.math.numbers import RELATIVE_TOLERANCE, format_value
-from verifiers.protocol import Verdict
+from prm_factory.verifiers.math.arithmetic import NotEvaluable, Token, TooLarge, evaluate, lex, parse_side
+from prm_factory.verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, run_items
+from prm_factory.verifiers.math.final_answer import (
+    ExtractedAnswer,
+    boxed_answer,
+    extract_answer,
+    stated_answer,
+)
+from prm_factory.verifiers.math.numbers import RELATIVE_TOLERANCE, format_value
+from prm_factory.verifiers.protocol import Verdict
 
 DEFAULT_TIMEOUT_S = 3.0
 _VAR_PREFIX = re.compile(r"^\s*[A-Za-z]\s*=\s*(?!=)")
@@ -458,7 +463,7 @@ def _symbolic(payload: tuple[tuple[str, str], ...], timeout_s: float, pool: Boun
     if missing:
         try:
             outcomes = run_items(
-                "verifiers.math.answer_symbolic:answer_equivalence", missing, timeout_s, pool
+                "prm_factory.verifiers.math.answer_symbolic:answer_equivalence", missing, timeout_s, pool
             )
         except (RuntimeError, OSError) as exc:  # the worker could not start: no pair was judged
             outcomes = [f"math worker could not start: {exc}"] * len(missing)
@@ -486,7 +491,10 @@ def check_dependencies(*, pool: BoundedPool | None = None, timeout_s: float = 60
     """
     try:
         results = run_items(
-            "verifiers.math.answer_symbolic:dependency_check", list(_CHECK_ANSWERS), timeout_s, pool
+            "prm_factory.verifiers.math.answer_symbolic:dependency_check",
+            list(_CHECK_ANSWERS),
+            timeout_s,
+            pool,
         )
     except (RuntimeError, OSError) as exc:
         return [f"math answer worker could not start: {exc}"]
@@ -496,7 +504,8 @@ def check_dependencies(*, pool: BoundedPool | None = None, timeout_s: float = 60
             problems.append(f"math answer worker took over {timeout_s:g} s to parse {answer!r}")
         elif result == WORKER_FAILED:
             problems.append(
-                "math answer worker failed (crashed, or could not import verifiers.math.answer_symbolic)"
+                "math answer worker failed "
+                "(crashed, or could not import prm_factory.verifiers.math.answer_symbolic)"
             )
         elif result:
             problems.append(f"math answer worker: {result}")

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from verifiers.math.numbers import Literal
+from prm_factory.verifiers.math.numbers import Literal
 
 MAX_EXPONENT = 10_000
 MAX_LITERAL_CHARS = 60

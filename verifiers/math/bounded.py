@@ -40,9 +40,9 @@ _PRELOAD = (
     "sympy",
     "latex2sympy2_extended",
     "math_verify",
-    "verifiers.math.symbolic",
-    "verifiers.math.answer_symbolic",
-    "verifiers.math.solution_sets",
+    "prm_factory.verifiers.math.symbolic",
+    "prm_factory.verifiers.math.answer_symbolic",
+    "prm_factory.verifiers.math.solution_sets",
 )
 
 
@@ -116,7 +116,7 @@ class _Worker:
             [
                 sys.executable,
                 "-m",
-                "verifiers.math.worker_main",
+                "prm_factory.verifiers.math.worker_main",
                 str(to_child_r),
                 str(from_child_w),
                 str(config.memory_limit_mb),

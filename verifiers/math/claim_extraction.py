@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from verifiers.math.arithmetic import Token, lex
-from verifiers.math.numbers import Literal
+from prm_factory.verifiers.math.arithmetic import Token, lex
+from prm_factory.verifiers.math.numbers import Literal
 
 _ANNOTATION = re.compile(r"<<([^<>]*)>>")
 _DOLLAR_ANNOTATION = re.compile(r"(\\?\$?)<<[^<>]*>>")

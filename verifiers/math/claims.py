@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from verifiers.math.arithmetic import (
+from prm_factory.verifiers.math.arithmetic import (
     Linear,
     NotEvaluable,
     Token,
@@ -41,9 +41,9 @@ from verifiers.math.arithmetic import (
     literals,
     parse_side,
 )
-from verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
-from verifiers.math.claim_result import ClaimResult
-from verifiers.math.competition import (
+from prm_factory.verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
+from prm_factory.verifiers.math.claim_result import ClaimResult
+from prm_factory.verifiers.math.competition import (
     certain_context,
     connector_pieces,
     gate_failed,
@@ -52,16 +52,20 @@ from verifiers.math.competition import (
     safe_binding,
     trimmed_run,
 )
-from verifiers.math.congruences import congruence_claims
-from verifiers.math.display_lines import continued_across, continued_lines, joined_plus_minus_lines
-from verifiers.math.divisibility import divisibility_claims
-from verifiers.math.equation_steps import check_equation_pairs_bounded
-from verifiers.math.factorials import factorials_written_out
-from verifiers.math.labelled_lines import labelled_line_claims
-from verifiers.math.latex_claims import check_hard_runs_bounded
-from verifiers.math.numbers import RELATIVE_TOLERANCE, Literal, format_value, match_rule
-from verifiers.math.thousands import thousands_joined
-from verifiers.protocol import Verdict
+from prm_factory.verifiers.math.congruences import congruence_claims
+from prm_factory.verifiers.math.display_lines import (
+    continued_across,
+    continued_lines,
+    joined_plus_minus_lines,
+)
+from prm_factory.verifiers.math.divisibility import divisibility_claims
+from prm_factory.verifiers.math.equation_steps import check_equation_pairs_bounded
+from prm_factory.verifiers.math.factorials import factorials_written_out
+from prm_factory.verifiers.math.labelled_lines import labelled_line_claims
+from prm_factory.verifiers.math.latex_claims import check_hard_runs_bounded
+from prm_factory.verifiers.math.numbers import RELATIVE_TOLERANCE, Literal, format_value, match_rule
+from prm_factory.verifiers.math.thousands import thousands_joined
+from prm_factory.verifiers.protocol import Verdict
 
 _APPROXIMATE = re.compile(
     r"≈|~|\\approx|\b(?:about|approximately|approx|around|roughly|nearly"

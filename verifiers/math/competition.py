@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from verifiers.math.claim_result import ClaimResult
+from prm_factory.verifiers.math.claim_result import ClaimResult
 
 # A problem in competition style: a LaTeX command, math between dollars that starts with a letter, a
 # command, a bracket or an absolute value (`$x$`, `$\frac12$`, `$|2-x| = 3$`, never the currency `$5`), a

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from verifiers.math.claim_result import ClaimResult
+from prm_factory.verifiers.math.claim_result import ClaimResult
 
 _SEGMENT = re.compile(r"\\\((.*?)\\\)|\\\[(.*?)\\\]|\$\$(.*?)\$\$|\$([^$]*?)\$", re.DOTALL)
 _MODULUS = re.compile(

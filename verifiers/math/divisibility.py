@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from verifiers.math.claim_result import ClaimResult
+from prm_factory.verifiers.math.claim_result import ClaimResult
 
 # a whole number, with thousands groups (`475,032`, `12,\\!000`, `1{,}001`) or without
 _NUMBER = r"(?:\$\s*|\\\(\s*)?(\d{1,3}(?:(?:,|\{,\}|,\\!)\d{3})+(?!\d)|\d{1,15})(?:\s*\$|\s*\\\))?"

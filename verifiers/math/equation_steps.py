@@ -25,10 +25,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from verifiers.math.bounded import BoundedPool, run_items
-from verifiers.math.claim_result import ClaimResult
-from verifiers.math.plain_algebra import names, plain_algebra
-from verifiers.math.systems import check_system_results_bounded
+from prm_factory.verifiers.math.bounded import BoundedPool, run_items
+from prm_factory.verifiers.math.claim_result import ClaimResult
+from prm_factory.verifiers.math.plain_algebra import names, plain_algebra
+from prm_factory.verifiers.math.systems import check_system_results_bounded
 
 _SEGMENT = re.compile(
     r"\\\[(?P<a>.*?)\\\]|\\\((?P<b>.*?)\\\)|\$\$(?P<c>.*?)\$\$|\$(?P<d>[^$]*?)\$"
@@ -334,7 +334,7 @@ def check_equation_pairs_bounded(
     segments = identity_segments(chain)
     if segments:
         texts = [text for _, text in segments]
-        found = run_items("verifiers.math.solution_sets:identity_chains", texts, timeout_s, pool)
+        found = run_items("prm_factory.verifiers.math.solution_sets:identity_chains", texts, timeout_s, pool)
         for (index, _), outcome in zip(segments, found, strict=True):
             if not isinstance(outcome, str):
                 for claim, reason in outcome:
@@ -345,7 +345,7 @@ def check_equation_pairs_bounded(
     if not pairs:
         return by_step
     payload = [(p.before, p.after, p.rewrite) for p in pairs]
-    outcomes = run_items("verifiers.math.solution_sets:equation_steps", payload, timeout_s, pool)
+    outcomes = run_items("prm_factory.verifiers.math.solution_sets:equation_steps", payload, timeout_s, pool)
     for pair, outcome in zip(pairs, outcomes, strict=True):
         claim = f"{pair.before} => {pair.after}"
         if isinstance(outcome, str):

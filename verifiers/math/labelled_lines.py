@@ -18,9 +18,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from verifiers.math.arithmetic import NotEvaluable, Token, bare_literal, evaluate, lex, literals, parse_side
-from verifiers.math.claim_result import ClaimResult
-from verifiers.math.numbers import format_value, match_rule
+from prm_factory.verifiers.math.arithmetic import (
+    NotEvaluable,
+    Token,
+    bare_literal,
+    evaluate,
+    lex,
+    literals,
+    parse_side,
+)
+from prm_factory.verifiers.math.claim_result import ClaimResult
+from prm_factory.verifiers.math.numbers import format_value, match_rule
 
 _ANSWER_LINE = re.compile(r"^\s*(?:#+|final answer\s*:?\s*#*)\s*(\$?-?[\d,]*\.?\d+)\s*$", re.IGNORECASE)
 _LABELLED = re.compile(r"^\s*(?:\d+[.)]\s+|[-*•]\s+)?([A-Za-z][A-Za-z_' ]{0,48}?)\s*=\s*(\S.*?)\s*$")

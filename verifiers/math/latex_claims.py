@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from verifiers.math.bounded import BoundedPool, run_items
-from verifiers.math.claim_result import ClaimResult
+from prm_factory.verifiers.math.bounded import BoundedPool, run_items
+from prm_factory.verifiers.math.claim_result import ClaimResult
 
 DEFAULT_TIMEOUT_S = 3.0
 
@@ -22,7 +22,7 @@ def check_hard_runs_bounded(
 ) -> dict[int, list[ClaimResult]]:
     """Claim results per step index for `(step_index, latex_run, bindings)` items."""
     payload = [(text, dict(bindings)) for _, text, bindings in items]
-    outcomes = run_items("verifiers.math.symbolic:latex_claims", payload, timeout_s, pool)
+    outcomes = run_items("prm_factory.verifiers.math.symbolic:latex_claims", payload, timeout_s, pool)
     by_step: dict[int, list[ClaimResult]] = {}
     for (index, text, _), outcome in zip(items, outcomes, strict=True):
         if isinstance(outcome, str):  # TIMED_OUT or WORKER_FAILED

@@ -14,10 +14,10 @@ as long as these names keep their meaning:
 
 from __future__ import annotations
 
-from verifiers.math.arithmetic import NotEvaluable, Token, evaluate, lex, parse_side
-from verifiers.math.claims import StepState, check_plain_step, walk_steps
-from verifiers.math.final_answer import boxed_answer
-from verifiers.math.numbers import Literal, round_half_up, truncate
+from prm_factory.verifiers.math.arithmetic import NotEvaluable, Token, evaluate, lex, parse_side
+from prm_factory.verifiers.math.claims import StepState, check_plain_step, walk_steps
+from prm_factory.verifiers.math.final_answer import boxed_answer
+from prm_factory.verifiers.math.numbers import Literal, round_half_up, truncate
 
 __all__ = [
     "Literal",

@@ -31,7 +31,7 @@ from sympy.parsing.sympy_parser import (
 )
 from sympy.solvers.inequalities import solve_rational_inequalities
 
-from verifiers.math.symbolic import (
+from prm_factory.verifiers.math.symbolic import (
     IDENTITY_CHAIN_FALSE,
     false_as_identity,
     identity_chain,

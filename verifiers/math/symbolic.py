@@ -15,8 +15,8 @@ from fractions import Fraction
 import sympy
 from latex2sympy2_extended import latex2sympy
 
-from verifiers.math.competition import ORDER_RELATION
-from verifiers.math.numbers import Literal, matches_written
+from prm_factory.verifiers.math.competition import ORDER_RELATION
+from prm_factory.verifiers.math.numbers import Literal, matches_written
 
 
 def split_top_level(text: str, separators: tuple[str, ...] = ("=", "\\approx")) -> list[str]:

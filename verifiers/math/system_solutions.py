@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 
 import sympy
 
-from verifiers.math.solution_sets import Unreadable, read_statement
+from prm_factory.verifiers.math.solution_sets import Unreadable, read_statement
 
 _MAX_UNKNOWNS = 3
 _MAX_DEGREE = 2

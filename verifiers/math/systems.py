@@ -26,9 +26,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from verifiers.math.bounded import BoundedPool, run_items
-from verifiers.math.claim_result import ClaimResult
-from verifiers.math.plain_algebra import names, plain_algebra
+from prm_factory.verifiers.math.bounded import BoundedPool, run_items
+from prm_factory.verifiers.math.claim_result import ClaimResult
+from prm_factory.verifiers.math.plain_algebra import names, plain_algebra
 
 _SEGMENT = re.compile(
     r"\\\[(?P<a>.*?)\\\]|\\\((?P<b>.*?)\\\)|\$\$(?P<c>.*?)\$\$|\$(?P<d>[^$]*?)\$"
@@ -247,7 +247,9 @@ def check_system_results_bounded(
     if not items:
         return {}
     payload = [(item.claim, item.system) for item in items]
-    outcomes = run_items("verifiers.math.system_solutions:system_results", payload, timeout_s, pool)
+    outcomes = run_items(
+        "prm_factory.verifiers.math.system_solutions:system_results", payload, timeout_s, pool
+    )
     by_step: dict[int, list[ClaimResult]] = {}
     for item, outcome in zip(items, outcomes, strict=True):
         if isinstance(outcome, str) or outcome[0] is not False:

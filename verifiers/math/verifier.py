@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from schemas.records import Problem
-from verifiers.math.answers import grade_answers
-from verifiers.math.bounded import BoundedPool, PoolConfig
-from verifiers.math.claims import check_steps
-from verifiers.math.competition import looks_competition
-from verifiers.math.equation_steps import check_equation_pairs_bounded
-from verifiers.math.latex_claims import check_hard_runs_bounded
-from verifiers.protocol import Verdict
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.answers import grade_answers
+from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig
+from prm_factory.verifiers.math.claims import check_steps
+from prm_factory.verifiers.math.competition import looks_competition
+from prm_factory.verifiers.math.equation_steps import check_equation_pairs_bounded
+from prm_factory.verifiers.math.latex_claims import check_hard_runs_bounded
+from prm_factory.verifiers.protocol import Verdict
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from prm_factory.commands.eval_chains import ChainOptions, _pct, _where, eval_chains
-from schemas.rejected import RejectedRow
+from prm_factory.schemas.rejected import RejectedRow
 
 RIGHT = {"problem": "What is 2 + 2 + 3?", "steps": ["2 + 2 = 4", "4 + 3 = 7"], "label": -1}
 WRONG = {"problem": "What is 2 + 2 + 3?", "steps": ["2 + 2 = 5", "5 + 3 = 8"], "label": 0}

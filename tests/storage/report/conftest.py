@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from labels.consensus import consensus as label_consensus
-from schemas.ids import content_id
-from schemas.records import Chain, Problem, RunInfo, Step
-from storage.dataset import Dataset
+from prm_factory.labels.consensus import consensus as label_consensus
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Chain, Problem, RunInfo, Step
+from prm_factory.storage.dataset import Dataset
 from tests.storage.conftest import RunRecords
 
 HOSTILE_STEP = '<script>alert("step")</script> & <img src=x onerror=alert(1)>'

@@ -7,7 +7,7 @@ import typer
 from typer.testing import CliRunner
 
 from prm_factory.commands.report import register
-from storage.versions import set_tag
+from prm_factory.storage.versions import set_tag
 
 
 @pytest.fixture

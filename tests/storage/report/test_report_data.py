@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from storage.report import MAX_STEP_INDEX, _capped, collect, cost_summary
+from prm_factory.storage.report import MAX_STEP_INDEX, _capped, collect, cost_summary
 
 
 def test_counts_and_label_mix_match_the_records(report_dataset):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from schemas.code_problems import load_code_problems
-from schemas.records import Problem
+from prm_factory.schemas.code_problems import load_code_problems
+from prm_factory.schemas.records import Problem
 
 # the suite imports with --import-mode=importlib: put this folder on sys.path for `exec_results`
 if str(Path(__file__).resolve().parent) not in sys.path:
@@ -26,7 +26,7 @@ FAST_LIMITS = dict(memory_mb=128, pids=32, cpus=1.0, wall_seconds=2.0, output_ca
 
 def _docker_problem() -> str | None:
     try:
-        from verifiers.code.sandbox import docker_client
+        from prm_factory.verifiers.code.sandbox import docker_client
 
         docker_client().close()
     except Exception as exc:  # noqa: BLE001 - any failure to reach the engine means "skip", with its reason
@@ -39,14 +39,14 @@ def sandbox_image() -> str:
     problem = _docker_problem()
     if problem:
         pytest.skip(problem)
-    from verifiers.code.image import ensure_image
+    from prm_factory.verifiers.code.image import ensure_image
 
     return ensure_image()
 
 
 @pytest.fixture(scope="module")
 def pool(sandbox_image: str) -> Iterator[object]:
-    from verifiers.code.sandbox import SandboxLimits, SandboxPool
+    from prm_factory.verifiers.code.sandbox import SandboxLimits, SandboxPool
 
     # PRM_SANDBOX_DISPATCH=exec runs the whole suite through `docker exec` dispatch instead.
     dispatch = os.environ.get("PRM_SANDBOX_DISPATCH", "server")
@@ -56,7 +56,7 @@ def pool(sandbox_image: str) -> Iterator[object]:
 
 @pytest.fixture(scope="module")
 def verifier(pool: object) -> Iterator[object]:
-    from verifiers.code.verifier import CodeVerifier
+    from prm_factory.verifiers.code.verifier import CodeVerifier
 
     yield CodeVerifier(runner=pool)  # the pool fixture owns the containers
 
@@ -64,7 +64,7 @@ def verifier(pool: object) -> Iterator[object]:
 @pytest.fixture(scope="session")
 def code_problems() -> dict[str, Problem]:
     """The shipped problems, keyed by entry point."""
-    from schemas.code_spec import CodeTests
+    from prm_factory.schemas.code_spec import CodeTests
 
     problems: dict[str, Problem] = {}
     for name in ("humaneval_style", "mbpp_style"):

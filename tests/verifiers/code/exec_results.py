@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from verifiers.code.sandbox import ExecResult
+from prm_factory.verifiers.code.sandbox import ExecResult
 
 
 def exec_result(stdout: str = "", **flags: object) -> ExecResult:

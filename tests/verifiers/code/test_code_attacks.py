@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from verifiers.code.sandbox import LABEL, docker_client
+from prm_factory.verifiers.code.sandbox import LABEL, docker_client
 
 pytestmark = pytest.mark.docker
 
@@ -172,8 +172,8 @@ STDIN_CASES = (("1 2 3\n", "14"), ("\n", "0"), ("-4\n", "16"), ("10 0 -1\n", "10
 
 @pytest.fixture(scope="module")
 def proxied_squares():
-    from schemas.code_spec import CodeTests
-    from schemas.records import Problem
+    from prm_factory.schemas.code_spec import CodeTests
+    from prm_factory.schemas.records import Problem
 
     tests = CodeTests.from_check_function(PROXY_TEST_CODE, "sum_of_squares")
     assert all(case.proxy for case in tests.cases)
@@ -182,8 +182,8 @@ def proxied_squares():
 
 @pytest.fixture(scope="module")
 def stdin_squares():
-    from schemas.code_spec import StdioCase, StdioTests
-    from schemas.records import Problem
+    from prm_factory.schemas.code_spec import StdioCase, StdioTests
+    from prm_factory.schemas.records import Problem
 
     cases = tuple(StdioCase(f"test_{i}", given, (want,)) for i, (given, want) in enumerate(STDIN_CASES))
     tests = StdioTests(cases, compare="tokens", time_limit_s=2.0)

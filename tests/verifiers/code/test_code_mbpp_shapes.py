@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.code_spec import CodeTests
-from schemas.records import Problem
-from verifiers.code.program import stdlib_imports
+from prm_factory.schemas.code_spec import CodeTests
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.code.program import stdlib_imports
 
 REGEX_ASSERTS = ['assert check_str("annie")', 'assert not check_str("dawood")']
 

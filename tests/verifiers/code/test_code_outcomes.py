@@ -6,12 +6,12 @@ import json
 
 from exec_results import exec_result
 
-from schemas.code_spec import CodeTests, StdioCase, StdioTests
-from schemas.records import Problem
-from verifiers.code.harness import encode
-from verifiers.code.sandbox import ExecResult
-from verifiers.code.verifier import CodeVerifier
-from verifiers.protocol import outcome_value
+from prm_factory.schemas.code_spec import CodeTests, StdioCase, StdioTests
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.code.harness import encode
+from prm_factory.verifiers.code.sandbox import ExecResult
+from prm_factory.verifiers.code.verifier import CodeVerifier
+from prm_factory.verifiers.protocol import outcome_value
 
 PROGRAM = "```python\ndef f(x):\n    return 2 * x\n```"
 TESTS = CodeTests.from_asserts(["assert f(1) == 2", "assert abs(f(2) - 4) < 1e-9"], "f")

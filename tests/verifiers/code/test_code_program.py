@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifiers.code.program import (
+from prm_factory.verifiers.code.program import (
     assemble_program,
     compile_error,
     defined_names,

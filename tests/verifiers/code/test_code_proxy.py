@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from schemas.code_problems import load_code_problems
-from schemas.code_spec import CodeTests
-from schemas.records import Problem
+from prm_factory.schemas.code_problems import load_code_problems
+from prm_factory.schemas.code_spec import CodeTests
+from prm_factory.schemas.records import Problem
 
 pytestmark = pytest.mark.docker
 
@@ -78,7 +78,7 @@ def test_plausible_wrong_programs_fail_with_the_failing_line(verifier, humaneval
 
 
 def test_expected_values_never_enter_the_submissions_process(pool, humaneval):
-    from verifiers.code.grading import run_tests
+    from prm_factory.verifiers.code.grading import run_tests
 
     problem = humaneval[53]  # add(x, y): its test code holds literal expected values (add(2, 3) == 5, ...)
     recording = Recording(pool)
@@ -165,7 +165,7 @@ def test_a_check_that_swallows_every_exception_still_waits_for_real_values(verif
 
 
 def test_run_proxy_cases_decides_each_case_on_the_pool(pool):
-    from verifiers.code.proxy import run_proxy_cases
+    from prm_factory.verifiers.code.proxy import run_proxy_cases
 
     tests = CodeTests.from_check_function(
         "def check(candidate):\n    for n in range(3):\n        assert candidate(n) == n + 1\n", "inc"

@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from schemas.code_spec import CodeTests, StdioCase, StdioTests
-from schemas.records import Problem
-from verifiers.code.tests_runner import HARNESS_ARGV, HARNESS_SOURCE
-from verifiers.protocol import outcome_value
+from prm_factory.schemas.code_spec import CodeTests, StdioCase, StdioTests
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.code.tests_runner import HARNESS_ARGV, HARNESS_SOURCE
+from prm_factory.verifiers.protocol import outcome_value
 
 pytestmark = pytest.mark.docker
 

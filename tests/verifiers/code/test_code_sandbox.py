@@ -9,7 +9,7 @@ import threading
 import docker
 import pytest
 
-from verifiers.code.sandbox import (
+from prm_factory.verifiers.code.sandbox import (
     LABEL,
     SandboxLimits,
     SandboxPool,

@@ -7,11 +7,11 @@ import json
 import pytest
 from exec_results import exec_result
 
-from schemas.code_spec import CodeTests
-from verifiers.code.grading import run_tests
-from verifiers.code.harness import EncodeError, decode, encode
-from verifiers.code.sandbox import SandboxLimits, container_kwargs, parse_report
-from verifiers.code.tests_runner import decide_on_host, host_comparison, parse_records
+from prm_factory.schemas.code_spec import CodeTests
+from prm_factory.verifiers.code.grading import run_tests
+from prm_factory.verifiers.code.harness import EncodeError, decode, encode
+from prm_factory.verifiers.code.sandbox import SandboxLimits, container_kwargs, parse_report
+from prm_factory.verifiers.code.tests_runner import decide_on_host, host_comparison, parse_records
 
 
 def test_asserts_split_into_calls_and_predicates():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.code_spec import StdioCase, StdioTests
-from schemas.records import Problem
+from prm_factory.schemas.code_spec import StdioCase, StdioTests
+from prm_factory.schemas.records import Problem
 
 pytestmark = pytest.mark.docker
 

@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from verifiers.code.program import segment_chain
-from verifiers.code.verifier import CodeVerifier, program_of_completion
+from prm_factory.verifiers.code.program import segment_chain
+from prm_factory.verifiers.code.verifier import CodeVerifier, program_of_completion
 
 pytestmark = pytest.mark.docker
 
@@ -89,7 +89,7 @@ def test_statement_segments_of_one_block_are_checked_in_order(verifier, code_pro
 
 
 def test_usable_from_several_threads(sandbox_image, code_problems):
-    from verifiers.code.sandbox import SandboxLimits, SandboxPool
+    from prm_factory.verifiers.code.sandbox import SandboxLimits, SandboxPool
 
     problem = code_problems["count_vowels"]
     completions = [
@@ -107,8 +107,8 @@ def test_usable_from_several_threads(sandbox_image, code_problems):
 
 
 def test_verifier_owns_its_pool_when_given_none(sandbox_image, code_problems):
-    from verifiers.code.sandbox import SandboxLimits
-    from verifiers.code.verifier import CodeVerifierConfig
+    from prm_factory.verifiers.code.sandbox import SandboxLimits
+    from prm_factory.verifiers.code.verifier import CodeVerifierConfig
 
     config = CodeVerifierConfig(pool_size=1, limits=SandboxLimits(wall_seconds=5), image=sandbox_image)
     with CodeVerifier(config) as owned:

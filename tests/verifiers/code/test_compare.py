@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifiers.code.compare import any_output_matches, outputs_match
+from prm_factory.verifiers.code.compare import any_output_matches, outputs_match
 
 
 def test_tokens_ignore_layout_but_not_content():

@@ -15,9 +15,9 @@ import docker.errors
 import pytest
 import requests
 
-from verifiers.code.sandbox import container as container_module
-from verifiers.code.sandbox import pool as pool_module
-from verifiers.code.sandbox.container import (
+from prm_factory.verifiers.code.sandbox import container as container_module
+from prm_factory.verifiers.code.sandbox import pool as pool_module
+from prm_factory.verifiers.code.sandbox.container import (
     UnremovedContainers,
     remove_or_remember,
     remove_unremoved,

@@ -14,7 +14,7 @@ import time
 import pytest
 from docker.models.containers import Container
 
-from verifiers.code.sandbox.container import (
+from prm_factory.verifiers.code.sandbox.container import (
     ENGINE_ERRORS,
     REAPER_COMMAND,
     UNREMOVED,
@@ -24,7 +24,7 @@ from verifiers.code.sandbox.container import (
     remove_or_remember,
     start_container,
 )
-from verifiers.code.sandbox.pool import SandboxPool, SandboxUnavailable
+from prm_factory.verifiers.code.sandbox.pool import SandboxPool, SandboxUnavailable
 
 pytestmark = pytest.mark.docker
 

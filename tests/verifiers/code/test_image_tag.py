@@ -3,7 +3,7 @@
 import shutil
 from pathlib import Path
 
-from verifiers.code import image
+from prm_factory.verifiers.code import image
 
 
 def test_build_sources_are_package_data_beside_the_verifier():

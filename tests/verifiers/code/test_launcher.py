@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from verifiers.code import launcher
+from prm_factory.verifiers.code import launcher
 
 
 def test_job_files_stay_inside_the_work_dir(tmp_path):

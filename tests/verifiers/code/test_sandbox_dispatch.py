@@ -7,7 +7,7 @@ import socket
 import struct
 import time
 
-from verifiers.code.sandbox.dispatch import read_exec_stream
+from prm_factory.verifiers.code.sandbox.dispatch import read_exec_stream
 
 
 def frame(stream: int, data: bytes) -> bytes:

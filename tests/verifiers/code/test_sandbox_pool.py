@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from exec_results import exec_result
 
-from verifiers.code.sandbox.pool import SandboxPool, lost_container
+from prm_factory.verifiers.code.sandbox.pool import SandboxPool, lost_container
 
 
 def test_a_vanished_container_is_lost_a_failed_job_is_not():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import struct
 
-from verifiers.code.sandbox.container import SandboxLimits
-from verifiers.code.sandbox.protocol import (
+from prm_factory.verifiers.code.sandbox.container import SandboxLimits
+from prm_factory.verifiers.code.sandbox.protocol import (
     NO_OPTIONS,
     JobOptions,
     build_request,

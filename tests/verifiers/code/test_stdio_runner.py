@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from exec_results import exec_result
 
-from schemas.code_spec import StdioCase, StdioTests
-from verifiers.code.stdio_runner import STDIN, judge_output, run_stdio_tests
+from prm_factory.schemas.code_spec import StdioCase, StdioTests
+from prm_factory.verifiers.code.stdio_runner import STDIN, judge_output, run_stdio_tests
 
 CASE = StdioCase("t0", "1 2\n", ("3",))
 TESTS = StdioTests((CASE,), compare="tokens", time_limit_s=2.0, memory_mb=64)

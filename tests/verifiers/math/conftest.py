@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from verifiers.math.verifier import MathVerifier, MathVerifierConfig
+from prm_factory.verifiers.math.verifier import MathVerifier, MathVerifierConfig
 
 
 @pytest.fixture(scope="module")

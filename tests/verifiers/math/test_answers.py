@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from verifiers.math import answers
-from verifiers.math.answers import answers_equivalent, extract_answer, grade_answer, plain_value
-from verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, PoolConfig
-from verifiers.protocol import outcome_value
+from prm_factory.verifiers.math import answers
+from prm_factory.verifiers.math.answers import answers_equivalent, extract_answer, grade_answer, plain_value
+from prm_factory.verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, PoolConfig
+from prm_factory.verifiers.protocol import outcome_value
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from verifiers.math.arithmetic import (
+from prm_factory.verifiers.math.arithmetic import (
     NotEvaluable,
     Token,
     TooLarge,

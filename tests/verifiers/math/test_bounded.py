@@ -10,10 +10,10 @@ from multiprocessing.queues import Queue
 
 import pytest
 
-from verifiers.math.answers import answers_equivalent_many, grade_answer
-from verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, PoolConfig, run_items
-from verifiers.math.claims import check_steps
-from verifiers.math.latex_claims import check_hard_runs_bounded
+from prm_factory.verifiers.math.answers import answers_equivalent_many, grade_answer
+from prm_factory.verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, PoolConfig, run_items
+from prm_factory.verifiers.math.claims import check_steps
+from prm_factory.verifiers.math.latex_claims import check_hard_runs_bounded
 
 LIMIT_S = 2.5  # generous: legitimate items take milliseconds, but the test machine may be busy
 # Not readable by the exact fast path (a radical), so it reaches SymPy, which tries to build 5^(5^3125).
@@ -47,7 +47,9 @@ def test_claim_bomb_is_unverifiable_and_other_steps_keep_their_verdicts(pool: Bo
 
 
 def test_run_items_reports_a_late_item_as_timed_out(pool: BoundedPool) -> None:
-    outcomes = run_items("verifiers.math.answer_symbolic:answer_equivalence", [("1", "1")], LIMIT_S, pool)
+    outcomes = run_items(
+        "prm_factory.verifiers.math.answer_symbolic:answer_equivalence", [("1", "1")], LIMIT_S, pool
+    )
     assert outcomes[0][0] == "correct" and TIMED_OUT not in outcomes
 
 
@@ -78,7 +80,9 @@ def test_verification_from_threads(pool: BoundedPool) -> None:
 def test_a_crashed_worker_is_worker_failed_and_the_pool_recovers(pool: BoundedPool) -> None:
     # faulthandler._sigsegv kills the worker with SIGSEGV: a crash in C code, not a Python exception
     assert run_items("faulthandler:_sigsegv", [False], LIMIT_S, pool) == [WORKER_FAILED]
-    after = run_items("verifiers.math.answer_symbolic:answer_equivalence", [("2", "2")], LIMIT_S, pool)
+    after = run_items(
+        "prm_factory.verifiers.math.answer_symbolic:answer_equivalence", [("2", "2")], LIMIT_S, pool
+    )
     assert after[0][0] == "correct"
 
 
@@ -89,8 +93,8 @@ def test_an_exception_in_the_worker_is_worker_failed(pool: BoundedPool) -> None:
 def test_a_fresh_worker_has_preloaded_sympy_and_math_verify() -> None:
     fresh = BoundedPool(PoolConfig(workers=1))
     try:
-        names = ["sympy", "math_verify", "verifiers.math.answer_symbolic", "not_a_module"]
-        loaded = run_items("verifiers.math.bounded:imported", names, LIMIT_S, fresh)
+        names = ["sympy", "math_verify", "prm_factory.verifiers.math.answer_symbolic", "not_a_module"]
+        loaded = run_items("prm_factory.verifiers.math.bounded:imported", names, LIMIT_S, fresh)
         assert loaded == [True, True, True, False]
     finally:
         fresh.close()
@@ -100,7 +104,7 @@ def _grade_in_this_process(results: Queue) -> None:
     fresh = BoundedPool(PoolConfig(workers=1))
     try:
         outcome = run_items(
-            "verifiers.math.answer_symbolic:answer_equivalence", [(r"\sqrt{4}", "2")], 60, fresh
+            "prm_factory.verifiers.math.answer_symbolic:answer_equivalence", [(r"\sqrt{4}", "2")], 60, fresh
         )
         results.put(outcome[0][0])
     except BaseException as exc:  # reported to the parent, which fails the test with it

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.records import Problem
-from verifiers.math.display_lines import joined_plus_minus_lines
-from verifiers.math.divisibility import divisibility_claims
-from verifiers.math.equation_steps import equation_pairs
-from verifiers.math.factorials import factorials_written_out
-from verifiers.math.solution_sets import judge_step
-from verifiers.math.symbolic import in_degrees, latex_claims, plus_minus_branches
-from verifiers.math.thousands import thousands_joined
-from verifiers.math.verifier import MathVerifier
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.display_lines import joined_plus_minus_lines
+from prm_factory.verifiers.math.divisibility import divisibility_claims
+from prm_factory.verifiers.math.equation_steps import equation_pairs
+from prm_factory.verifiers.math.factorials import factorials_written_out
+from prm_factory.verifiers.math.solution_sets import judge_step
+from prm_factory.verifiers.math.symbolic import in_degrees, latex_claims, plus_minus_branches
+from prm_factory.verifiers.math.thousands import thousands_joined
+from prm_factory.verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
 

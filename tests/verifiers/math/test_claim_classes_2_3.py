@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.records import Problem
-from verifiers.math.competition import certain_claim_text, connector_pieces, radians_said
-from verifiers.math.verifier import MathVerifier
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.competition import certain_claim_text, connector_pieces, radians_said
+from prm_factory.verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
 

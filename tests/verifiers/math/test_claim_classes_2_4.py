@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.records import Problem
-from verifiers.math.arithmetic import lex
-from verifiers.math.competition import certain_claim_text, logs_said, relation_pieces
-from verifiers.math.display_lines import continued_lines
-from verifiers.math.symbolic import relation_claim
-from verifiers.math.verifier import MathVerifier
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.arithmetic import lex
+from prm_factory.verifiers.math.competition import certain_claim_text, logs_said, relation_pieces
+from prm_factory.verifiers.math.display_lines import continued_lines
+from prm_factory.verifiers.math.symbolic import relation_claim
+from prm_factory.verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.records import Problem
-from verifiers.math.display_lines import continued_across
-from verifiers.math.equation_steps import _reduced
-from verifiers.math.plain_algebra import plain_algebra
-from verifiers.math.solution_sets import judge_step
-from verifiers.math.verifier import MathVerifier
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.display_lines import continued_across
+from prm_factory.verifiers.math.equation_steps import _reduced
+from prm_factory.verifiers.math.plain_algebra import plain_algebra
+from prm_factory.verifiers.math.solution_sets import judge_step
+from prm_factory.verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
 

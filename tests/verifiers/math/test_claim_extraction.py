@@ -3,7 +3,7 @@ annotation read as blanks where it was written, a run after a word marked as suc
 
 from __future__ import annotations
 
-from verifiers.math.claim_extraction import extract_runs
+from prm_factory.verifiers.math.claim_extraction import extract_runs
 
 
 def test_annotations_come_first_and_the_written_text_is_read_without_them():

@@ -4,8 +4,8 @@ plain-text walk yields one result per claim with the value it expected."""
 
 from __future__ import annotations
 
-from verifiers.math.claim_result import ClaimResult
-from verifiers.math.claims import step_verdict, walk_steps
+from prm_factory.verifiers.math.claim_result import ClaimResult
+from prm_factory.verifiers.math.claims import step_verdict, walk_steps
 
 HELD = ClaimResult("3 * 4 = 12", True, "12", rule="exact")
 FALSE = ClaimResult("2 * 5 = 11", False, "10", reason="arithmetic does not hold")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifiers.math.claims import ClaimResult, check_steps
+from prm_factory.verifiers.math.claims import ClaimResult, check_steps
 
 
 def labels(steps: list[str]) -> list[str]:

@@ -6,10 +6,15 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from schemas.records import Problem
-from verifiers.math.competition import certain_claim_text, certain_context, looks_competition, safe_binding
-from verifiers.math.symbolic import false_as_identity, in_degrees
-from verifiers.math.verifier import MathVerifier
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.competition import (
+    certain_claim_text,
+    certain_context,
+    looks_competition,
+    safe_binding,
+)
+from prm_factory.verifiers.math.symbolic import false_as_identity, in_degrees
+from prm_factory.verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
 WORD_PROBLEM = Problem("g1", "gsm8k", "math", "Natalia sold 48 clips in April and half as many in May.")

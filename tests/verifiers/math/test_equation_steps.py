@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.records import Problem
-from verifiers.math.congruences import congruence_claims
-from verifiers.math.equation_steps import equation_pairs
-from verifiers.math.solution_sets import judge_step
-from verifiers.math.verifier import MathVerifier
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.congruences import congruence_claims
+from prm_factory.verifiers.math.equation_steps import equation_pairs
+from prm_factory.verifiers.math.solution_sets import judge_step
+from prm_factory.verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("c1", "math", "math", r"Find all real $x$ such that $x^2 - 5x + 6 = 0$.")
 
@@ -196,7 +196,7 @@ def test_a_run_cut_inside_its_math_segment_is_not_judged_whole(verifier: MathVer
 
 
 def test_money_dollars_open_no_math_segment() -> None:
-    from verifiers.math.competition import certain_context
+    from prm_factory.verifiers.math.competition import certain_context
 
     money = "Tanya spent a total of 240+100 = $336 in the store."
     assert certain_context(money, money.index("240"), money.index(" in the"))

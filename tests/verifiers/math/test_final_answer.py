@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifiers.math.final_answer import extract_answer, stated_answer
+from prm_factory.verifiers.math.final_answer import extract_answer, stated_answer
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from verifiers.math.claims import check_steps
-from verifiers.math.labelled_lines import labelled_line_claims
+from prm_factory.verifiers.math.claims import check_steps
+from prm_factory.verifiers.math.labelled_lines import labelled_line_claims
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifiers.math.plain_algebra import names, plain_algebra
+from prm_factory.verifiers.math.plain_algebra import names, plain_algebra
 
 
 @pytest.mark.parametrize(

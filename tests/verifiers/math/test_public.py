@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-import verifiers.math.public as public
-from verifiers.math.public import (
+import prm_factory.verifiers.math.public as public
+from prm_factory.verifiers.math.public import (
     NotEvaluable,
     StepState,
     boxed_answer,

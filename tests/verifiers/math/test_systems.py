@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.records import Problem
-from verifiers.math.system_solutions import judge_result
-from verifiers.math.systems import system_items
-from verifiers.math.verifier import MathVerifier
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.system_solutions import judge_result
+from prm_factory.verifiers.math.systems import system_items
+from prm_factory.verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem(
     "c1", "math", "math", r"Find the ordered pair $(a,c)$ such that the vectors are orthogonal."

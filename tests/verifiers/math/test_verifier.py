@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from schemas.records import Problem
-from verifiers.math import MathVerifier, MathVerifierConfig
-from verifiers.protocol import Verifier
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math import MathVerifier, MathVerifierConfig
+from prm_factory.verifiers.protocol import Verifier
 
 PROBLEM = Problem(
     "p1", "gsm8k", "math", "Natalia sold 48 clips in April and half as many in May.", reference_answer="72"

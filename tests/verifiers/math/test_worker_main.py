@@ -1,5 +1,6 @@
-"""The bounded worker's entry point (`python -m verifiers.math.worker_main READ_FD WRITE_FD MEMORY_MB`), run
-as the pool runs it: it says ready, streams a generator's items, reports a failing call as an error and
+"""The bounded worker's entry point
+(`python -m prm_factory.verifiers.math.worker_main READ_FD WRITE_FD MEMORY_MB`),
+run as the pool runs it: it says ready, streams a generator's items, reports a failing call as an error and
 lives on, and exits when the parent says stop."""
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ def test_worker_streams_items_reports_errors_and_stops():
     to_child_r, to_child_w = os.pipe()
     from_child_r, from_child_w = os.pipe()
     process = subprocess.Popen(
-        [sys.executable, "-m", "verifiers.math.worker_main", str(to_child_r), str(from_child_w), "0"],
+        [
+            sys.executable,
+            "-m",
+            "prm_factory.verifiers.math.worker_main",
+            str(to_child_r),
+            str(from_child_w),
+            "0",
+        ],
         pass_fds=(to_child_r, from_child_w),
         stdin=subprocess.DEVNULL,
     )

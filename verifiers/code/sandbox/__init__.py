@@ -16,7 +16,7 @@ Callers import from here; the names below are the package's public API.
     '42\\n'
 """
 
-from verifiers.code.sandbox.container import (
+from prm_factory.verifiers.code.sandbox.container import (
     LABEL,
     LAUNCHER_SOURCE,
     OWNER_LABEL,
@@ -29,8 +29,8 @@ from verifiers.code.sandbox.container import (
     docker_client,
     start_container,
 )
-from verifiers.code.sandbox.dispatch import Dispatch, exec_job
-from verifiers.code.sandbox.pool import (
+from prm_factory.verifiers.code.sandbox.dispatch import Dispatch, exec_job
+from prm_factory.verifiers.code.sandbox.pool import (
     ENGINE_ERRORS,
     LOST_CONTAINER_PROBLEMS,
     SandboxPool,
@@ -38,7 +38,7 @@ from verifiers.code.sandbox.pool import (
     lost_container,
     run_once,
 )
-from verifiers.code.sandbox.protocol import (
+from prm_factory.verifiers.code.sandbox.protocol import (
     EXEC_GRACE_SECONDS,
     NO_OPTIONS,
     ExecResult,

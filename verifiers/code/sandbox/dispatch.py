@@ -19,7 +19,7 @@ import docker
 import docker.errors
 import docker.utils
 
-from verifiers.code.sandbox.container import (
+from prm_factory.verifiers.code.sandbox.container import (
     LAUNCHER_SOURCE,
     REAPER_COMMAND,
     SANDBOX_USER,
@@ -29,7 +29,7 @@ from verifiers.code.sandbox.container import (
     remove_or_remember,
     start_container,
 )
-from verifiers.code.sandbox.protocol import (
+from prm_factory.verifiers.code.sandbox.protocol import (
     ABORT_LINE,
     EXEC_GRACE_SECONDS,
     NO_OPTIONS,

@@ -22,7 +22,7 @@ from typing import Any
 
 import docker
 
-from verifiers.code.sandbox.container import (
+from prm_factory.verifiers.code.sandbox.container import (
     ENGINE_ERRORS,
     REAPER_COMMAND,
     UNREMOVED,
@@ -34,8 +34,8 @@ from verifiers.code.sandbox.container import (
     remove_unremoved,
     start_container,
 )
-from verifiers.code.sandbox.dispatch import Dispatch, Slot, exec_job
-from verifiers.code.sandbox.protocol import NO_OPTIONS, ExecResult, JobOptions, with_duration
+from prm_factory.verifiers.code.sandbox.dispatch import Dispatch, Slot, exec_job
+from prm_factory.verifiers.code.sandbox.protocol import NO_OPTIONS, ExecResult, JobOptions, with_duration
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from verifiers.code.sandbox.container import SandboxLimits
+from prm_factory.verifiers.code.sandbox.container import SandboxLimits
 
 # Seconds allowed on top of the job's wall limit for python start-up, cleanup and the report.
 EXEC_GRACE_SECONDS = 5.0
