@@ -32,9 +32,9 @@ from typing import Literal
 if __package__ in (None, ""):  # run as a script: make the repo's packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prm_factory.evaluation.metrics import first_error_scores, step_incorrect_scores  # noqa: E402
 from prm_factory.evaluation.step_truth import ChainTruth, chain_truth  # noqa: E402
 from prm_factory.labels.consensus import consensus  # noqa: E402
+from prm_factory.labels.metrics import first_error_scores, step_incorrect_scores  # noqa: E402
 from prm_factory.rollouts import (  # noqa: E402
     AdaptiveStrategy,
     BinarySearchStrategy,

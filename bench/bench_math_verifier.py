@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from prm_factory.config.run_config import SHARED_GSM8K  # noqa: E402  (GSM8K in the repository's sibling ../shared)
 from prm_factory.evaluation.answer_pairs import MATH_OUTPUTS, load_answer_pairs, load_math_outputs  # noqa: E402
-from prm_factory.evaluation.metrics import precision_recall  # noqa: E402
+from prm_factory.labels.metrics import precision_recall  # noqa: E402
 from prm_factory.verifiers.math import answers  # noqa: E402
 from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig  # noqa: E402
 from prm_factory.verifiers.math.claims import check_steps  # noqa: E402

@@ -10,7 +10,7 @@ plain vote, at equal numbers of samples, and what each step of getting there cos
    every step labelled by the chain's graded outcome (`prm-factory query` of `chains.outcome`): the ORM,
    which differs from the PRM in its labels only;
 3. TRL's PRM trainer (examples/train_prm_trl.py's functions) on each, one epoch, SmolLM2-135M backbone;
-4. `evaluation.search_eval.evaluate_search` on held-out problems (another synthetic seed, or GSM8K rows after
+4. `search.evaluate.evaluate_search` on held-out problems (another synthetic seed, or GSM8K rows after
    the training rows): N chains each, majority vote, ORM and PRM best-of-N, weighted votes, PRM beam search.
 
     python -m bench.bench_search --out /tmp/search                       # synthetic, the README's sizes
@@ -239,11 +239,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps({"training": training}, indent=2), flush=True)
 
     from prm_factory.config.run_config import load_config
-    from prm_factory.evaluation.search_eval import evaluate_search
-    from prm_factory.evaluation.step_scorer import StepScorer
     from prm_factory.flows.generation_run import engine_settings
     from prm_factory.sampling.backends import drop_sampler, get_sampler
     from prm_factory.sampling.protocol import GenerationParams
+    from prm_factory.search.evaluate import evaluate_search
+    from prm_factory.training.step_scorer import StepScorer
 
     train_problems = pd_problem_keys(args.out / "dataset")
     problems = held_out_problems(args, *train_problems)

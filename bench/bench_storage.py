@@ -39,10 +39,10 @@ from torch.utils.data import DataLoader  # noqa: E402
 from prm_factory.schemas.records import RunInfo  # noqa: E402
 from prm_factory.storage.dataset import Dataset  # noqa: E402
 from prm_factory.storage.delta_io import open_or_create  # noqa: E402
-from prm_factory.storage.feed import StepFeed  # noqa: E402
 from prm_factory.storage.layout import ALL_KINDS, table_schema  # noqa: E402
 from prm_factory.storage.sql import query  # noqa: E402
 from prm_factory.storage.views import LABEL_STATS  # noqa: E402
+from prm_factory.training.feed import StepFeed  # noqa: E402
 
 RUN_ID = "bench0000000000000000000000000000"
 CHUNK = 1_000_000

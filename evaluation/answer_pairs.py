@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from prm_factory.evaluation.metrics import PrecisionRecall, answer_correct_scores
+from prm_factory.labels.metrics import PrecisionRecall, answer_correct_scores
 from prm_factory.verifiers.protocol import Verdict
 
 ANSWER_PAIRS = Path(__file__).parent / "data" / "answer_pairs.jsonl"

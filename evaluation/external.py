@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prm_factory.evaluation.metrics import (
+from prm_factory.labels.metrics import (
     FirstErrorScores,
     PrecisionRecall,
     first_error_scores,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prm_factory.evaluation.external import predicted_first_error
-from prm_factory.evaluation.metrics import (
+from prm_factory.labels.metrics import (
     first_error_scores,
     step_incorrect_scores,
     step_labels_from_first_error,

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prm_factory.evaluation.external import predicted_first_error
-from prm_factory.evaluation.metrics import (
+from prm_factory.labels.metrics import (
     FirstErrorScores,
     PrecisionRecall,
     first_error_scores,

@@ -22,7 +22,7 @@ from prm_factory.evaluation.altered_gsm8k import (
     first_error_index,
 )
 from prm_factory.evaluation.answer_pairs import evaluate_answer_pairs, load_answer_pairs
-from prm_factory.evaluation.metrics import (
+from prm_factory.labels.metrics import (
     FirstErrorScores,
     PrecisionRecall,
     first_error_scores,

@@ -3,7 +3,7 @@
 The model: a frozen SmolLM2 (the factory's embedded default, or any local causal LM) reads the problem and the
 chain up to step k; a linear head on the last token's hidden state predicts the step's label (hard label by
 default). Because the language model is frozen, each step prefix is encoded once and cached; training then
-streams steps from `storage.feed.StepFeed` for `--steps` optimiser steps, looking the features up by step id.
+streams steps from `training.feed.StepFeed` for `--steps` optimiser steps, looking the features up by step id.
 
 The held-out split is by problem (a stable hash of problem_id), so no problem is seen in training. Reported on
 it, next to two trivial baselines (always "correct", and the training split's majority label):
@@ -34,8 +34,8 @@ import torch  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
 from prm_factory.storage.dataset import Dataset  # noqa: E402
-from prm_factory.storage.feed import StepFeed  # noqa: E402
 from prm_factory.storage.sql import query  # noqa: E402
+from prm_factory.training.feed import StepFeed  # noqa: E402
 
 LABEL_COLUMNS = {"hard": "hard_label", "verifier": "verdict", "consensus": "consensus"}
 

@@ -10,7 +10,7 @@ separator's last token. The model is `AutoModelForTokenClassification` with two 
 SmolLM2-135M checkpoint (or `--model`), on CPU unless a GPU is there.
 
 Before training, every row goes through the same tokenizer check as `export --check-tokenizer`
-(storage/tokenizer_check.py): a row whose steps would not land on exactly one label position each stops the
+(exports/tokenizer_check.py): a row whose steps would not land on exactly one label position each stops the
 script, naming the row, instead of training on shifted or missing labels.
 
 Rows are split by problem (a stable hash of `problem_id`), so no held-out problem is seen in training. On the
@@ -33,7 +33,7 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prm_factory.storage.tokenizer_check import TrainerSettings, check_rows  # noqa: E402
+from prm_factory.exports.tokenizer_check import TrainerSettings, check_rows  # noqa: E402
 
 
 def is_held_out(problem_id: str, fraction: float) -> bool:

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 MODULE_NAME = "storage_test_fixtures"
@@ -38,3 +41,9 @@ def committed_fixture_dataset(root: Path, n_problems: int = 2, config_name: str 
     data = Dataset(str(root))
     data.commit_run(*storage_fixtures().make_run(config_name, n_problems=n_problems).args())
     return data
+
+
+@pytest.fixture
+def run_factory() -> Callable[..., Any]:
+    """`make_run` of the storage tests, for tests of what reads datasets (exports, the feed)."""
+    return storage_fixtures().make_run

@@ -6,7 +6,7 @@ tokenized on its own followed by the separator's tokens; a step's label sits on 
 Truncation at `max_length` drops the positions past it.
 
 The alignment check (`alignment_problem`) reports, instead of training on it, a chain where a label would
-not land on exactly one position of its own step (the failures storage/tokenizer_check.py finds in exports):
+not land on exactly one position of its own step (the failures exports/tokenizer_check.py finds in exports):
 
 * the separator encodes to no tokens (labels would fall on the steps' own last tokens);
 * a step contains the separator (split on it, the chain has more steps than labels);

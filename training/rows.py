@@ -1,13 +1,13 @@
 """Training rows: one chain's prompt, steps and step labels, from a dataset version or an export file.
 
-Which steps a chain keeps is the exports' rule (storage.export.select_steps, not a copy of it): the longest
+Which steps a chain keeps is the exports' rule (exports.formats.select_steps, not a copy of it): the longest
 prefix of steps whose label of the chosen source is set, with `--agreement-only` and `--since-version` as
 there. The label sources are named as a trainer user thinks of them:
 
 * `consensus`, `verifier`, `reference`: the export kinds of the same name (booleans);
 * `mc`: the Monte Carlo labels, hard (any rollout reached the reference) or, with `soft`, the MC value in
   [0, 1] as the regression target; the hard label stays the truth the evaluation compares against;
-* `judge`: a generative critic's verdicts, once the exports carry them (storage.export.LABEL_SQL).
+* `judge`: a generative critic's verdicts, once the exports carry them (exports.formats.LABEL_SQL).
 
 Held-out problems are chosen by a stable hash of `problem_id`, so a rerun, another machine or another
 trainer (examples/train_prm_trl.py uses the same rule) holds out the same problems.
@@ -29,7 +29,7 @@ EXPORT_KIND: dict[str, str] = {
     "mc": "hard",
     "judge": "judge",
 }
-"""The storage.export label kind behind each training label source (`mc` with `soft`: "soft")."""
+"""The exports.formats label kind behind each training label source (`mc` with `soft`: "soft")."""
 
 
 class RowsError(ValueError):
@@ -72,11 +72,11 @@ def rows_from_dataset(
     since_version: int | None = None,
 ) -> list[TrainRow]:
     """The chains of a dataset version (storage.dataset.Dataset), steps chosen as the exports choose them."""
-    from prm_factory.storage.export import LABEL_SQL, ExportOptions, select_steps
+    from prm_factory.exports.formats import LABEL_SQL, ExportOptions, select_steps
 
     kind = export_kind(label, soft)
     if kind not in LABEL_SQL:
-        raise RowsError(f"the exports carry no {label!r} labels yet (storage.export.LABEL_SQL)")
+        raise RowsError(f"the exports carry no {label!r} labels yet (exports.formats.LABEL_SQL)")
     options = ExportOptions(
         label=kind,  # type: ignore[arg-type]  # one of LABEL_SQL's kinds, checked above
         agreement_only=agreement_only,

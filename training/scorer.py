@@ -1,7 +1,7 @@
 """Step scores from a trained PRM, at the positions training put the labels (training.layout).
 
 `PrmScorer` reads `prm_factory.json` for the head and layout (a TRL checkpoint without it is read as TRL
-wrote it: two labels, separator "\\n"); its `score` answers evaluation.step_scorer's `ChainScorer` protocol,
+wrote it: two labels, separator "\\n"); its `score` answers training.step_scorer's `ChainScorer` protocol,
 so search can use either. `score_file` scores a ProcessBench-shape file (schemas.external_chains) and, when
 the chains carry gold first errors, gives ProcessBench's first-error F1 at threshold 0.5 on P(right).
 `score_rows` scores a dataset version's chains (training.rows, chosen as training chooses them) against
@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prm_factory.evaluation.metrics import FirstErrorScores, first_error_scores
-from prm_factory.evaluation.step_scorer import StepScores
+from prm_factory.labels.metrics import FirstErrorScores, first_error_scores
 from prm_factory.training.layout import Example, alignment_problem, layout_chain
 from prm_factory.training.model import METADATA, HeadSpec, load_model, score_examples
 from prm_factory.training.rows import TrainRow, is_held_out
@@ -33,6 +32,7 @@ from prm_factory.training.step_metrics import (
     predicted_first_error,
     step_metrics,
 )
+from prm_factory.training.step_scorer import StepScores
 
 
 class PrmScorer:

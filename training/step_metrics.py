@@ -1,4 +1,4 @@
-"""Held-out scores of a PRM: step accuracy and AUROC, and ProcessBench first-error F1 (evaluation.metrics).
+"""Held-out scores of a PRM: step accuracy and AUROC, and ProcessBench first-error F1 (labels.metrics).
 
 A step's score is P(step right). Accuracy and the predicted first error use a threshold (0.5); AUROC is
 threshold-free, the fair figure for a soft-label model whose scores estimate an MC value rather than a
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prm_factory.evaluation.metrics import first_error_scores
+from prm_factory.labels.metrics import first_error_scores
 
 THRESHOLD = 0.5
 

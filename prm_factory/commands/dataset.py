@@ -311,7 +311,7 @@ def export_command(
     max_completion_length: MaxCompletionLengthOption = None,
 ) -> None:
     """Export a version for a trainer (TRL, OpenRLHF, Math-Shepherd) or as flat step rows."""
-    from prm_factory.storage.export import ExportOptions, check_trl_tokenization, export_table, write_export
+    from prm_factory.exports.formats import ExportOptions, check_trl_tokenization, export_table, write_export
 
     data = _dataset(dataset)
     resolved = _version(data, version, as_of)
@@ -327,7 +327,7 @@ def export_command(
     )
     table = export_table(data, fmt, resolved, options)  # type: ignore[arg-type]
     if check_tokenizer is not None:
-        from prm_factory.storage.tokenizer_check import TrainerSettings
+        from prm_factory.exports.tokenizer_check import TrainerSettings
 
         settings = TrainerSettings(step_separator, max_length, max_completion_length)
         checked = check_trl_tokenization(table, fmt, check_tokenizer, settings, placeholder)

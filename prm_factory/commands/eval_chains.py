@@ -17,8 +17,8 @@ from prm_factory.console import fail, print_whole
 
 if TYPE_CHECKING:
     from prm_factory.evaluation.processbench import Split, SplitReport
-    from prm_factory.evaluation.step_scorer import ChainScorer
     from prm_factory.schemas.rejected import RejectedRow
+    from prm_factory.training.step_scorer import ChainScorer
 
 _SHOWN_REJECTIONS = 20
 

@@ -44,7 +44,9 @@ def report_command(
     ] = None,
 ) -> None:
     """Write an HTML report of a version: counts, label mix, MC values, agreement, first errors, cost."""
-    from prm_factory.storage.report import write_report  # matplotlib loads only when a report is asked for
+    from prm_factory.reports.dataset_report import (
+        write_report,  # matplotlib loads only when a report is asked for
+    )
 
     data = _dataset(dataset)
     resolved = _version(data, version, as_of)

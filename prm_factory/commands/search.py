@@ -1,5 +1,5 @@
 """`prm-factory search-eval`: best-of-N, weighted votes and beam search with a trained PRM, against majority
-vote and an ORM, on held-out problems (evaluation.search_eval does the work)."""
+vote and an ORM, on held-out problems (search.evaluate does the work)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from prm_factory.console import fail
 
 if TYPE_CHECKING:
     from prm_factory.config.run_config import RunConfig
-    from prm_factory.evaluation.search_eval import SearchEvaluation
-    from prm_factory.evaluation.step_scorer import ChainScorer
     from prm_factory.schemas.records import Problem
+    from prm_factory.search.evaluate import SearchEvaluation
+    from prm_factory.training.step_scorer import ChainScorer
 
 app = typer.Typer()
 """The search-eval command; prm_factory/cli.py merges it into the main app."""
@@ -39,10 +39,10 @@ def _ints(text: str, option: str) -> list[int]:
 
 def scorer_of(checkpoint: Path) -> ChainScorer:
     """A `prm-factory train` checkpoint is read at its own layout (training.scorer), others as TRL wrote them
-    (evaluation.step_scorer)."""
-    from prm_factory.evaluation.step_scorer import StepScorer
+    (training.step_scorer)."""
     from prm_factory.training.model import METADATA
     from prm_factory.training.scorer import PrmScorer
+    from prm_factory.training.step_scorer import StepScorer
 
     return PrmScorer(checkpoint) if (checkpoint / METADATA).is_file() else StepScorer(checkpoint)
 
@@ -127,10 +127,10 @@ def _search(
     label: str,
 ) -> SearchEvaluation:
     """Run the search methods on the config's engine, started here unless one is up already."""
-    from prm_factory.evaluation.search_eval import evaluate_search
     from prm_factory.flows.engines import engine_settings
     from prm_factory.sampling.backends import drop_sampler, get_sampler, is_running
     from prm_factory.sampling.protocol import GenerationParams
+    from prm_factory.search.evaluate import evaluate_search
 
     console = Console()
     s = cfg.sampling

@@ -16,8 +16,8 @@ from prm_factory.evaluation.altered_gsm8k import (
     split_gold,
 )
 from prm_factory.evaluation.answer_pairs import evaluate_answer_pairs, load_answer_pairs
-from prm_factory.evaluation.metrics import first_error_scores
 from prm_factory.evaluation.report import ALTERED_SET, load_altered
+from prm_factory.labels.metrics import first_error_scores
 
 GOLD = "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips.\n#### 72"
 

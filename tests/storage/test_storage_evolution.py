@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from prm_factory.schemas.records import Step
 from prm_factory.storage.dataset import Dataset
-from prm_factory.storage.feed import StepFeed
 from prm_factory.storage.sql import query
+from prm_factory.training.feed import StepFeed
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from prm_factory.storage.dataset import Dataset
-from prm_factory.storage.feed import StepFeed
 from prm_factory.storage.maintenance import compact
 from prm_factory.storage.sql import query
 from prm_factory.storage.versions import set_tag
+from prm_factory.training.feed import StepFeed
 
 SUMMARY = "SELECT count(*) AS n, sum(step_index) AS s, count(DISTINCT run_id) AS runs FROM steps"
 

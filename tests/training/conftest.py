@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.storage_fixtures import committed_fixture_dataset
+from tests.storage_fixtures import committed_fixture_dataset, run_factory  # noqa: F401 (a fixture)
 
 
 @pytest.fixture

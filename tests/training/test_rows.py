@@ -92,7 +92,7 @@ def test_group_steps_keeps_chains_apart_and_skips_soft_steps_without_a_hard_labe
 
 
 def test_rows_from_an_export_file_read_what_export_trl_wrote(committed_dataset, tmp_path) -> None:
-    from prm_factory.storage.export import ExportOptions, export_table, write_export
+    from prm_factory.exports.formats import ExportOptions, export_table, write_export
 
     data = committed_dataset(2)
     table = export_table(data, "trl", None, ExportOptions(label="verifier"))

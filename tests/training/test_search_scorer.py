@@ -17,7 +17,7 @@ def recorded(monkeypatch):
         return lambda checkpoint: made.append((kind, checkpoint)) or kind
 
     monkeypatch.setattr("prm_factory.training.scorer.PrmScorer", recorder("prm-factory"))
-    monkeypatch.setattr("prm_factory.evaluation.step_scorer.StepScorer", recorder("trl"))
+    monkeypatch.setattr("prm_factory.training.step_scorer.StepScorer", recorder("trl"))
     return made
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from prm_factory.storage.report import COLOURS, write_report
+from prm_factory.reports.dataset_report import COLOURS, write_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 HEADLESS_FLAGS = (

@@ -8,7 +8,7 @@ import json
 from typer.testing import CliRunner
 
 from prm_factory.commands.report import register
-from prm_factory.storage.report import collect, render_html, search_table
+from prm_factory.reports.dataset_report import collect, render_html, search_table
 
 
 def _row(method: str, n: int, accuracy: float, delta: float | None) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prm_factory.evaluation.search import (
+from prm_factory.search.methods import (
     Candidate,
     aggregate,
     best_of_n,

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from prm_factory.storage.report import collect, render_html
+from prm_factory.reports.dataset_report import collect, render_html
 
 ALLOWED_TAGS = set("html head meta title style body h1 h2 p div span b table tr th td img ol li".split())
 

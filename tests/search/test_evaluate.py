@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from prm_factory.evaluation.search_eval import budgets_up_to, evaluate_search, vote_key
-from prm_factory.evaluation.step_scorer import StepScores
 from prm_factory.sampling.protocol import Generation, GenerationParams
 from prm_factory.schemas.records import Problem
+from prm_factory.search.evaluate import budgets_up_to, evaluate_search, vote_key
+from prm_factory.training.step_scorer import StepScores
 
 Q1 = Problem("q1", "test", "math", "Ana has 2 apples and gets 2 more. How many?", reference_answer="4")
 Q2 = Problem("q2", "test", "math", "Bo has 3 pens and gets 3 more. How many?", reference_answer="6")

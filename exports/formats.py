@@ -20,7 +20,7 @@ as TRL's and PRM800K's phase-2 conventions do. Chains with no usable step are le
 `check_trl_tokenization` (CLI: `export FORMAT --check-tokenizer MODEL_DIR`) runs the trainer's tokenization
 over the rows (TRL's own PRMTrainer for `trl`; the placeholder-id lookup of OpenRLHF / Math-Shepherd for the
 other chain formats, with `--placeholder TAG` when "ки" is not one token for the model) and fails, naming
-each bad row, unless every labelled step lands on exactly one label position (storage/tokenizer_check.py).
+each bad row, unless every labelled step lands on exactly one label position (exports/tokenizer_check.py).
 """
 
 from __future__ import annotations
@@ -33,10 +33,7 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from prm_factory.storage.dataset import Dataset
-from prm_factory.storage.errors import StorageError
-from prm_factory.storage.sql import connect
-from prm_factory.storage.tokenizer_check import (
+from prm_factory.exports.tokenizer_check import (
     TrainerSettings,
     TrlUnavailable,
     check_placeholder_rows,
@@ -44,6 +41,9 @@ from prm_factory.storage.tokenizer_check import (
     load_tokenizer,
     placeholder_problem,
 )
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.errors import StorageError
+from prm_factory.storage.sql import connect
 
 LabelKind = Literal["hard", "soft", "verifier", "reference", "consensus", "judge"]
 ExportFormat = Literal["trl", "openrlhf", "math-shepherd", "steps"]
@@ -234,7 +234,7 @@ def check_trl_tokenization(
     placeholder: str = PLACEHOLDER,
 ) -> int:
     """Fail unless every labelled step of every row lands on exactly one label position after the
-    trainer's tokenization with the tokenizer in `model_dir` (see storage.tokenizer_check): TRL's
+    trainer's tokenization with the tokenizer in `model_dir` (see exports.tokenizer_check): TRL's
     PRMTrainer for `trl`, the placeholder-token layout of OpenRLHF / Math-Shepherd for `openrlhf` and
     `math-shepherd` (there `settings.max_length` is the trainer's `--max_len`, None for no truncation).
     The error names every bad row. Returns the number of rows checked."""

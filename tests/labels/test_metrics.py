@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prm_factory.evaluation.metrics import (
+from prm_factory.labels.metrics import (
     answer_correct_scores,
     first_error_scores,
     precision_recall,

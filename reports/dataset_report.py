@@ -3,7 +3,7 @@
 The page is meant to be mailed, attached to an issue or opened from an object store, so it carries
 everything inline: CSS in a <style> element, plots as base64 SVG data URIs (each SVG is its own document, so
 matplotlib's element ids cannot clash between plots), no script and no external reference. The markup is
-one Jinja template (storage/templates/report.html.j2) rendered with autoescape, so every text that comes
+one Jinja template (reports/templates/report.html.j2) rendered with autoescape, so every text that comes
 from the dataset (problems, chains, steps, reasons, ids) is HTML-escaped: it is model output or user input.
 
 Numbers are read with the same DuckDB views `prm-factory query` uses (storage.sql), aggregated in SQL, so

@@ -7,8 +7,8 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+from prm_factory.exports.formats import PLACEHOLDER, ExportError, ExportOptions, export_table, write_export
 from prm_factory.storage.dataset import Dataset
-from prm_factory.storage.export import PLACEHOLDER, ExportError, ExportOptions, export_table, write_export
 
 
 @pytest.fixture

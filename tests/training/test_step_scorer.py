@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from prm_factory.evaluation.step_scorer import IGNORED, StepScorer
+from prm_factory.training.step_scorer import IGNORED, StepScorer
 
 PROMPT = "Ana has 12 marbles. She buys 5 more. How many marbles does she have?"
 STEPS = ["Ana starts with 12 marbles.", "12 + 5 = 17", "The answer is 17."]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from prm_factory.evaluation.beam_search import STEP_STOP, beam_search, beam_shape
-from prm_factory.evaluation.step_scorer import StepScores
 from prm_factory.sampling.protocol import Generation, GenerationParams
+from prm_factory.search.beam_search import STEP_STOP, beam_search, beam_shape
+from prm_factory.training.step_scorer import StepScores
 
 PROMPT = "<chat>Q?<assistant>"
 

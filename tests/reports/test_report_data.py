@@ -1,10 +1,11 @@
-"""What `storage.report.collect` reads from a version: the numbers every plot and card is drawn from."""
+"""What `reports.dataset_report.collect` reads from a version: the numbers every plot and card is
+drawn from."""
 
 from __future__ import annotations
 
 import duckdb
 
-from prm_factory.storage.report import MAX_STEP_INDEX, _capped, collect, cost_summary
+from prm_factory.reports.dataset_report import MAX_STEP_INDEX, _capped, collect, cost_summary
 
 
 def test_counts_and_label_mix_match_the_records(report_dataset):

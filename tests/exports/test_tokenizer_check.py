@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from prm_factory.commands.dataset import register
+from prm_factory.exports.formats import ExportError, ExportOptions, check_trl_tokenization, export_table
+from prm_factory.exports.tokenizer_check import TrainerSettings, check_row, load_tokenizer
 from prm_factory.storage.dataset import Dataset
-from prm_factory.storage.export import ExportError, ExportOptions, check_trl_tokenization, export_table
-from prm_factory.storage.tokenizer_check import TrainerSettings, check_row, load_tokenizer
 
 DEFAULTS = TrainerSettings()
 
@@ -127,7 +127,7 @@ def _tagged(tag: str, steps: list[str]) -> str:
 
 
 def test_openrlhf_placeholder_must_be_one_token_in_place(tokenizer) -> None:
-    from prm_factory.storage.tokenizer_check import check_placeholder_row, placeholder_problem
+    from prm_factory.exports.tokenizer_check import check_placeholder_row, placeholder_problem
 
     steps = ["2 + 3 = 5", "The answer is 5."]
     two_tokens = placeholder_problem("ки", tokenizer)  # Math-Shepherd's tag is two SmolLM2 tokens
@@ -146,7 +146,7 @@ def test_openrlhf_placeholder_must_be_one_token_in_place(tokenizer) -> None:
 
 
 def test_math_shepherd_tag_and_label_text_line_up(tokenizer) -> None:
-    from prm_factory.storage.tokenizer_check import check_placeholder_row
+    from prm_factory.exports.tokenizer_check import check_placeholder_row
 
     steps = ["2 + 3 = 5", "The answer is 5."]
     labelled = "What is 2 + 3?\n2 + 3 = 5 +\nThe answer is 5. -"

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from prm_factory.storage.dataset import Dataset
-from prm_factory.storage.feed import StepFeed, shard_units
+from prm_factory.training.feed import StepFeed, shard_units
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ FEED_SCRIPT = """
 import json, sys
 from torch.utils.data import DataLoader
 from prm_factory.storage.dataset import Dataset
-from prm_factory.storage.feed import StepFeed
+from prm_factory.training.feed import StepFeed
 feed = StepFeed(Dataset(sys.argv[1]), kind="steps", columns=["step_id", "mc_value"], batch_size=5)
 loader = DataLoader(feed, batch_size=None, num_workers=2, multiprocessing_context=sys.argv[2])
 print(json.dumps([i for batch in loader for i in batch["step_id"]]))

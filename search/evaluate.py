@@ -1,5 +1,5 @@
 """The search evaluation on held-out problems: sample N chains, grade them, score them with the PRM and the
-ORM, run the PRM beam search at the same budgets, and tabulate every method (evaluation.search).
+ORM, run the PRM beam search at the same budgets, and tabulate every method (search.methods).
 
 Why one function: `prm-factory search-eval` and `bench/bench_search.py` must measure the same thing; the
 CLI only resolves options and the engine, the bench adds data generation and training around it.
@@ -17,8 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from prm_factory.evaluation.beam_search import beam_search
-from prm_factory.evaluation.search import (
+from prm_factory.sampling.chains import draw_chains
+from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
+from prm_factory.sampling.protocol import GenerationParams, Sampler
+from prm_factory.sampling.segment import segment
+from prm_factory.schemas.records import Problem
+from prm_factory.search.beam_search import beam_search
+from prm_factory.search.methods import (
     Candidate,
     SearchRow,
     render_markdown,
@@ -27,12 +32,7 @@ from prm_factory.evaluation.search import (
     single_pick_rows,
     standard_methods,
 )
-from prm_factory.evaluation.step_scorer import ChainScorer
-from prm_factory.sampling.chains import draw_chains
-from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
-from prm_factory.sampling.protocol import GenerationParams, Sampler
-from prm_factory.sampling.segment import segment
-from prm_factory.schemas.records import Problem
+from prm_factory.training.step_scorer import ChainScorer
 from prm_factory.verifiers.math import MathVerifier
 from prm_factory.verifiers.math.answers import AnswerTooLarge, normalize_answer, plain_value
 from prm_factory.verifiers.math.final_answer import extract_answer
@@ -121,7 +121,7 @@ def evaluate_search(
     label: str = "",
     progress: Callable[[str], None] = lambda _: None,
 ) -> SearchEvaluation:
-    """Every method of `evaluation.search` at budgets 1, 2, 4, ..., n, plus PRM beam search at each of
+    """Every method of `search.methods` at budgets 1, 2, 4, ..., n, plus PRM beam search at each of
     `beam_budgets`, on `problems`; wall time of each stage in `timings`."""
     own_verifier = verifier is None
     verifier = verifier or MathVerifier()

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from prm_factory.evaluation.step_scorer import StepScores
 from prm_factory.sampling.protocol import GenerationParams, Sampler
 from prm_factory.sampling.segment import segment
+from prm_factory.training.step_scorer import StepScores
 
 STEP_STOP = "\n"
 
