@@ -56,7 +56,7 @@ def test_a_problem_keeps_its_shard_whatever_else_is_loaded_and_in_another_proces
     assert list(reversed(select_shard(list(reversed(items)), Shard(1, 4)))) == select_shard(
         items, Shard(1, 4)
     )
-    code = f"from flows.shards import shard_of; print([shard_of(i, 4) for i in {IDS[:20]!r}])"
+    code = f"from prm_factory.flows.shards import shard_of; print([shard_of(i, 4) for i in {IDS[:20]!r}])"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert other.stdout.strip() == str(list(alone.values()))  # no per-process hash seed
     assert shard_of("gsm8k-abc", 2) == int(hashlib.sha256(b"gsm8k-abc").hexdigest()[:16], 16) % 2

@@ -142,8 +142,8 @@ def test_a_declaration_that_consumes_an_unknown_or_later_stage_is_refused() -> N
 
 def test_keys_are_the_same_in_another_process() -> None:
     script = (
-        "import json; from flows.stages import GENERATION\n"
-        "from schemas.records import Problem\n"
+        "import json; from prm_factory.flows.stages import GENERATION\n"
+        "from prm_factory.schemas.records import Problem\n"
         "inputs = {n: {'value': n, 'list': [3, 1]} for n in sorted(GENERATION.input_names())}\n"
         "part = [Problem(problem_id='p1', source='test', domain='math', text='q1')]\n"
         "run = GENERATION.run_keys(inputs)\n"
