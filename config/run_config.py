@@ -97,6 +97,10 @@ class ModelConfig(_Section):
     # servers must take per-request seeds: vLLM's GPU builds do; the CPU build only with chunked prefill off
     # (`vllm serve --no-enable-chunked-prefill`). Off: the servers' start seed only.
     request_seeds: bool = False
+    # offline engine: vLLM's batch-invariant kernels, so a request draws the same tokens whatever shares its
+    # batch (slower). auto: on where vLLM has them (CUDA compute capability >= 8.0); elsewhere a run promises
+    # the same tokens only for the same batches (runs.reproducibility; sampling/reproducibility.py)
+    batch_invariant: Literal["auto", "on", "off"] = "auto"
     seed: int = 0
     max_model_len: int = Field(2048, ge=256)
     # auto: bfloat16 where the CPU computes it natively (avx512_bf16 / AMX), float32 on other CPUs, the

@@ -36,6 +36,7 @@ def engine_settings(config: RunConfig) -> EngineSettings:
         base_urls=tuple(m.base_urls),
         served_model_name=m.served_model_name,
         request_seeds=m.request_seeds,
+        batch_invariant=m.batch_invariant,
     )
 
 

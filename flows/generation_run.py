@@ -214,7 +214,7 @@ def generation_run(
 ) -> RunSummary | State[RunSummary]:
     """One generation run (math or code, by `problems.source`); writes one new dataset version.
 
-    `shard` ("I/N") makes it shard I of a logical run of N over a hash slice of the problems
+    `shard` ("I/N") makes it shard I of a logical run of N over the chunks a hash gives it
     (flows/shards.py), recorded with `parent_run_id` (derived from the config and N when not given).
     Returns the summary; a failed run returns a Failed state carrying it (see `run_generation`).
     """
@@ -243,10 +243,20 @@ def generation_run(
         problems, rejected = clock.once("load", lambda: load(config, domain, root, sharded))
         state.rejections = [Rejection(run_id, r.file, r.line, r.field, r.reason) for r in rejected]
         clock.current = "model"
-        plan = state.plan = plan_run(config, domain, verifier, problems, run_id)
+        plan = state.plan = plan_run(config, domain, verifier, problems, run_id, sharded and sharded.shard)
+        planned = sum(len(chunk.problems) for chunk in plan.chunks)
+        if sharded is not None:
+            logger.info(
+                "shard %s of run %s: %d chunks, %d of %d problems",
+                sharded.shard,
+                sharded.parent_run_id,
+                len(plan.chunks),
+                planned,
+                len(problems),
+            )
         if needs_engine(root, config, plan):
             clock.once("engine_start", lambda: tasks.start_engine_task(plan.settings))
-        chunk_run = ChunkRun(config, domain, verifier, plan, root, clock, state.progress, len(problems))
+        chunk_run = ChunkRun(config, domain, verifier, plan, root, clock, state.progress, planned)
         for chunk in plan.chunks:
             label_chunk(chunk_run, chunk)
         clock.finish()

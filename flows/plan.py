@@ -15,13 +15,14 @@ from typing import Any
 from prm_factory.config.run_config import RunConfig
 from prm_factory.flows.domains import Domain, reference_identity
 from prm_factory.flows.engines import engine_settings, judge_settings
-from prm_factory.flows.resume import chunks, is_cached, problems_fingerprint
+from prm_factory.flows.resume import canonical_order, chunks, is_cached, problems_fingerprint
+from prm_factory.flows.shards import Shard, in_shard
 from prm_factory.flows.stages import GENERATION
 from prm_factory.labels.assemble import ChainIdentity, RecordContext
 from prm_factory.labels.judge import prompt_hash
 from prm_factory.sampling.model_prep import weights_hash
 from prm_factory.sampling.protocol import GenerationParams
-from prm_factory.sampling.vllm_sampler import EngineSettings, engine_choice
+from prm_factory.sampling.vllm_sampler import EngineSettings, engine_choice, engine_reproducibility
 from prm_factory.schemas.records import Problem
 from prm_factory.storage.staging import chunk_dir, is_staged
 from prm_factory.verifiers.identity import code_digest, identity_tag, labeler_identity
@@ -60,16 +61,22 @@ def stage_inputs(
 ) -> dict[str, Any]:
     """The named inputs the stages declare (flows/stages.py); resource settings (KV cache size) stay out."""
     m = config.model
+    choice = engine_choice(settings)
+    # batch-invariant kernels round differently (GPU engines): in the key only when on, as request_seeds
+    invariant = (
+        settings.backend == "vllm" and engine_reproducibility(settings, choice).mode == "batch-invariant"
+    )
     return {
-        "problems": problems_fingerprint(problems),
+        "problems": problems_fingerprint(canonical_order(problems)),  # the set, not the file's order
         "engine": {
             "model": settings.model_id,
             "weights": weights,
             "seed": m.seed,
-            "dtype": engine_choice(settings).dtype,  # what `auto` became on this host
+            "dtype": choice.dtype,  # what `auto` became on this host
             "max_model_len": m.max_model_len,
             # servers' draws change with it; only when on, so the keys of every other config stay as they were
             **({"request_seeds": True} if m.request_seeds else {}),
+            **({"batch_invariant": True} if invariant else {}),
         },
         "sampling": config.sampling.model_dump(mode="json"),
         "segmentation": config.segmentation.model_dump(mode="json"),
@@ -118,9 +125,16 @@ class RunPlan:
 
 
 def plan_run(
-    config: RunConfig, domain: Domain, verifier: Verifier, problems: list[Problem], run_id: str
+    config: RunConfig,
+    domain: Domain,
+    verifier: Verifier,
+    problems: list[Problem],
+    run_id: str,
+    shard: Shard | None = None,
 ) -> RunPlan:
-    """Resolve the model and build what the chunks share, with every chunk's stage keys."""
+    """Resolve the model and build what the chunks share, with every chunk's stage keys. `problems` are the
+    whole (logical) run's: the chunks are cut from them, and a shard keeps its own (`in_shard`), with the
+    index and keys each chunk has in every shard and in a single run."""
     settings = engine_settings(config)
     weights = weights_hash(Path(settings.checkpoint))
     judging = judge_settings(config, settings)
@@ -143,6 +157,8 @@ def plan_run(
     keys = GENERATION.run_keys(inputs)
     parts = []
     for index, part in enumerate(chunks(problems, config.resume.chunk_problems)):
+        if not in_shard(index, shard):
+            continue
         by_stage = GENERATION.chunk_keys(keys, inputs, index, part)
         staged = by_stage["rows"] if config.resume.enabled else f"{run_id}-c{index:04d}"
         parts.append(ChunkPlan(index, part, ChunkKeys(by_stage, staged)))

@@ -57,13 +57,30 @@ def stage_key(stage: str, inputs: dict[str, Any], code: Sequence[str]) -> str:
 
 
 def problems_fingerprint(problems: Iterable[Problem]) -> str:
-    """Problem ids are content hashes already; their order matters (chains are drawn in that order)."""
+    """Problem ids are content hashes already; their order matters (a chunk's prompts reach the engine in
+    that order)."""
     return hashlib.sha256("\n".join(p.problem_id for p in problems).encode()).hexdigest()[:32]
 
 
+def canonical_order(problems: Iterable[Problem]) -> list[Problem]:
+    """Problems sorted by a hash of their id: an order that does not depend on the file's, so a shuffled
+    input file, a shard and a resumed run all see the same sequence."""
+    return sorted(problems, key=lambda p: hashlib.sha256(p.problem_id.encode()).digest())
+
+
 def chunks(problems: Sequence[Problem], size: int) -> list[list[Problem]]:
-    """Problems in order, `size` at a time: the unit a long stage caches (and a crash loses at most)."""
-    return [list(problems[i : i + size]) for i in range(0, len(problems), size)]
+    """The run's problems in canonical order, `size` at a time: the unit a stage batches (each of a chunk's
+    engine calls is one batch), caches (a crash loses at most one chunk) and shards take whole. Cut from the
+    whole run's problems, never from a shard's, so a chunk holds the same problems in the same order in a
+    single run, in any shard of any count and in a rerun (sampling/reproducibility.py says why that matters).
+
+    >>> ps = [Problem(problem_id=f"p{i}", source="s", domain="math", text="") for i in range(5)]
+    >>> ids = lambda parts: [[p.problem_id for p in part] for part in parts]
+    >>> ids(chunks(ps, 2)) == ids(chunks(ps[::-1], 2)) and [len(c) for c in chunks(ps, 2)]
+    [2, 2, 1]
+    """
+    ordered = canonical_order(problems)
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
 
 
 def chunk_key(stage_key: str, index: int, problems: Sequence[Problem]) -> str:

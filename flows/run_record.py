@@ -97,6 +97,7 @@ def run_record(
         parent_run_id=shard[0] if shard else None,
         shard_index=shard[1] if shard else None,
         shard_count=shard[2] if shard else None,
+        reproducibility=(engine or {}).get("reproducibility", {}).get("mode"),
     )
 
 

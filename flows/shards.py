@@ -1,32 +1,30 @@
-"""One logical run split into N shards: a stable hash slice of the problems per shard, one parent run id.
+"""One logical run split into N shards: whole chunks of the run's problems per shard, one parent run id.
 
-Each shard is an ordinary generation run over its slice (own engine, own chunks staged and cached under
+Each shard is an ordinary generation run over its chunks (own engine, own chunks staged and cached under
 the dataset root, own commit into the same Delta dataset); its runs row names the parent run id and the
-shard, so `versions` and `stats` group the shards as one run. A shard is picked by a hash of the problem
-id, not by position, so the slice of a problem never depends on which other problems were loaded, on the
-order of the file, or on N machines agreeing on anything but the config and N. A shard that failed or was
-killed is started again alone: its chunks keep their content keys (flows/resume.py), so the rerun reuses
-what the killed run staged and commits rows whose ids the killed run never made visible.
+shard, so `versions` and `stats` group the shards as one run. The run's problems are cut into chunks first,
+in an order that does not depend on the file (flows/resume.py: canonical order, `resume.chunk_problems` at a
+time), and shard I of N takes chunks I, I + N, I + 2N, ...: so a chunk is the same batch in a single run and
+in any shard (sampling/reproducibility.py), the shards differ by at most one chunk, and N machines need to
+agree on nothing but the config and N. A shard that failed or was killed is started again alone: its chunks
+keep their content keys (flows/resume.py), so the rerun reuses what the killed run staged and commits rows
+whose ids the killed run never made visible. With fewer chunks than shards some shards get none.
 
 >>> spec = Shard.parse("1/3")
 >>> spec.index, spec.count, str(spec)
 (1, 3, '1/3')
->>> shard_of("gsm8k-abc", 1)
-0
+>>> [index for index in range(7) if in_shard(index, spec)]
+[1, 4]
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from prm_factory.config.run_config import ConfigError, RunConfig
-
-P = TypeVar("P")
 
 SHARD_PATTERN = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -64,16 +62,10 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def shard_of(problem_id: str, count: int) -> int:
-    """The shard a problem belongs to: its id's SHA-256 modulo `count` (ids are content hashes already;
-    hashing again spreads ids that share a prefix, and Python's `hash` would change per process)."""
-    digest = hashlib.sha256(problem_id.encode()).digest()
-    return int.from_bytes(digest[:8], "big") % count
-
-
-def select_shard(problems: Sequence[P], shard: Shard, key=lambda p: p.problem_id) -> list[P]:
-    """The problems of `shard`, in their original order (chains are drawn in that order)."""
-    return [p for p in problems if shard_of(key(p), shard.count) == shard.index]
+def in_shard(chunk_index: int, shard: Shard | None) -> bool:
+    """Whether `shard` runs the chunk at `chunk_index` of the whole run's chunks (every chunk when
+    unsharded): round robin over the chunks in canonical order, which balances the shards to one chunk."""
+    return shard is None or chunk_index % shard.count == shard.index
 
 
 def derived_parent_id(config: RunConfig, count: int) -> str:

@@ -195,6 +195,9 @@ KEYED_ELSEWHERE: dict[str, str] = {  # module -> why its key still covers it
     ),
     "prm_factory.sampling.protocol": "types and the sampler protocol only",
     "prm_factory.sampling.cpu_host": "what it decides (the dtype `auto` became) is in the `engine` input",
+    "prm_factory.sampling.reproducibility": (
+        "what it decides (vLLM's batch-invariant kernels on or off) is in the `engine` input"
+    ),
     "prm_factory.sampling.shm_cleanup": (
         "removes dead engines' /dev/shm files before a start; no chain depends on it"
     ),

@@ -24,7 +24,7 @@ from prm_factory.config.run_config import RunConfig
 from prm_factory.flows.domains import Domain
 from prm_factory.flows.observe import StageEvents
 from prm_factory.flows.selection import labeled_problem_ids, pick_fresh
-from prm_factory.flows.shards import ShardRun, select_shard
+from prm_factory.flows.shards import ShardRun
 from prm_factory.labels.assemble import ChainIdentity, SampledChain, rollout_items, sampled_chain
 from prm_factory.labels.judge import Judge, JudgeResult, needs_judge
 from prm_factory.labels.tally import RunTally
@@ -59,8 +59,9 @@ def _with_engine(settings: EngineSettings, work: Callable[[Sampler], Any]) -> An
 def load_problems_task(
     config: RunConfig, domain: Domain, root: str, sharded: ShardRun | None = None
 ) -> tuple[list[Problem], list]:
-    """The run's problems and rejected rows; a shard keeps its hash slice of what the whole run would load
-    (problems its own logical run labelled already still count as fresh, so every shard picks the same)."""
+    """The run's problems and rejected rows. A shard loads what the whole run would load (problems its own
+    logical run labelled already still count as fresh, so every shard picks the same) and takes its chunks of
+    them in the plan (flows/plan.py); only shard 0 records the rejected rows."""
     p = config.problems
     logger = get_run_logger()
     if p.skip_labeled:
@@ -75,17 +76,8 @@ def load_problems_task(
         )
     else:
         problems, rejected = domain.load(config, p.limit)
-    if sharded is not None:
-        whole = len(problems)
-        problems = select_shard(problems, sharded.shard)
-        rejected = rejected if sharded.keeps_rejections() else []
-        logger.info(
-            "shard %s of run %s: %d of %d problems",
-            sharded.shard,
-            sharded.parent_run_id,
-            len(problems),
-            whole,
-        )
+    if sharded is not None and not sharded.keeps_rejections():
+        rejected = []
     logger.info("loaded %d %s problems, rejected %d rows", len(problems), domain.name, len(rejected))
     for row in rejected:
         logger.warning("rejected %s:%d field %s: %s", row.file, row.line, row.field, row.reason)

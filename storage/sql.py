@@ -21,13 +21,15 @@ from prm_factory.storage.views import DERIVED_VIEWS, label_stats_sql
 
 BASE_VIEWS: tuple[str, ...] = ("problems", "chains", "steps", "runs", "rejections")
 
-RUN_SHARD_COLUMNS: dict[str, str] = {
+LATER_RUN_COLUMNS: dict[str, str] = {
     "parent_run_id": "VARCHAR",
     "shard_index": "BIGINT",
     "shard_count": "BIGINT",
+    "reproducibility": "VARCHAR",
 }
-"""Runs columns of sharded runs (flows/shards.py), added after the first release: a runs table from before
-them reads them as NULL (unsharded), so SQL over any version may name them."""
+"""Runs columns added after the first release (sharded runs, flows/shards.py; the reproducibility promise,
+sampling/reproducibility.py): a runs table from before them reads them as NULL, so SQL over any version may
+name them."""
 
 DUCKDB_TYPES: dict[pa.DataType, str] = {
     pa.string(): "VARCHAR",
@@ -96,7 +98,7 @@ def connect(dataset: Dataset, version: int | None = None) -> duckdb.DuckDBPyConn
     steps = state.tables["steps"]
     # a steps table from before storage added the problem columns gets them as NULLs (label_stats then joins)
     legacy_steps = not set(PROBLEM_COLUMNS_ON_STEPS) <= set(steps.schema.names)
-    runs_lack = [name for name in RUN_SHARD_COLUMNS if name not in state.tables["runs"].schema.names]
+    runs_lack = [name for name in LATER_RUN_COLUMNS if name not in state.tables["runs"].schema.names]
     connection = duckdb.connect(":memory:")
     for name in BASE_VIEWS:
         table = state.tables[name]
@@ -114,7 +116,7 @@ def connect(dataset: Dataset, version: int | None = None) -> duckdb.DuckDBPyConn
         )
         connection.execute(f"CREATE VIEW steps AS SELECT *, {missing} FROM _steps_base")
     if runs_lack:
-        nulls = ", ".join(f"CAST(NULL AS {RUN_SHARD_COLUMNS[name]}) AS {name}" for name in runs_lack)
+        nulls = ", ".join(f"CAST(NULL AS {LATER_RUN_COLUMNS[name]}) AS {name}" for name in runs_lack)
         connection.execute(f"CREATE VIEW runs AS SELECT *, {nulls} FROM _runs_base")
     views = dict(DERIVED_VIEWS)
     views["label_stats"] = label_stats_sql(

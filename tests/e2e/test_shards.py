@@ -1,14 +1,13 @@
 """One run as two shards on two Prefect workers into one dataset, one shard killed with SIGKILL
-mid-rollouts and rerun alone; and engine arguments read back from an engine.
+mid-rollouts and rerun alone; what the offline engine promises about drawing the same tokens again; and
+engine arguments read back from an engine.
 
-The shard runs and the single-process reference run all sample from the session's `vllm serve`
-(`served_model`): a flow run on a worker with an offline engine of its own paid a full engine start (three of
-them, about 500 s of this module's time on a 2-core machine), while what is tested here is the sharding,
-the kill and the rerun, not the engine (the offline engine's runs are tests/e2e/test_math_run.py's). Decoding
-samples (temperature 0.7, n = 2, k = 2) with `model.request_seeds`: each request carries its own seed, derived
-from the run seed and its prompt, so a problem's chains do not depend on which other problems shared a
-batch; `test_per_request_seeds_make_draws_batch_invariant` pins that property on the offline engine and
-tests/sampling/test_openai_sampler.py on the server.
+The shards and the single-process reference run all use offline engines (the reference the session's,
+each shard one of its own in its worker's process) at temperature 0.7, n = 2, k = 2: a chunk reaches its
+engine as one batch in one canonical order with an empty prefix cache, and shards take whole chunks, so the
+three runs submit the same batches and draw the same tokens on any CPU whose kernels are deterministic for
+a fixed batch (sampling/reproducibility.py: `fixed-batch`). Whether a request draws the same tokens alone or
+in another batch is promised only by batch-invariant kernels; the test of that reads the engine's record.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import pytest
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-QUESTIONS = [  # two of them hash to each of two shards (flows.shards.shard_of)
+QUESTIONS = [  # one problem a chunk: two chunks for each of two shards (flows.shards.in_shard)
     ("Tom has 3 apples and buys 4 more. How many apples does he have?", "3+4=<<3+4=7>>7\n#### 7"),
     ("A box holds 6 eggs. How many eggs are in 2 boxes?", "6*2=<<6*2=12>>12\n#### 12"),
     ("Sam reads 5 pages a day for 3 days. How many pages?", "5*3=<<5*3=15>>15\n#### 15"),
@@ -139,30 +138,81 @@ def wait_for_log(logs: list[Path], *needles: str) -> str:
     raise AssertionError(f"no worker log line with {needles}")
 
 
-def test_per_request_seeds_make_draws_batch_invariant(engine) -> None:
-    """A request's samples are the same alone, in a batch of four or in another order (the session's CPU
-    engine, default config): what lets a shard, a rerun or a resumed chunk reproduce a run's chains."""
+PARAMS = {"n": 2, "temperature": 0.7, "top_p": 0.95, "max_tokens": 24}
+
+
+def draws(engine, batch: list[str]) -> dict[str, list[str]]:
+    """Each prompt's sampled texts, from one engine call over `batch`."""
     from prm_factory.sampling.protocol import GenerationParams
 
+    out = engine.generate(batch, GenerationParams(**PARAMS))
+    return {p: [g.text for g in gens] for p, gens in zip(batch, out, strict=True)}
+
+
+def test_a_batch_draws_the_same_tokens_whenever_it_is_submitted(engine) -> None:
+    """The same prompts in the same order draw the same tokens however often they are submitted and
+    whatever ran on the engine before (other batches, whose prefixes were cached): what lets a shard, a rerun
+    or a resumed chunk reproduce a run's chains."""
     assert engine.seed_mode == "request"
+    assert engine.reproducibility.mode in ("fixed-batch", "batch-invariant")
     prompts = [engine.render_chat(None, question) for question, _ in QUESTIONS]
-    params = GenerationParams(n=2, temperature=0.7, top_p=0.95, max_tokens=24)
+    first = draws(engine, prompts)
+    draws(engine, prompts[::-1])  # other batches in between; what they draw is not compared
+    draws(engine, [prompts[1]])
+    assert draws(engine, prompts) == first
+    assert any(
+        a != b for a, b in first.values()
+    )  # sampled, not greedy: the two samples of some prompt differ
 
-    def texts(batch: list[str]) -> dict[str, list[str]]:
-        return {
-            p: [g.text for g in gens] for p, gens in zip(batch, engine.generate(batch, params), strict=True)
-        }
 
-    together = texts(prompts)
-    assert texts(prompts[::-1]) == together
-    assert texts([prompts[2], prompts[0]]) == {p: together[p] for p in (prompts[2], prompts[0])}
-    assert texts([prompts[1]]) == {prompts[1]: together[prompts[1]]}
-    # sampled, not greedy: the two samples of some request differ
-    assert any(first != second for first, second in together.values())
+def test_alone_or_in_another_batch_is_the_same_only_where_the_engine_says_batch_invariant(engine) -> None:
+    """A request alone, or in a batch of other shape or order, draws the same tokens only on batch-invariant
+    kernels (vLLM's batch-invariant mode on GPUs). Everywhere else the engine and the runs row say
+    `fixed-batch`, with the numerics the promise needs; on this CPU the draws may or may not match."""
+    from prm_factory.sampling.vllm_sampler import engine_record
+
+    prompts = [engine.render_chat(None, question) for question, _ in QUESTIONS]
+    together = draws(engine, prompts)
+    alone = draws(engine, [prompts[1]])
+    reordered = draws(engine, [prompts[2], prompts[0]])
+    same = alone[prompts[1]] == together[prompts[1]] and all(reordered[p] == together[p] for p in reordered)
+    record = engine_record(engine.settings)["reproducibility"]
+    assert record["mode"] == engine.reproducibility.mode
+    if engine.reproducibility.mode == "batch-invariant":
+        assert same
+    else:
+        assert record["mode"] == "fixed-batch" and "batch" in record["reason"]
+        assert record["numerics"]["dtype"] == engine.host_choice.dtype
+        print(f"alone / reordered draws equal the batch's on this machine: {same}")
+
+
+def test_a_seeded_request_keeps_its_draws_beside_unseeded_ones(engine) -> None:
+    """vLLM's CPU sampler once dropped every seed of a batch that held an unseeded request
+    (vllm-project/vllm#51226, fixed in August 2026): a seeded request's tokens must not depend on whether
+    its neighbours carry seeds. Every request runs its whole length (`ignore_eos`): one batch shape."""
+    from vllm import SamplingParams
+
+    from prm_factory.sampling.vllm_sampler import submit_as_one_batch
+
+    prompts = [engine.render_chat(None, question) for question, _ in QUESTIONS[:2]]
+
+    def tokens(neighbour_seed: int | None) -> list[tuple[int, ...]]:
+        params = [
+            SamplingParams(seed=seed, temperature=0.8, max_tokens=16, ignore_eos=True)
+            for seed in (42, neighbour_seed)
+        ]
+        with engine._lock:
+            outputs = engine._call(submit_as_one_batch, engine._llm, prompts, params)
+        return [tuple(output.outputs[0].token_ids) for output in outputs]
+
+    seeded = tokens(7)
+    mixed = [tokens(None) for _ in range(3)]
+    assert [m[0] for m in mixed] == [seeded[0]] * 3
+    assert len({m[1] for m in mixed}) > 1  # the unseeded neighbour drew freely each time
 
 
 def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone(
-    served_overrides: dict[str, object], workers: list[Path], tmp_path: Path
+    engine, workers: list[Path], tmp_path: Path
 ) -> None:
     from prm_factory.config.run_config import load_config
     from prm_factory.flows.fanout import deploy_generation, submit_shards, wait_for_shards
@@ -178,9 +228,7 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
 
     def config(root: str):
         return absolute_paths(
-            load_config(
-                None, {**TINY, **served_overrides, "problems.path": str(problems), "dataset.root": root}
-            )
+            load_config(None, {**TINY, "problems.path": str(problems), "dataset.root": root})
         )
 
     cfg = config(str(tmp_path / "sharded"))
@@ -188,8 +236,8 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
     deployment = deploy_generation(POOL)
     started = time.perf_counter()
     first = submit_shards(deployment, cfg, [Shard(0, 2), Shard(1, 2)], parent)
-    # the single-process reference run goes on beside the shards: the server batches their requests
-    # together, and per-request seeds keep every prompt's draws what they would be alone
+    # the single-process reference run goes on beside the shards, on this process's engine (the session's):
+    # it submits the same batches, one chunk at a time, as the two shards' engines do
     reference = ThreadPoolExecutor(max_workers=1, thread_name_prefix="single-run")
     single_run = reference.submit(run_generation, config(str(tmp_path / "single")))
     try:
@@ -222,6 +270,15 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
     # step ids hash the labelers' code: an edit of the tree while the test runs would show up as a row diff
     labelers = "SELECT DISTINCT verifier_versions FROM runs"
     assert query(ds, labelers).to_pylist() == query(Dataset(str(tmp_path / "single")), labelers).to_pylist()
+    # the promise the rows rest on, recorded by every run: the same batches on the same numerics
+    promises = {
+        (row["reproducibility"], json.dumps(json.loads(row["engine"])["reproducibility"]["numerics"]))
+        for root in ("sharded", "single")
+        for row in query(
+            Dataset(str(tmp_path / root)), "SELECT reproducibility, engine FROM runs"
+        ).to_pylist()
+    }
+    assert len(promises) == 1 and next(iter(promises))[0] == "fixed-batch", promises
     assert committed_rows(tmp_path / "sharded") == committed_rows(tmp_path / "single")
     for table, key in (("chains", "chain_id"), ("steps", "step_id"), ("problems", "problem_id")):
         counted = query(ds, f"SELECT count(*) AS n, count(DISTINCT {key}) AS d FROM {table}").to_pylist()[0]

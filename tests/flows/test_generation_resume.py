@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from prm_factory.flows.domains import domain_for
 from prm_factory.flows.generation_run import RunFailed, generation_run, run_generation
-from prm_factory.flows.resume import CACHE_DIR
+from prm_factory.flows.resume import CACHE_DIR, chunks
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
 
@@ -102,7 +103,7 @@ def test_a_run_that_crashed_in_rollouts_resumes_and_ends_like_an_uninterrupted_r
 
 @pytest.mark.parametrize("stage", ["sample", "rollouts"])
 def test_a_crash_half_way_through_a_long_stage_keeps_its_finished_chunks(
-    prefect_server: None, fake_engine, flow_config, questions, tmp_path: Path, stage: str
+    prefect_server: None, fake_engine, flow_config, tmp_path: Path, stage: str
 ) -> None:
     cfg = flow_config(**{"problems.limit": 4, "resume.chunk_problems": 2})  # two chunks of two problems
     fake_engine.fail_in, fake_engine.ok_calls = {stage}, {stage: 1}  # the second chunk's engine call dies
@@ -121,8 +122,11 @@ def test_a_crash_half_way_through_a_long_stage_keeps_its_finished_chunks(
     redone = [
         p for p in fake_engine.sampler.prompts_seen[before:] if p.endswith("<assistant>") == is_chain_prompt
     ]
-    first_chunk = [q for q, _, _ in questions[:2]]
-    assert redone and not any(q in p for p in redone for q in first_chunk), "a finished chunk was redone"
+    loaded, _ = domain_for(cfg).load(cfg, cfg.problems.limit)
+    first_chunk = [problem.text for problem in chunks(loaded, 2)[0]]  # canonical order, not the file's
+    assert len(first_chunk) == 2 and redone and not any(q in p for p in redone for q in first_chunk), (
+        "a finished chunk was redone"
+    )
 
     clean = generation_run(flow_config(**{"problems.limit": 4, "dataset.root": str(tmp_path / "clean")}))
     assert keys(tmp_path / "ds") == keys(tmp_path / "clean")

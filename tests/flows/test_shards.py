@@ -1,13 +1,11 @@
-"""Sharded runs (flows/shards.py): the hash slice, the parent run id, shards of one logical run committed
-into one dataset on the fake engine (tests/flows/conftest.py), and the runs columns on older tables. The
-real-engine shards over a Prefect work pool are tests/e2e/test_shards.py."""
+"""Sharded runs (flows/shards.py): whole chunks per shard, the parent run id, shards of one logical run
+committed into one dataset on the fake engine (tests/flows/conftest.py), and the runs columns on older
+tables. The real-engine shards over a Prefect work pool are tests/e2e/test_shards.py."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,8 +14,9 @@ from deltalake import DeltaTable
 
 from prm_factory.config.run_config import ConfigError, load_config
 from prm_factory.flows.generation_run import generation_run
-from prm_factory.flows.shards import Shard, ShardRun, derived_parent_id, select_shard, shard_of
-from prm_factory.schemas.records import RunInfo, arrow_schema
+from prm_factory.flows.resume import chunks
+from prm_factory.flows.shards import Shard, ShardRun, derived_parent_id, in_shard
+from prm_factory.schemas.records import Problem, RunInfo, arrow_schema
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.layout import TABLE_VERSIONS_COLUMN, table_uri
 from prm_factory.storage.sql import query
@@ -26,40 +25,28 @@ from prm_factory.storage.versions import list_versions, summaries_table
 from tests.storage.conftest import make_run
 
 IDS = [f"gsm8k-{hashlib.sha256(str(i).encode()).hexdigest()[:16]}" for i in range(300)]
-
-
-@dataclasses.dataclass(frozen=True)
-class Item:
-    problem_id: str
+PROBLEMS = [Problem(problem_id=i, source="gsm8k", domain="math", text=i) for i in IDS]
 
 
 # ---------------------------------------------------------------------------------------------- the slice
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 5, 8])
-def test_the_shards_are_disjoint_and_cover_every_problem_in_order(count: int) -> None:
-    items = [Item(i) for i in IDS]
-    parts = [select_shard(items, Shard(index, count)) for index in range(count)]
-    seen = [item.problem_id for part in parts for item in part]
+def test_the_shards_take_whole_chunks_round_robin_disjoint_and_covering_every_problem(count: int) -> None:
+    parts = chunks(PROBLEMS, 4)
+    by_shard = [
+        [c for i, c in enumerate(parts) if in_shard(i, Shard(index, count))] for index in range(count)
+    ]
+    seen = [p.problem_id for shard in by_shard for chunk in shard for p in chunk]
     assert sorted(seen) == sorted(IDS) and len(seen) == len(set(seen))
-    for part in parts:
-        assert [IDS.index(item.problem_id) for item in part] == sorted(IDS.index(i.problem_id) for i in part)
-    if count > 1:  # a hash spreads 300 ids over a few shards, none empty, none with most of them
-        assert all(0 < len(part) < 0.6 * len(IDS) for part in parts)
+    assert max(map(len, by_shard)) - min(map(len, by_shard)) <= 1  # balanced to one chunk
+    assert all(in_shard(i, None) for i in range(len(parts)))  # unsharded: every chunk
 
 
-def test_a_problem_keeps_its_shard_whatever_else_is_loaded_and_in_another_process() -> None:
-    items = [Item(i) for i in IDS]
-    alone = {i: shard_of(i, 4) for i in IDS[:20]}
-    among = {item.problem_id for item in select_shard(items, Shard(alone[IDS[7]], 4))}
-    assert IDS[7] in among
-    assert list(reversed(select_shard(list(reversed(items)), Shard(1, 4)))) == select_shard(
-        items, Shard(1, 4)
-    )
-    code = f"from prm_factory.flows.shards import shard_of; print([shard_of(i, 4) for i in {IDS[:20]!r}])"
-    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert other.stdout.strip() == str(list(alone.values()))  # no per-process hash seed
-    assert shard_of("gsm8k-abc", 2) == int(hashlib.sha256(b"gsm8k-abc").hexdigest()[:16], 16) % 2
+def test_a_chunk_is_the_same_batch_whatever_the_order_of_the_file() -> None:
+    forward, backward = chunks(PROBLEMS, 4), chunks(PROBLEMS[::-1], 4)
+    assert [[p.problem_id for p in c] for c in forward] == [[p.problem_id for p in c] for c in backward]
+    assert forward != [PROBLEMS[i : i + 4] for i in range(0, 300, 4)]  # not the file's order
 
 
 @pytest.mark.parametrize("text", ["2/2", "-1/2", "0/0", "1", "a/b", "1/2/3"])
@@ -109,21 +96,26 @@ def rows(root: Path, version: int | None = None) -> dict[str, list[tuple]]:
 def test_two_shards_commit_the_rows_of_one_unsharded_run_as_one_logical_run(
     prefect_server: None, fake_engine, flow_config, tmp_path: Path
 ) -> None:
-    whole = generation_run(flow_config(**{"problems.limit": 4, "dataset.root": str(tmp_path / "one")}))
+    one_chunk_each = {"problems.limit": 4, "resume.chunk_problems": 1}
+    whole = generation_run(flow_config(**one_chunk_each, **{"dataset.root": str(tmp_path / "one")}))
     assert whole.status == "succeeded", whole.error
-    cfg = flow_config(**{"problems.limit": 4, "dataset.root": str(tmp_path / "shards")})
+    cfg = flow_config(**one_chunk_each, **{"dataset.root": str(tmp_path / "shards")})
     first = generation_run(cfg, "0/2")
     second = generation_run(cfg, "1/2")
     assert first.status == second.status == "succeeded"
     assert first.parent_run_id == second.parent_run_id == derived_parent_id(cfg, 2)
     assert (first.shard, second.shard) == ("0/2", "1/2")
-    assert first.problems + second.problems == 4 and min(first.problems, second.problems) >= 1
+    assert first.problems == second.problems == 2  # chunks 0, 2 and 1, 3
 
     assert rows(tmp_path / "shards") == rows(tmp_path / "one")
     ds = Dataset(str(tmp_path / "shards"))
     runs = query(ds, "SELECT run_id, parent_run_id, shard_index, shard_count FROM runs ORDER BY shard_index")
     assert runs["shard_index"].to_pylist() == [0, 1] and runs["shard_count"].to_pylist() == [2, 2]
     assert set(runs["parent_run_id"].to_pylist()) == {first.parent_run_id}
+    # what the runs promise about drawing the same tokens again (an offline engine on this CPU)
+    assert query(ds, "SELECT DISTINCT reproducibility FROM runs").to_pylist() == [
+        {"reproducibility": "fixed-batch"}
+    ]
 
     versions = summaries_table(list_versions(ds, with_counts=False)).to_pylist()
     assert [(v["logical_run"], v["shard"]) for v in versions[1:]] == [
@@ -186,7 +178,7 @@ def test_a_runs_table_from_before_the_shard_columns_grows_them_and_old_versions_
     old_fields = [
         f
         for f in dataclasses.fields(RunInfo)
-        if f.name not in ("parent_run_id", "shard_index", "shard_count")
+        if f.name not in ("parent_run_id", "shard_index", "shard_count", "reproducibility")
     ]
     OldRunInfo = dataclasses.make_dataclass("RunInfo", [(f.name, f.type, f) for f in old_fields], frozen=True)
     root = tmp_path / "ds"
@@ -199,7 +191,9 @@ def test_a_runs_table_from_before_the_shard_columns_grows_them_and_old_versions_
     assert "parent_run_id" not in DeltaTable(table_uri(str(root), "runs")).schema().to_arrow().names
 
     new = make_run("new", problem_offset=5)
-    sharded = dataclasses.replace(new.run, parent_run_id="parent-1", shard_index=0, shard_count=1)
+    sharded = dataclasses.replace(
+        new.run, parent_run_id="parent-1", shard_index=0, shard_count=1, reproducibility="fixed-batch"
+    )
     assert ds.commit_run(sharded, *new.args()[1:]) == 2
 
     assert [(c["run_id"], c["shards"]) for c in run_costs(ds, 1)] == [(old.run.run_id, None)]
@@ -209,6 +203,9 @@ def test_a_runs_table_from_before_the_shard_columns_grows_them_and_old_versions_
     summaries = list_versions(ds, with_counts=False)
     assert [(s.logical_run, s.shard) for s in summaries[1:]] == [(old.run.run_id, None), ("parent-1", "0/1")]
     assert query(ds, "SELECT count(parent_run_id) AS n FROM runs", version=1).to_pylist() == [{"n": 0}]
+    promised = "SELECT reproducibility FROM runs ORDER BY started_at, run_id"
+    assert query(ds, promised, version=1).to_pylist() == [{"reproducibility": None}]
+    assert {r["reproducibility"] for r in query(ds, promised).to_pylist()} == {None, "fixed-batch"}
 
 
 # ------------------------------------------------------------------------------ fan-out over a work pool

@@ -282,19 +282,25 @@ def test_without_request_seeds_no_seed_is_sent_and_prompts_share_requests(stand_
 
 
 @pytest.mark.engine
-def test_real_server_request_seeds_give_a_prompt_the_same_draws_alone_or_in_a_batch(served_model):
-    """The session's server runs with chunked prefill off (conftest.py), so it takes per-request seeds."""
+def test_real_server_takes_per_request_seeds_and_a_run_on_servers_promises_no_identity(served_model):
+    """The session's server runs with chunked prefill off (conftest.py), so it takes per-request seeds. A
+    server batches the requests of every client by arrival time, and its prefix cache serves a repeated
+    prompt's prefix from another batch, so identical draws are not promised there (not even for a request
+    sent again): the run records `none`, with the reason, instead (sampling/reproducibility.py)."""
+    from prm_factory.sampling.vllm_sampler import EngineSettings, engine_record
+
     server, checkpoint, model_name = served_model.server, served_model.checkpoint, served_model.name
     sampler = OpenAICompatibleSampler([server.base_url], model_name, checkpoint, seed=3, request_seeds=True)
     prompts = [sampler.render_chat(None, f"Tell me a fact about the number {i}.") for i in range(3)]
-    params = GenerationParams(n=2, temperature=0.9, max_tokens=12)
-    batch = sampler.generate(prompts, params)
-    alone = sampler.generate([prompts[1]], params)
-    texts = [[g.text for g in gens] for gens in batch]
-    assert texts[1] == [g.text for g in alone[0]]
-    assert len({t for gens in texts for t in gens}) > 1  # sampled, not one greedy answer
-    other = OpenAICompatibleSampler([server.base_url], model_name, checkpoint, seed=4, request_seeds=True)
-    assert [[g.text for g in gens] for gens in other.generate(prompts, params)] != texts
+    out = sampler.generate(prompts, GenerationParams(n=2, temperature=0.9, max_tokens=12))
+    assert [len(gens) for gens in out] == [2, 2, 2]
+    assert len({g.text for gens in out for g in gens}) > 1  # sampled, not one greedy answer
+    settings = EngineSettings(
+        checkpoint, model_name, backend="openai", base_urls=(server.base_url,), request_seeds=True
+    )
+    record = engine_record(settings)
+    assert record["seed_mode"] == "request"
+    assert record["reproducibility"]["mode"] == "none" and "arrival" in record["reproducibility"]["reason"]
 
 
 @pytest.mark.engine
