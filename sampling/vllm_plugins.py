@@ -1,9 +1,13 @@
 """prm-factory's vLLM general plugin (entry point `vllm.general_plugins` in pyproject.toml).
 
 vLLM runs every general plugin in each of its processes (the caller, EngineCore, the workers, `vllm
-serve`), which is the one supported way to reach the worker that samples. On the CPU build the plugin puts
-`sampling.cpu_top_p` in front of vLLM's sort-based top-p (`CPU_TOP_P_ENV=sort` keeps vLLM's own, for the
-bench baseline) and makes the AOT compile cache load (`_install_aot_cache`); on GPU builds it does nothing.
+serve`), which is the one supported way to reach the worker that samples. The plugin acts only in engines
+the factory starts: `VLLMSampler` and `VLLMServer` set `ENGINE_MARKER_ENV` in the environment their engine
+processes inherit, and in any other vLLM process of the environment (a user's own `vllm serve`, a training
+job's rollout engine) `register` does nothing, so installing prm-factory changes no one else's sampling. In
+our engines on the CPU build the plugin puts `sampling.cpu_top_p` in front of vLLM's sort-based top-p
+(`CPU_TOP_P_ENV=sort` keeps vLLM's own, for the bench baseline) and makes the AOT compile cache load
+(`_install_aot_cache`); on GPU builds it does nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +39,17 @@ def cpu_top_p_mode(environ: os._Environ[str] | dict[str, str] = os.environ) -> s
     return mode
 
 
+ENGINE_MARKER_ENV = "PRM_FACTORY_ENGINE"
+"""Set to "1" in the environment of the engines the factory starts; the plugin acts only there."""
+
+
+def is_factory_engine(environ: os._Environ[str] | dict[str, str] = os.environ) -> bool:
+    """>>> is_factory_engine({}), is_factory_engine({"PRM_FACTORY_ENGINE": "1"})
+    (False, True)
+    """
+    return environ.get(ENGINE_MARKER_ENV) == "1"
+
+
 SHM_BUSY_LOOP_ENV = "PRM_FACTORY_SHM_BUSY_LOOP_S"
 """Seconds a reader of vLLM's shared-memory queues spins (sched_yield) after a read before it sleeps on its
 zmq notification; unset: vLLM's own (1 s)."""
@@ -59,7 +74,10 @@ def shm_busy_loop_s(environ: os._Environ[str] | dict[str, str] = os.environ) -> 
 
 
 def register() -> None:
-    """Install the CPU shortcuts in this vLLM process (idempotent: vLLM may call it more than once)."""
+    """Install the CPU shortcuts in this vLLM process (idempotent: vLLM may call it more than once), if the
+    factory started it."""
+    if not is_factory_engine():
+        return
     from vllm.platforms import current_platform
 
     if not current_platform.is_cpu():

@@ -24,7 +24,12 @@ from prm_factory.sampling.reproducibility import (
     decide,
 )
 from prm_factory.sampling.shm_cleanup import clean_before_engine_start
-from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV, TOP_P_CANDIDATES, cpu_top_p_mode
+from prm_factory.sampling.vllm_plugins import (
+    CPU_TOP_P_ENV,
+    ENGINE_MARKER_ENV,
+    TOP_P_CANDIDATES,
+    cpu_top_p_mode,
+)
 
 
 @dataclass(frozen=True)
@@ -306,7 +311,8 @@ class VLLMSampler:
         self.process = _process_plan(settings)
         self.reproducibility = engine_reproducibility(settings, self.host_choice)
         invariant = {BATCH_INVARIANT_ENV: "1"} if self.reproducibility.mode == "batch-invariant" else {}
-        for key, value in (self.host_choice.env | self.process.env | invariant).items():  # spawned ones too
+        ours = {ENGINE_MARKER_ENV: "1"}  # our vLLM plugin acts in this engine's processes (vllm_plugins)
+        for key, value in (self.host_choice.env | self.process.env | invariant | ours).items():  # spawned too
             os.environ[key] = value
             _ENV_SET_HERE.add(key)
         clean_before_engine_start()  # the message-queue files of engines killed earlier

@@ -26,6 +26,7 @@ import httpx
 
 from prm_factory.sampling.cpu_host import choose_cpu_engine, detect_host, on_cpu
 from prm_factory.sampling.shm_cleanup import clean_before_engine_start
+from prm_factory.sampling.vllm_plugins import ENGINE_MARKER_ENV
 
 # Engine start on a 2-core CPU machine: 55-140 s when quiet, 210 s seen at load average 10; leave room.
 DEFAULT_STARTUP_TIMEOUT_S = 300.0
@@ -141,6 +142,7 @@ class VLLMServer:
             **self.host_choice.env,
             "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib),
             "HF_HUB_OFFLINE": "1",
+            ENGINE_MARKER_ENV: "1",  # our vLLM plugin acts in this server (sampling/vllm_plugins.py)
         }
         clean_before_engine_start()  # the message-queue files of engines killed earlier
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -312,3 +312,12 @@ def test_engine_arguments_from_the_config_reach_the_engine_and_its_worker(engine
     )
     wanted = (False, f"torch.{engine.host_choice.dtype}")
     assert frontend == wanted and [tuple(w) for w in workers] == [wanted]
+    # the factory started this engine, so its worker runs our vLLM plugin (only ours: vllm_plugins.py)
+    plugged = llm.collective_rpc(
+        lambda worker: getattr(
+            __import__("vllm.v1.sample.ops.topk_topp_sampler", fromlist=["x"]).apply_top_k_top_p,
+            "prm_factory",
+            False,
+        )
+    )
+    assert plugged == [True]

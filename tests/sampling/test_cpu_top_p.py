@@ -11,7 +11,7 @@ import torch
 from vllm.v1.sample.ops import topk_topp_sampler as ops
 
 from prm_factory.sampling.cpu_top_p import top_p_from_candidates
-from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV, cpu_top_p_mode, register
+from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV, ENGINE_MARKER_ENV, cpu_top_p_mode, register
 
 VOCAB = 49_152  # SmolLM2's
 
@@ -97,6 +97,7 @@ def test_the_plugin_is_registered_with_vllm_and_patches_the_cpu_sampler(monkeypa
     assert names.get("prm_factory") == "prm_factory.sampling.vllm_plugins:register"
     original = ops.apply_top_k_top_p
     monkeypatch.setattr(ops, "apply_top_k_top_p", original)  # restored after the test
+    monkeypatch.setenv(ENGINE_MARKER_ENV, "1")  # an engine the factory started
     monkeypatch.setenv(CPU_TOP_P_ENV, "sort")
     register()
     assert ops.apply_top_k_top_p is original
@@ -109,6 +110,6 @@ def test_the_plugin_is_registered_with_vllm_and_patches_the_cpu_sampler(monkeypa
 
 def test_naming_the_plugin_from_the_sampler_imports_no_torch():
     """The CLI imports the flows, which import the sampler: torch (2-3 s) comes only with an engine."""
-    code = "import sys, flows.generation_run; print('torch' in sys.modules)"
+    code = "import sys, prm_factory.flows.generation_run; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -4,10 +4,27 @@ engine the AOT cache feeds)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from prm_factory.sampling.cpu_host import THREAD_ENV
-from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV, SHM_BUSY_LOOP_ENV, register, shm_busy_loop_s
+from prm_factory.sampling.vllm_plugins import (
+    CPU_TOP_P_ENV,
+    ENGINE_MARKER_ENV,
+    SHM_BUSY_LOOP_ENV,
+    register,
+    shm_busy_loop_s,
+)
+
+
+@pytest.fixture(autouse=True)
+def in_a_factory_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`register` acts only in engines the factory started (ENGINE_MARKER_ENV); these tests stand in one,
+    but for the test of a process the factory did not start, which removes the marker."""
+    monkeypatch.setenv(ENGINE_MARKER_ENV, "1")
 
 
 def test_the_busy_loop_setting_is_read_from_the_environment_and_a_bad_value_is_named() -> None:
@@ -94,3 +111,34 @@ def test_the_aot_cache_key_leaves_out_the_thread_placement_only(monkeypatch) -> 
     assert all_cores == vllms_own and not set(THREAD_ENV) & set(all_cores)
     assert factors("0-1", "0", "HND") != all_cores
     assert "compile_factors" in aot_compile_hash_factors.__code__.co_names  # the key vLLM builds reads it
+
+
+def test_outside_an_engine_the_factory_started_the_plugin_changes_nothing(monkeypatch) -> None:
+    from vllm.v1.sample.ops import topk_topp_sampler as ops
+
+    original = ops.apply_top_k_top_p
+    monkeypatch.setattr(ops, "apply_top_k_top_p", original)  # restored after the test
+    monkeypatch.delenv(ENGINE_MARKER_ENV, raising=False)
+    register()
+    assert ops.apply_top_k_top_p is original
+
+
+LOAD_PLUGINS = """
+from vllm.plugins import load_general_plugins
+load_general_plugins()
+from vllm.v1.sample.ops import topk_topp_sampler as ops
+print(getattr(ops.apply_top_k_top_p, "prm_factory", False))
+"""
+
+
+@pytest.mark.parametrize(("marker", "patched"), [(None, "False"), ("1", "True")])
+def test_a_vllm_process_loads_the_plugin_and_only_a_factory_engine_is_changed(marker, patched) -> None:
+    """What every vLLM process does at start (`load_general_plugins`, which runs the entry point): a plain
+    one in the same environment (a user's `vllm serve`) keeps vLLM's sampler, ours gets the CPU top-p."""
+    env = {k: v for k, v in os.environ.items() if k not in (ENGINE_MARKER_ENV, CPU_TOP_P_ENV)}
+    if marker is not None:
+        env[ENGINE_MARKER_ENV] = marker
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD_PLUGINS], capture_output=True, text=True, env=env, timeout=300, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == patched
