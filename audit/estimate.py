@@ -97,17 +97,19 @@ class AuditEstimates:
 
 def _domains(steps: Sequence[ReviewedStep], source: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per metric: (in the ratio's denominator, counted in its numerator) as 0/1 arrays over `steps`."""
-    vote = np.array([s.votes.get(source) or "" for s in steps])
-    human = np.array([s.human or "" for s in steps])
-    first = np.array([source in s.first_error_of for s in steps])
-    human_first = np.array([s.human_first_error or "" for s in steps])
+    vote = np.array([s.votes.get(source) or "" for s in steps], dtype=object)
+    human = np.array([s.human or "" for s in steps], dtype=object)
+    first = np.array([source in s.first_error_of for s in steps], dtype=bool)
+    human_first = np.array([s.human_first_error or "" for s in steps], dtype=object)
     known_first = (human == "correct") | ((human == "incorrect") & (human_first != ""))
     out = {}
     for label in ("incorrect", "correct"):
         out[f"precision_{label}"] = (vote == label, human == label)
         out[f"recall_{label}"] = (human == label, vote == label)
     out["first_error_agreement"] = (first & known_first, (human == "incorrect") & (human_first == "this"))
-    return {k: (d.astype(float), (d & y).astype(float)) for k, (d, y) in out.items()}
+    return {
+        k: (d.astype(bool).astype(float), (d & y).astype(bool).astype(float)) for k, (d, y) in out.items()
+    }
 
 
 def rao_wu_weights(

@@ -394,7 +394,8 @@ class AuditStore:
             raise AuditError(f"answer must be one of {ANSWERS}, got {answer!r}")
         if first_error is not None and (first_error not in FIRST_ERROR_ANSWERS or answer != "incorrect"):
             raise AuditError(f"first_error must be one of {FIRST_ERROR_ANSWERS}, and only with `incorrect`")
-        self.item(item_id)  # raises on an unknown item
+        if self.item(item_id).step_index == 0 and answer == "incorrect":
+            first_error = "this"  # nothing comes before the first step
         with self._locked() as connection:
             revealed = connection.execute(
                 "SELECT 1 FROM reveals WHERE item_id = ? AND reviewer = ?", (item_id, reviewer)

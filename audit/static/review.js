@@ -51,9 +51,10 @@
         `${reviewer} · ${p.reviewer_answered} of ${p.reviewer_queue} in your queue answered · sample ${p.answered_slots} / ${p.needed_slots} reviews`;
       say(`Recorded: ${value.replace("_", " ")}.` + (data.after_reveal ? " (given after seeing the sources)" : ""));
       afterPanel.hidden = false;
-      firstErrorQuestion.hidden = value !== "incorrect";
+      // the first step has nothing before it: its `incorrect` is the chain's first error (the server records so)
+      firstErrorQuestion.hidden = value !== "incorrect" || main.dataset.stepIndex === "0";
       for (const button of answerPanel.querySelectorAll("button")) button.classList.toggle("chosen", button.dataset.answer === value);
-      if (auto.checked && value !== "incorrect") goNext();
+      if (auto.checked && firstErrorQuestion.hidden) goNext();
       else next.focus();
     } catch (error) {
       say(`Not recorded: ${error.message}`);

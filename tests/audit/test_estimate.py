@@ -85,3 +85,9 @@ def test_kappa_matches_the_worked_example_and_has_an_interval():
     assert result.low < 0.4 < result.high and result.n == 50 and result.agreement == pytest.approx(0.7)
     assert cohen_kappa([("y", "y"), ("y", "y")]) is None  # chance agreement is total
     assert kappa_with_interval([("y", "n")]).kappa is None
+
+
+def test_no_answers_yet_gives_no_figures():
+    result = estimate([], {"s": 10}, ["v"], replicates=20)
+    assert all(figure.estimate is None for figure in result.figures["v"].values())
+    assert result.coverage.covered_strata == 0 and result.coverage.population == 10

@@ -66,7 +66,10 @@ def test_verdicts_stay_hidden_until_answered_and_a_later_answer_is_flagged(audit
 
 
 def test_the_first_error_question_and_bad_input(audit_store):
-    answer = audit_store.record_answer(2, "ana", "incorrect")
+    first_steps = [i.item_id for i in audit_store.items() if i.step_index == 0]
+    assert audit_store.record_answer(first_steps[0], "ana", "incorrect").first_error == "this"
+    later = next(i.item_id for i in audit_store.items() if i.step_index > 0)
+    answer = audit_store.record_answer(later, "ana", "incorrect")
     assert audit_store.record_first_error(answer.answer_id, "ana", "earlier").first_error == "earlier"
     right = audit_store.record_answer(4, "ana", "correct")
     with pytest.raises(AuditError):
