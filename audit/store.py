@@ -80,17 +80,29 @@ CREATE TABLE claims (
 );
 """
 
-NEXT_ITEM_SQL = """
-SELECT i.item_id FROM items AS i
-WHERE NOT EXISTS (SELECT 1 FROM answers AS a WHERE a.item_id = i.item_id AND a.reviewer = :reviewer)
-  AND (SELECT count(DISTINCT a.reviewer) FROM answers AS a WHERE a.item_id = i.item_id)
-    + (SELECT count(*) FROM claims AS c
-       WHERE c.item_id = i.item_id AND c.reviewer != :reviewer AND c.claimed_at > :cutoff
-         AND NOT EXISTS (SELECT 1 FROM answers AS a WHERE a.item_id = c.item_id AND a.reviewer = c.reviewer))
-    < i.reviews_needed
-ORDER BY i.item_id
-LIMIT 1
+OPEN_ITEMS_SQL = """
+WITH given AS (
+    SELECT item_id, count(DISTINCT reviewer) AS n, max(reviewer = :reviewer) AS mine
+    FROM answers GROUP BY item_id
+),
+held AS (  -- live claims of other reviewers who have not answered yet
+    SELECT c.item_id, count(*) AS n FROM claims AS c
+    WHERE c.reviewer != :reviewer AND c.claimed_at > :cutoff
+      AND NOT EXISTS (SELECT 1 FROM answers AS a WHERE a.item_id = c.item_id AND a.reviewer = c.reviewer)
+    GROUP BY c.item_id
+)
+SELECT {columns} FROM items AS i
+LEFT JOIN given AS g ON g.item_id = i.item_id
+LEFT JOIN held AS h ON h.item_id = i.item_id
+WHERE coalesce(g.mine, 0) = 0 AND coalesce(g.n, 0) + coalesce(h.n, 0) < i.reviews_needed
+{tail}
 """
+"""Items still open to a reviewer: not answered by them, and fewer reviews given or claimed by others than
+the item asks for. The answers and claims are grouped once (hash joins), so a call costs the same at the
+first answer as at the thousandth."""
+
+NEXT_ITEM_SQL = OPEN_ITEMS_SQL.format(columns="i.item_id", tail="ORDER BY i.item_id LIMIT 1")
+COUNT_OPEN_SQL = OPEN_ITEMS_SQL.format(columns="count(*)", tail="")
 
 SLOTS_SQL = """
 SELECT coalesce(sum(min(given, reviews_needed)), 0), coalesce(sum(reviews_needed), 0)
@@ -370,8 +382,7 @@ class AuditStore:
                 "SELECT count(DISTINCT item_id) FROM answers WHERE reviewer = ?", (reviewer,)
             ).fetchone()[0]
             open_to = connection.execute(
-                f"SELECT count(*) FROM ({NEXT_ITEM_SQL.replace('LIMIT 1', '')})",
-                {"reviewer": reviewer, "cutoff": time.time() - CLAIM_SECONDS},
+                COUNT_OPEN_SQL, {"reviewer": reviewer, "cutoff": time.time() - CLAIM_SECONDS}
             ).fetchone()[0]
             slots = connection.execute(SLOTS_SQL).fetchone()
         return Progress(answered, answered + open_to, int(slots[0]), int(slots[1]))
