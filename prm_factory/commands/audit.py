@@ -269,3 +269,60 @@ def labels(
     for row in produced:
         counts[row.verdict] = counts.get(row.verdict, 0) + 1
     Console().print(f"wrote {len(produced)} human step labels {counts} to {output}", highlight=False)
+
+
+ToolOption = Annotated[str, typer.Option("--tool", help="label-studio | argilla")]
+
+
+@app.command("export")
+def export_command(
+    audit: AuditArgument,
+    tool: ToolOption,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder to write the tool's files into.")],
+) -> None:
+    """Write the sample for Label Studio (tasks.json + labeling-config.xml) or Argilla (a Dataset.from_disk
+    folder)."""
+    from prm_factory.audit.interop import InteropError, export
+
+    store = _open(audit)
+    try:
+        written = export(store, tool, output)
+    except InteropError as error:
+        fail(str(error))
+    Console().print(
+        f"wrote {len(store.items())} steps for {tool}: {', '.join(str(p) for p in written)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@app.command("import")
+def import_command(
+    audit: AuditArgument,
+    tool: ToolOption,
+    export_file: Annotated[
+        Path,
+        typer.Argument(
+            metavar="EXPORT",
+            help="The tool's export: Label Studio JSON / JSON-MIN, Argilla records.json or folder.",
+        ),
+    ],
+) -> None:
+    """Add the answers of a Label Studio or Argilla export to AUDIT (twice adds nothing)."""
+    from prm_factory.audit.interop import InteropError, import_answers, read
+
+    store = _open(audit)
+    if not export_file.exists():
+        fail(f"not found: {export_file}")
+    try:
+        answers = read(tool, export_file)
+        added, present = import_answers(store, answers, tool)
+    except InteropError as error:
+        fail(str(error), 1)
+    reviewers = sorted({a.reviewer for a in answers})
+    Console().print(
+        f"{added} answers added, {present} already there, from {len(reviewers)} reviewers "
+        f"({', '.join(reviewers)})",
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -76,3 +76,28 @@ def test_wrong_calls_fail_with_one_line(tmp_path, command_app):
         app, ["audit", "sample", str(tmp_path / "b"), "--dataset", str(tmp_path / "none")]
     )
     assert no_data.exit_code == 1 and "no dataset" in no_data.output
+
+
+def test_export_and_import_through_the_cli(tmp_path, command_app):
+    from pathlib import Path
+
+    from tests.audit.conftest import build_audit
+
+    app = command_app(audit_commands.register)
+    runner = CliRunner()
+    build_audit(tmp_path, size=6, seed=2)  # the audit the files in tests/audit/data belong to
+    folder = tmp_path / "audit"
+    out = runner.invoke(
+        app, ["audit", "export", str(folder), "--tool", "argilla", "-o", str(tmp_path / "rg")]
+    )
+    assert out.exit_code == 0 and (tmp_path / "rg" / ".argilla" / "settings.json").exists()
+    data = Path(__file__).resolve().parents[2] / "audit" / "data"
+    imported = runner.invoke(
+        app,
+        ["audit", "import", str(folder), "--tool", "label-studio", str(data / "label-studio-export.json")],
+    )
+    assert imported.exit_code == 0 and "4 answers added, 0 already there, from 2 reviewers" in imported.output
+    unknown = runner.invoke(
+        app, ["audit", "export", str(folder), "--tool", "prodigy", "-o", str(tmp_path / "p")]
+    )
+    assert unknown.exit_code == 2 and "unknown tool" in unknown.output

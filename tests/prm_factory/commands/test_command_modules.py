@@ -34,7 +34,7 @@ ROOT_COMMANDS = {
 GROUPS = {
     "model": {"prepare", "warm"},
     "sandbox": {"build", "cleanup"},
-    "audit": {"sample", "serve", "report", "status", "labels"},
+    "audit": {"sample", "serve", "report", "status", "labels", "export", "import"},
 }
 
 
