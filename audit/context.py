@@ -85,7 +85,7 @@ def chain_contexts(
     if not ids:
         return {}
     chains = _rows(connection, CHAIN_SQL, {"chain_ids": ids})
-    step_columns = sorted({column for source in sources for column in source.shown} | {"verdict_evidence"})
+    step_columns = sorted({column for source in sources for column in source.shown})
     present = {row[0] for row in connection.execute("DESCRIBE steps").fetchall()}
     columns = [c for c in step_columns if c in present]
     steps = _rows(
@@ -106,7 +106,6 @@ def chain_contexts(
                 source.name: {c: _shown(step.get(c)) for c in source.shown if c in present}
                 for source in sources
             }
-            | {"evidence": {"verifier": _shown(step.get("verdict_evidence"))}}
             for step in chain_steps
         }
         contexts[chain["chain_id"]] = {

@@ -5,7 +5,9 @@ What it guarantees, and how:
 - **Blind answers.** The page of a step shows the problem, the whole chain with the step marked, the worked
   solution and, for code, the program and its per-test results; no source's verdict, reason or evidence is in
   it. `POST /api/reveal` returns them only once this reviewer has answered the step (409 before), and an
-  answer given after that is flagged `after_reveal` (audit/store.py).
+  answer given after that is flagged `after_reveal` (audit/store.py). `/item/N` shows an item with every
+  answer and verdict, for the report's links: the review page never links there, but a reviewer who opens it
+  on purpose sees what the page hides (the answer log cannot tell).
 - **Durable answers.** `POST /api/answer` replies after the answer is committed to the audit file (WAL,
   `synchronous=FULL`): a SIGKILL of the server loses no answer the page showed as recorded.
 - **Untrusted text stays text.** Chains are model output: every text reaches the page through Jinja2 with

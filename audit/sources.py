@@ -43,13 +43,13 @@ SOURCES: tuple[AuditedSource, ...] = (
         "verifier",
         ("verdict",),
         _verdict("verdict"),
-        ("verdict", "verdict_reason", "verifier", "verifier_version"),
+        ("verdict", "verdict_reason", "verifier", "verifier_version", "verdict_evidence"),
     ),
     AuditedSource(
         "reference",
         ("reference_verdict",),
         _verdict("reference_verdict"),
-        ("reference_verdict", "reference_reason", "reference_labeler"),
+        ("reference_verdict", "reference_reason", "reference_labeler", "reference_evidence"),
     ),
     AuditedSource(
         "mc",

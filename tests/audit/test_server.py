@@ -33,7 +33,8 @@ def test_the_page_shows_the_step_and_no_verdict_until_answered(client, audit_sto
     )
     assert answer.status_code == 200 and answer.json()["progress"]["reviewer_answered"] == 1
     shown = client.post("/api/reveal", json={"reviewer": "ana", "item_id": item.item_id}).json()
-    assert shown["votes"] == item.votes and "verifier" in shown["detail"]
+    assert shown["votes"] == item.votes and "claims" in shown["detail"]["verifier"]["verdict_evidence"]
+    assert "claims" not in page.text  # the evidence, like the verdict, only on request after the answer
     assert shown["outcome"]["outcome"] == chain["outcome"]["outcome"]
     assert _item_id(client.get("/review/ana").text) != item.item_id  # on to the next step
 
