@@ -460,10 +460,15 @@ def cost_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def render_html(
-    data: ReportData, generated_at: datetime | None = None, search: dict[str, Any] | None = None
+    data: ReportData,
+    generated_at: datetime | None = None,
+    search: dict[str, Any] | None = None,
+    audit: Any | None = None,
 ) -> str:
     """The whole page as one string; every dataset text in it is escaped. `search` is the JSON of
-    `prm-factory search-eval` (or bench/bench_search.py): its table and plot get their own section."""
+    `prm-factory search-eval` (or bench/bench_search.py): its table and plot get their own section. `audit`
+    is an audit's section (audit.report.section_html, already escaped): per-source precision and recall with
+    intervals from human review of this data."""
     plots = {
         "label_mix": plot_label_mix(data.by_step_index),
         "mc_histogram": plot_mc_histogram(data.mc_histogram),
@@ -485,6 +490,7 @@ def render_html(
         max_step_chars=MAX_STEP_CHARS,
         search=search,
         search_rows=search_table(search.get("rows", [])) if search else [],
+        audit_section=audit,
     )
 
 
@@ -494,9 +500,10 @@ def write_report(
     version: int | None = None,
     n_samples: int = 6,
     search: dict[str, Any] | None = None,
+    audit: Any | None = None,
 ) -> ReportData:
     """Collect a version's numbers, render the page and write it to `output`; returns what it showed."""
     data = collect(dataset, version, n_samples)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render_html(data, search=search), encoding="utf-8")
+    output.write_text(render_html(data, search=search, audit=audit), encoding="utf-8")
     return data

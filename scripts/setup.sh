@@ -105,7 +105,7 @@ else
 fi
 
 # the project's own modules too (about a second); a stale .pyc is ignored, as Python checks the source's mtime
-.venv/bin/python -m compileall -q -j 0 config evaluation exports flows labels prm_factory reports rollouts sampling schemas search \
+.venv/bin/python -m compileall -q -j 0 audit config evaluation exports flows labels prm_factory reports rollouts sampling schemas search \
   storage training verifiers >/dev/null
 
 log "preparing the embedded model"

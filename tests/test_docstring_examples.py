@@ -6,6 +6,13 @@ import importlib
 import pytest
 
 MODULES = [
+    "prm_factory.audit.allocation",
+    "prm_factory.audit.context",
+    "prm_factory.audit.estimate",
+    "prm_factory.audit.human",
+    "prm_factory.audit.server",
+    "prm_factory.audit.sources",
+    "prm_factory.audit.store",
     "prm_factory.evaluation.processbench",
     "prm_factory.labels.consensus",
     "prm_factory.labels.judge",

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from prm_factory.commands.dataset import _dataset, _fail_cleanly, _version
 from prm_factory.commands.options import AsOfOption, DatasetOption, VersionOption
+from prm_factory.console import fail
 
 app = typer.Typer()
 """The report command; prm_factory/cli.py merges it into the main app."""
@@ -42,8 +43,16 @@ def report_command(
         Path | None,
         typer.Option("--search", help="JSON of `prm-factory search-eval`: adds its table and plot."),
     ] = None,
+    audit: Annotated[
+        Path | None,
+        typer.Option("--audit", help="An audit folder (`prm-factory audit sample`): adds its figures."),
+    ] = None,
+    audit_page_url: Annotated[
+        str, typer.Option(help="Where `audit serve` runs: the audit's wrong steps link there.")
+    ] = "http://127.0.0.1:8765",
 ) -> None:
-    """Write an HTML report of a version: counts, label mix, MC values, agreement, first errors, cost."""
+    """Write an HTML report of a version: counts, label mix, MC values, agreement, first errors, cost (and
+    with --audit, each source's precision and recall measured by human review)."""
     from prm_factory.reports.dataset_report import (
         write_report,  # matplotlib loads only when a report is asked for
     )
@@ -56,10 +65,25 @@ def report_command(
         import json
 
         results = json.loads(search.read_text(encoding="utf-8"))
-    shown = write_report(data, target, resolved, n_samples=samples, search=results)
+    section = None
+    if audit is not None:
+        section = _audit_section(audit, audit_page_url)
+    shown = write_report(data, target, resolved, n_samples=samples, search=results, audit=section)
     Console().print(
         f"wrote report of version {shown.version} ({shown.headline['chains']} chains, "
         f"{shown.headline['steps']} steps, {len(shown.samples)} samples) to {target}",
         highlight=False,
         soft_wrap=True,
     )
+
+
+def _audit_section(audit: Path, page_url: str):  # -> markupsafe.Markup
+    """The audit's section of the page (the figures of the version the audit was drawn from)."""
+    from prm_factory.audit.report import collect, section_html
+    from prm_factory.audit.store import AuditError, AuditStore
+
+    try:
+        store = AuditStore.open(audit)
+    except AuditError as error:
+        fail(str(error), 1)
+    return section_html(collect(store), page_url)

@@ -46,3 +46,35 @@ def test_unknown_version_is_one_error_line(app, report_dataset, tmp_path):
 def test_missing_dataset_is_one_error_line(app, tmp_path):
     result = run(app, "report", "--dataset", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.html"))
     assert result.exit_code == 1 and "no dataset at" in result.output
+
+
+def test_report_with_an_audit_section(app, report_dataset, tmp_path):
+    from prm_factory.audit.create import create_audit
+    from prm_factory.audit.sample import SampleDesign
+
+    store = create_audit(report_dataset, tmp_path / "audit", SampleDesign(size=10, seed=1))
+    for item in store.items()[:6]:
+        store.record_answer(
+            item.item_id, "ana", "incorrect" if item.votes.get("verifier") else "correct", note="<i>n</i>"
+        )
+    output = tmp_path / "with-audit.html"
+    result = run(
+        app,
+        "report",
+        "--dataset",
+        report_dataset.root,
+        "-o",
+        str(output),
+        "--audit",
+        str(tmp_path / "audit"),
+        "--audit-page-url",
+        "http://audits.example:9/",
+    )
+    assert result.exit_code == 0, result.output
+    page = output.read_text(encoding="utf-8")
+    assert "Label audit: how often each source is right" in page and "precision of incorrect" in page
+    assert 'href="http://audits.example:9/item/' in page and "&lt;i&gt;n&lt;/i&gt;" in page
+    missing = run(
+        app, "report", "--dataset", report_dataset.root, "-o", str(output), "--audit", str(tmp_path)
+    )
+    assert missing.exit_code == 1 and "no audit" in missing.output

@@ -31,7 +31,11 @@ ROOT_COMMANDS = {
     "train",
     "score",
 }
-GROUPS = {"model": {"prepare", "warm"}, "sandbox": {"build", "cleanup"}}
+GROUPS = {
+    "model": {"prepare", "warm"},
+    "sandbox": {"build", "cleanup"},
+    "audit": {"sample", "serve", "report", "status", "labels", "export", "import"},
+}
 
 
 def nested_functions(source: str) -> list[str]:
