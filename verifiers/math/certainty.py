@@ -97,9 +97,10 @@ _INTEGER_PART = re.compile(
     r"\b(?:integer|fractional)\s+part\b|\bgreatest\s+integer\b|(?<![\\A-Za-z])\[\s*-?\d*[a-z]\s*\]"
 )
 _COMMAND = re.compile(r"\\[A-Za-z]+")
-# right before a claim inside math: a factor the reader did not see (a name, a closing bracket, `\\cdot`);
+# right before a claim inside math: a factor the reader did not see (a name, a closing bracket, `\\cdot`, a
+# function's prime: `f'(16) = ...` read from `(16)`);
 # a relation or spacing command before it (`\\geq`, `\\approx`, `\\quad`) is no factor
-_FACTOR_BEFORE = re.compile(r"(?:[A-Za-z0-9)}\]]|\\(?:cdot|times|div))\s*$")
+_FACTOR_BEFORE = re.compile(r"(?:[A-Za-z0-9)}\]']|\\(?:cdot|times|div|prime))\s*$")
 _NO_FACTOR_COMMAND = re.compile(
     r"\\(?:geqslant|leqslant|geq?|leq?|neq?|approx|sim|simeq|equiv|lt|gt|to|in|implies|iff|Rightarrow"
     r"|Longrightarrow|Leftrightarrow|therefore|because|q?quad|text\s*\{[^{}]*\}|left|right|[,;:! ])\s*$"
@@ -192,8 +193,8 @@ def _identity_reason(claim: str) -> str | None:
 
 def _inside_math(step: str, position: int) -> bool:
     """Is `position` inside a math segment (`$...$`, `\\(...\\)`, `\\[...\\]`, an environment)?"""
-    before = step[:position]
-    dollars = len(re.findall(r"(?<!\\)\$", before))
+    before = step[:position].replace("$$", "\x00")  # `$$...$$` displays, then `$...$` inline
+    dollars = len(re.findall(r"(?<!\\)\$", before)) + before.count("\x00")
     opened = len(re.findall(r"\\[(\[]|\\begin\{", before)) > len(re.findall(r"\\[)\]]|\\end\{", before))
     return opened or dollars % 2 == 1
 

@@ -122,3 +122,11 @@ def test_a_contradiction_only_counts_after_an_assumption(verifier) -> None:
     assert (
         uncertain_reason(CLOSED_ARITHMETIC, "1 + 1 = 3", 0, [r"Then $1 + 1 = 3$, a contradiction."]) is None
     )
+
+
+def test_a_function_with_a_prime_before_the_claim_is_a_factor_not_read() -> None:
+    """Found on the held-out olympiad split after its figures were taken (`f'(16)` read from `(16)`)."""
+    step = r"Evaluate at $x_0 = 16$: $$ f'(16) = \frac{1}{4} \cdot 16^{-3/4} = \frac{1}{32} $$"
+    assert uncertain_reason(CLOSED_ARITHMETIC, r"(16) = \frac{1}{4} \cdot 16^{-3/4}", 0, [step])
+    plain = r"$$ \frac{1}{4} \cdot 16 = 5 $$"
+    assert uncertain_reason(CLOSED_ARITHMETIC, r"\frac{1}{4} \cdot 16 = 5", 0, [plain]) is None
