@@ -12,9 +12,10 @@ nor the sources it drew from):
   `evaluation/data/aime24/test.jsonl` in QwenLM/Qwen2.5-Math).
 
 Every worked solution is taken as a chain whose steps are all right (ProcessBench `label` -1): a flag on it
-is a false alarm, or an error in the source. Each flag on the dev split was read; where the source itself
-is wrong (NuminaMath's solutions were written by a model, and the AoPS wiki has typos) the step is listed
-in `SOURCE_ERRORS` with what is wrong, and the chain's first error is set there. For precision to mean
+is a false alarm, or an error in the source. Each flag on the dev split (and, once its figures were taken,
+on the held-out split) was read; where the source itself is wrong (NuminaMath's solutions were written by
+a model, and the AoPS wiki has typos) the step is listed in `SOURCE_ERRORS` with what is wrong, and the
+chain's first error is set there. For precision to mean
 anything, each chain with a number that a computation ends on (`... = 96`) also gets an altered copy in
 which that one number is changed, and that step is the copy's first error (the way `altered_gsm8k` builds
 its set). Problems are split by a hash of their text into `dev` (read while rules change) and `heldout`
@@ -48,8 +49,8 @@ _RESULT = re.compile(
 )
 
 
-# Steps where a source solution is itself wrong, read by hand from the flags on the dev split (the
-# held-out split's flags are read only once its figures are taken, and listed here after that).
+# Steps where a source solution is itself wrong, read by hand from the flags on the dev split and, once its
+# figures were taken, on the held-out split.
 SOURCE_ERRORS: dict[str, tuple[int, str]] = {
     "numina-numinamath_778035": (15, "2 + \\sqrt{2 \\times 2} is 4, not 2 + 2\\sqrt{2}"),
     "numina-numinamath_291351": (5, "(-c - x)(c - x) + y^2 is x^2 + y^2 - c^2; the middle side is not"),
@@ -63,6 +64,13 @@ SOURCE_ERRORS: dict[str, tuple[int, str]] = {
     "numina-numinamath_249377": (18, "180 is 12 modulo 21, not 1 (18 has no inverse modulo 21)"),
     "numina-numinamath_428065": (32, "1 + 17 is 18, not 17"),
     "aime24-65-s1": (2, "cos ACB is 64 / \\sqrt{7120} = 16 / \\sqrt{445}, not 16 / (9\\sqrt{5})"),
+    # held-out split, read after its figures were taken (verifier 2.6.0)
+    "numina-numinamath_115292": (29, "\\sqrt[3]{11^3} is 11, not 11^{3/2}"),
+    "numina-numinamath_55364": (27, "273563 / 191314 is 1.43, not about 1.45"),
+    "numina-numinamath_733563": (7, "(1 + mn + mn + mn) / mn is not (1 + mn) / mn, nor that 2 / mn + 1"),
+    "numina-numinamath_762718": (12, "(-a/2)(-3/b) = 3a / (2b), so 3a / (2b) = -1, not 1"),
+    "numina-numinamath_794768": (30, "(13/2 - 2p)^2 has -26p, not -13p"),
+    "aime24-72-s8": (6, "the derivative gives -432 / 324 = -4/3; -468 / 324 is -13/9"),
 }
 
 
