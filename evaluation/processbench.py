@@ -22,17 +22,19 @@ The label sources are those `prm-factory label` writes without a model:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 
 from prm_factory.evaluation.external import ExternalEvalReport, evaluate_external
+from prm_factory.evaluation.kind_precision import kind_precision
 from prm_factory.evaluation.real_errors import combine_step_labels
 from prm_factory.labels.reference import reference_step_labels
 from prm_factory.schemas.external_chains import ExternalChain
 from prm_factory.schemas.records import Problem
 from prm_factory.schemas.rejected import RejectedRow
+from prm_factory.verifiers.math.reading_kinds import KindPrecision
 from prm_factory.verifiers.protocol import Verifier
 
 LABEL_SOURCES = ("verifier", "reference", "combined", "prm")  # prm: a trained checkpoint (`eval --prm`)
@@ -56,19 +58,26 @@ def chain_outcome(chain: ExternalChain, problem: Problem, verifier: Verifier) ->
 
 
 def label_sources(
-    chains: Sequence[ExternalChain], verifier: Verifier, done: Callable[[int], None] | None = None
+    chains: Sequence[ExternalChain],
+    verifier: Verifier,
+    done: Callable[[int], None] | None = None,
+    verifier_kinds: list[list[str | None]] | None = None,
 ) -> dict[str, list[list[str]]]:
     """Each chain's step labels per source: `verifier` always; `reference` and `combined` only when some
     chain carries a worked solution (a chain without one is `unverifiable` throughout for the reference,
-    as `labels.reference` says it). `done(1)` is called after each chain (a progress bar)."""
+    as `labels.reference` says it). `done(1)` is called after each chain (a progress bar); the verifier's
+    reading kind of each step (`Verdict.kind`) is appended to `verifier_kinds` when it is given."""
     with_reference = any(chain.reference_solution for chain in chains)
     by_source: dict[str, list[list[str]]] = {"verifier": []}
     if with_reference:
         by_source.update(reference=[], combined=[])
     for chain in chains:
         problem = chain_problem(chain)
-        checked = [v.label for v in verifier.check_steps(problem, list(chain.steps))]
+        verdicts = verifier.check_steps(problem, list(chain.steps))
+        checked = [v.label for v in verdicts]
         by_source["verifier"].append(checked)
+        if verifier_kinds is not None:
+            verifier_kinds.append([v.kind for v in verdicts])
         if with_reference:
             if chain.reference_solution:
                 outcome = chain_outcome(chain, problem, verifier)
@@ -144,6 +153,8 @@ def _subset(rows: list[Any], limit: int | None, spread: bool) -> list[Any]:
 class SplitReport:
     split: Split
     sources: dict[str, ExternalEvalReport]  # by label source, in LABEL_SOURCES order
+    # the verifier's `incorrect` flags per reading kind (`evaluation.kind_precision`)
+    verifier_kinds: dict[str, KindPrecision] = field(default_factory=dict)
 
     @property
     def n_with_solution(self) -> int:
@@ -169,11 +180,14 @@ def evaluate_split(
     done: Callable[[int], None] | None = None,
     prm_scores: Sequence[Sequence[float | None]] | None = None,
 ) -> SplitReport:
-    labelled = label_sources(split.chains, verifier, done)
+    kinds: list[list[str | None]] = []
+    labelled = label_sources(split.chains, verifier, done, kinds)
     if prm_scores is not None:
         labelled["prm"] = prm_step_labels(prm_scores)
     return SplitReport(
-        split, {name: evaluate_external(split.chains, labels) for name, labels in labelled.items()}
+        split,
+        {name: evaluate_external(split.chains, labels) for name, labels in labelled.items()},
+        kind_precision(split.chains, labelled["verifier"], kinds),
     )
 
 
@@ -282,6 +296,10 @@ def report_json(input_path: str, reports: Sequence[SplitReport]) -> dict[str, An
                     for r in report.split.rejected
                 ],
                 "sources": sources,
+                "verifier_kinds": {
+                    kind: {"right": c.right, "wrong": c.wrong, "precision": c.precision}
+                    for kind, c in report.verifier_kinds.items()
+                },
             }
         )
     average = {

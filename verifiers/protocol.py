@@ -36,12 +36,16 @@ class Verdict:
     """A label with the reason behind it, never a bare bool.
 
     `evidence` is JSON-serialisable detail (the failing claim and its expected value, the extracted
-    answer span, per-test results) so a reader of the dataset can see why.
+    answer span, per-test results) so a reader of the dataset can see why. `kind` names the reading a
+    step verdict rests on, where the verifier has such readings (the math checker's
+    `verifiers.math.reading_kinds`: `closed_arithmetic`, `equation_step`, ...); None for other verdicts.
+    A consumer weighs a verdict by its kind's measured precision (`reading_kinds.FINAL_KINDS`).
     """
 
     label: str
     reason: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)
+    kind: str | None = None
 
 
 class Verifier(Protocol):

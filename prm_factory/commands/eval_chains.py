@@ -135,6 +135,8 @@ def _print_split(console: Console, report: SplitReport) -> None:
             _pct(figures.incorrect_recall),
         )
     print_whole(console, table)
+    if report.verifier_kinds:
+        _print_kinds(console, report)
     n_err = sum(c.first_error_label not in (None, -1) for c in split.chains)
     n_cor = sum(c.first_error_label == -1 for c in split.chains)
     console.print(
@@ -142,6 +144,18 @@ def _print_split(console: Console, report: SplitReport) -> None:
         f"{report.n_with_solution} with a worked solution; {len(split.rejected)} rejected rows",
         soft_wrap=True,
     )
+
+
+def _print_kinds(console: Console, report: SplitReport) -> None:
+    """The verifier's `incorrect` per reading kind: precision with its counts (evaluation.kind_precision)."""
+    from prm_factory.evaluation.kind_precision import kind_rows
+
+    table = Table(title=f"verifier `incorrect` by reading kind: {report.split.name}")
+    for column in ("reading kind", "precision", "right / flags", "wrong"):
+        table.add_column(column, justify="left" if column == "reading kind" else "right")
+    for row in kind_rows(report.verifier_kinds):
+        table.add_row(*row)
+    print_whole(console, table)
 
 
 def _print_average(console: Console, reports: list[SplitReport]) -> None:

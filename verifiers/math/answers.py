@@ -155,6 +155,19 @@ def _decimal_comma(text: str) -> str | None:
     return f"{whole}.{fraction}{unit}"
 
 
+_LATEX_DECIMAL = re.compile(r"(?<![\d,])(-?\d+)\{,\}(\d{1,2}|\d{4,})(?![\d,{])")
+
+
+def _latex_decimal_comma(text: str) -> str:
+    """LaTeX's decimal comma in a predicted answer (`x = 2{,}5`, `2{,}5 \\text{ m}`) as a point for the
+    parser; `{,}` before three digits stays a thousands group, and a bare `1,22` (a list?) is left alone.
+
+    >>> _latex_decimal_comma("So $x = 2{,}5$."), _latex_decimal_comma("$100{,}001$")
+    ('So $x = 2.5$.', '$100{,}001$')
+    """
+    return _LATEX_DECIMAL.sub(r"\1.\2", text)
+
+
 class AnswerTooLarge(Exception):
     """The answer is arithmetic whose value would be astronomically large (`5^{5^{5^5}}`)."""
 
@@ -408,7 +421,9 @@ def answers_equivalent_many(
         if verdict is None:
             hard.append(index)
     if hard:
-        payload = [(normalize_answer(pairs[i][0]), normalize_answer(pairs[i][1])) for i in hard]
+        payload = [
+            (normalize_answer(_latex_decimal_comma(pairs[i][0])), normalize_answer(pairs[i][1])) for i in hard
+        ]
         for index, outcome in zip(hard, _symbolic(tuple(payload), timeout_s, pool), strict=True):
             predicted, reference = pairs[index]
             evidence = {"predicted": predicted, "reference": reference, "path": "math-verify"}

@@ -41,6 +41,7 @@ from prm_factory.verifiers.math.arithmetic import (
     literals,
     parse_side,
 )
+from prm_factory.verifiers.math.certainty import uncertain_reason
 from prm_factory.verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from prm_factory.verifiers.math.claim_result import ClaimResult
 from prm_factory.verifiers.math.competition import (
@@ -64,6 +65,7 @@ from prm_factory.verifiers.math.factorials import factorials_written_out
 from prm_factory.verifiers.math.labelled_lines import labelled_line_claims
 from prm_factory.verifiers.math.latex_claims import check_hard_runs_bounded
 from prm_factory.verifiers.math.numbers import RELATIVE_TOLERANCE, Literal, format_value, match_rule
+from prm_factory.verifiers.math.reading_kinds import first_failed, held_kind, reading_kind
 from prm_factory.verifiers.math.thousands import thousands_joined
 from prm_factory.verifiers.protocol import Verdict
 
@@ -134,6 +136,7 @@ def check_steps(
     hard_checker: HardChecker | None = None,
     competition: bool = False,
     equation_checker: EquationChecker | None = None,
+    problem_text: str | None = None,
 ) -> list[Verdict]:
     """One verdict per step: `correct` (claims found, all hold), `incorrect` (one fails: evidence names
     it and the expected value) or `unverifiable` (no claim could be judged).
@@ -142,7 +145,9 @@ def check_steps(
     `competition`: the chain solves a competition-style problem, where a failed claim is an error only
     when its reading is certain (see `competition`); its LaTeX runs get no values substituted, and each
     relation it derives from the one before is checked as an equation step (`equation_steps`, judged by
-    `equation_checker`, by default in the bounded worker).
+    `equation_checker`, by default in the bounded worker). There every failed claim passes the last gate,
+    `certainty.uncertain_reason` (given `problem_text`, an identity in the problem's unknowns is no error).
+    Each verdict names the reading kind of its claims (`reading_kinds`).
     """
     if competition:
         # `100{,}001` is one number, `5!` in math is 120 (`factorials`); quadratic-formula lines restating
@@ -192,7 +197,24 @@ def check_steps(
         checker_eq = equation_checker or check_equation_pairs_bounded
         for index, results in checker_eq(steps).items():
             per_step[index].extend(r for r in results if r.holds is not None)
-    return [step_verdict(results) for results in per_step]
+        per_step = [
+            [_certain_or_unjudged(r, index, steps, problem_text) for r in results]
+            for index, results in enumerate(per_step)
+        ]
+    return [step_verdict(results, competition=competition) for results in per_step]
+
+
+def _certain_or_unjudged(
+    result: ClaimResult, index: int, steps: Sequence[str], problem_text: str | None
+) -> ClaimResult:
+    """A failed claim of a competition chain stays failed only where `certainty` finds its reading certain."""
+    if result.holds is not False:
+        return result
+    kind = reading_kind(result, competition=True)
+    why = uncertain_reason(kind, result.claim, index, steps, problem_text, result.expected)
+    if why is None:
+        return result
+    return ClaimResult(result.claim, None, result.expected, f"not certain: {why}", result.kind)
 
 
 def walk_steps(
@@ -216,9 +238,11 @@ def _default_hard_checker(
     return check_hard_runs_bounded(items)
 
 
-def step_verdict(results: Sequence[ClaimResult]) -> Verdict:
+def step_verdict(results: Sequence[ClaimResult], *, competition: bool = False) -> Verdict:
     """`incorrect` if any judged claim fails; `correct` only if claims were found and every one of them was
-    judged and held; otherwise `unverifiable`. Evidence carries the counts and each claim's rule.
+    judged and held; otherwise `unverifiable`. Evidence carries the counts and each claim's rule and reading
+    kind; an `incorrect` is named by its most certain failed claim, and its `kind` (and a `correct`'s) is
+    that claim's reading kind (`reading_kinds`).
 
     >>> step_verdict([ClaimResult("3 * 4 = 12", True, "12"), ClaimResult("2^(10^10) = x", None)]).label
     'unverifiable'
@@ -235,20 +259,23 @@ def step_verdict(results: Sequence[ClaimResult]) -> Verdict:
             "reason": r.reason,
             "kind": r.kind,
             "rule": r.rule,
+            "reading": reading_kind(r, competition=competition) if r.holds is not None else None,
         }
         for r in results
     ]
     counts = {"judged": len(failed) + len(held), "held": len(held), "unjudged": len(unjudged)}
     evidence = {"claims": claims, **counts, "rules": sorted({r.rule for r in held if r.rule})}
     if failed:
-        first = failed[0]
+        first, kind = first_failed(failed, competition=competition)
         return Verdict(
             "incorrect",
             f"claim {first.claim!r} is false (expected {first.expected})",
             {"failed_claim": first.claim, "expected": first.expected, **evidence},
+            kind=kind,
         )
     if held and not unjudged:
-        return Verdict("correct", f"{len(held)} claim(s) hold", evidence)
+        kind = held_kind(held, competition=competition)
+        return Verdict("correct", f"{len(held)} claim(s) hold", evidence, kind=kind)
     if held:
         reason = f"{len(held)} claim(s) hold but {len(unjudged)} could not be judged"
     elif unjudged:

@@ -30,6 +30,17 @@ _HOPE_ANYWHERE = re.compile(r"I hope it is correct", re.IGNORECASE)
 _CHAT_TAIL = re.compile(r"<\|[a-z_]+\|>|</s>|<\|endoftext\|>", re.IGNORECASE)
 _ANSWER_PHRASE = re.compile(r"(?:final answer|the answer|answer)\s*(?:is|:|=)\s*:?\s*", re.IGNORECASE)
 _HOPE = re.compile(r"\.?\s*I hope it is correct\.?\s*$", re.IGNORECASE)
+# a value said to be the answer after it: "so $y \geq 3$ is the answer", "$x < 5$ is our solution"
+_IS_THE_ANSWER = re.compile(
+    r"(?:\$(?P<dollar>[^$]+)\$|\\\((?P<paren>.+?)\\\))\s*(?:is|are)\s+(?:the|our)\s+(?:final\s+)?"
+    r"(?:answer|solution(?:\s+set)?)\b",
+    re.IGNORECASE,
+)
+# a clause after an answer's maths that says why or adds a remark: "$x > 3$, since $x = 3$ fails"
+_CLAUSE_AFTER = re.compile(
+    r"\s*[,;]?\s*(?:since|because|as|which|where|given|for|so\s+that|when|while|and\s+(?:this|that|it))\b",
+    re.IGNORECASE,
+)
 # digit groups may be joined by `,`, or by LaTeX's `,\!` and `{,}` (`1,\!000`, `3{,}600`)
 _LAST_NUMBER = re.compile(r"-?\$?\d(?:,\\!(?=\d)|\{,\}(?=\d)|[\d,])*(?:\.\d+)?(?:/\d+)?%?|-?\$?\.\d+%?")
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
@@ -70,7 +81,7 @@ class ExtractedAnswer:
     start: int
     end: int
     # boxed | boxed_several | hashes | prm800k | final_answer | the_answer_is | whole_math | last_sentence
-    # | last_number
+    # | is_the_answer | last_number
     method: str
 
 
@@ -212,6 +223,9 @@ def _value_of_sentence(text: str) -> str | None:
 
 def _answer_at(text: str, start: int, end: int, method: str) -> ExtractedAnswer | None:
     raw = text[start:end]
+    lead = _MATH_SPAN.match(raw.lstrip())
+    if lead is not None and _CLAUSE_AFTER.match(raw.lstrip(), lead.end()):
+        raw = lead.group()  # the answer's maths, then a remark on it: the maths alone
     answer = _clean(raw)
     if _is_sentence(answer):
         value = _value_of_sentence(answer)
@@ -257,6 +271,14 @@ def _marker_candidates(text: str) -> list[tuple[int, ExtractedAnswer | None]]:
         hope = _HOPE_ANYWHERE.search(text, start, end)
         end = hope.start() if hope else _sentence_end(text, start)
         found.append((m.start(), _answer_at(text, start, end, "final_answer")))
+    said = list(_IS_THE_ANSWER.finditer(text))
+    if said:
+        m = said[-1]
+        group = "dollar" if m["dollar"] is not None else "paren"
+        value = m[group].strip()
+        if value:
+            start = m.start(group) + len(m[group]) - len(m[group].lstrip())
+            found.append((m.start(), ExtractedAnswer(value, start, start + len(value), "is_the_answer")))
     final_line_end = _line_end(text, finals[-1].end()) if finals else -1
     phrases = [p for p in _ANSWER_PHRASE.finditer(text) if p.start() > final_line_end]
     if phrases:
@@ -331,7 +353,12 @@ def stated_answer(text: str) -> str | None:
     >>> stated_answer("Final Answer: The largest $n$ is 34."), stated_answer(r"$\\boxed{2}$, $\\boxed{5}$")
     ('34', '2, 5')
     """
-    if _BOXED.search(text) or _FINAL_LINE.search(text) or _ANSWER_PHRASE.search(text):
+    if (
+        _BOXED.search(text)
+        or _FINAL_LINE.search(text)
+        or _ANSWER_PHRASE.search(text)
+        or _IS_THE_ANSWER.search(text)
+    ):
         found = extract_answer(text, last_number_fallback=False)
         return None if found is None else found.text
     if _HASHES.search(text) or _PRM800K.search(text):

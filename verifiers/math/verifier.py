@@ -75,7 +75,13 @@ class MathVerifier:
     # factor divided out of both sides, or an inequality whose set is kept for every positive (or every
     # negative) value of its unknown, is no certain error; in several unknowns, an equation with constants
     # still to collect followed by the same terms set to another value is wrong
-    version = "2.5.0"
+    # 2.6: certainty by construction (`certainty`): in competition chains no failed claim of a step that
+    # tries, tests, rejects, asks or heads a case, of a chain working modulo a number, with notation of a
+    # second reading or a factor outside what was read; equation steps only between one kind of relation in
+    # the same unknowns, never two values of one name; identities only in free names. Every step verdict
+    # names its reading kind (`reading_kinds`); final answers read "$y \geq 3$ is the answer", an answer's
+    # maths before a remark ("$x > 3$, since ..."), and LaTeX's decimal comma in the symbolic path
+    version = "2.6.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config
@@ -110,6 +116,7 @@ class MathVerifier:
             hard_checker=self._hard_checker,
             competition=competition,
             equation_checker=self._equation_checker,
+            problem_text=problem.text,
         )
 
     def close(self) -> None:

@@ -395,3 +395,12 @@ def test_answers_equivalent_math_style_pairs(predicted: str, reference: str, lab
 )
 def test_a_base_subscript_on_one_side_is_never_correct(predicted: str, reference: str, label: str) -> None:
     assert answers_equivalent(predicted, reference).label == label
+
+
+def test_latex_decimal_comma_is_read_where_it_has_one_reading() -> None:
+    """Issue 38: `{,}` before one or two digits (or four and more) is a decimal comma for the parser too;
+    before three digits it stays a thousands group, and a bare comma is left alone (`1,22` may be a list)."""
+    assert answers._latex_decimal_comma(r"So $x = 2{,}5$.") == r"So $x = 2.5$."
+    assert answers._latex_decimal_comma(r"\boxed{2{,}5\text{ m}}") == r"\boxed{2.5\text{ m}}"
+    assert answers._latex_decimal_comma(r"$100{,}001$") == r"$100{,}001$"
+    assert answers._latex_decimal_comma("1,22") == "1,22"

@@ -175,3 +175,28 @@ def test_an_output_that_is_one_maths_span_is_its_answer(text: str, expected: str
     answer = extract_answer(text)
     assert answer is not None and (answer.text, answer.method) == (expected, "whole_math")
     assert extract_answer("$a$ and $b$") is None  # two spans, no number: no answer
+
+
+# --- issue 38: a value said to be the answer after it, a remark after the answer's maths ---------------
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        (r"so $y \geq 3$ is the answer.", r"y \geq 3"),
+        (r"Therefore $x < 5$ is the solution.", "x < 5"),
+        (r"Hence $a \geq 4$ is our final answer.", r"a \geq 4"),
+        (r"It follows that \(-1 < x < 2\) is the solution set.", "-1 < x < 2"),
+    ],
+)
+def test_a_value_said_to_be_the_answer_after_it(text: str, answer: str) -> None:
+    assert stated_answer(text) == answer
+    found = extract_answer(f"Some work first.\n{text}")
+    assert found is not None and found.text == answer and found.method == "is_the_answer"
+
+
+def test_a_remark_after_the_answers_maths_is_left_out() -> None:
+    assert stated_answer(r"So the answer is $x > 3$, since $x = 3$ fails.") == "$x > 3$"
+    assert stated_answer(r"Thus the answer is $7$, because $7$ is the only prime that works.") == "$7$"
+    # without a clause word the sentence states two values: no single answer
+    assert stated_answer(r"The sum is $5$ and the product is $6$.") is None

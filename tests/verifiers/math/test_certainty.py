@@ -1,0 +1,132 @@
+"""The last gate of a competition chain's `incorrect` (issue 38): each class of misreading seen on olympiad
+text is closed for every reading kind at once; a plain false claim in a plain step stays `incorrect`."""
+
+from __future__ import annotations
+
+import pytest
+
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.certainty import uncertain_reason
+from prm_factory.verifiers.math.reading_kinds import (
+    CLOSED_ARITHMETIC,
+    CONGRUENCE,
+    EQUATION_STEP,
+    IDENTITY,
+)
+from prm_factory.verifiers.math.verifier import MathVerifier
+
+PROBLEM = Problem("o1", "olympiad", "math", r"Let $n$ be a positive integer. Find $n$.")
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    v = MathVerifier()
+    yield v
+    v.close()
+
+
+def _verdicts(verifier: MathVerifier, steps: list[str], problem: Problem = PROBLEM) -> list:
+    return verifier.check_steps(problem, steps)
+
+
+def test_a_plain_false_claim_stays_incorrect_and_names_its_kind(verifier) -> None:
+    [verdict] = _verdicts(verifier, [r"The area is \( \frac{1}{2} \times 6 \times 8 = 34 \)."])
+    assert verdict.label == "incorrect" and verdict.kind == CLOSED_ARITHMETIC
+    [right] = _verdicts(verifier, [r"The area is \( \frac{1}{2} \times 6 \times 8 = 24 \)."])
+    assert right.label == "correct" and right.kind == CLOSED_ARITHMETIC
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        r"Let's try $n = 3$: then $n^2 + 1 = 11$.",  # a trial: what follows from the value tried
+        r"Result: \[ 1 + 17 = 17 \] (False), so $d = 6$ does not work.",  # a rejection
+        r"We need to verify if: \[ \frac{4}{2} = 3 \]",  # a question put
+        "Case 2: $a = 2$, $b = 1$, so $a + b = 4$.\nThen we go on.",  # a case heading
+        r"Is $2 + 2 = 5$? No.",
+    ],
+)
+def test_tried_rejected_asked_or_case_values_are_never_incorrect(verifier, step: str) -> None:
+    [verdict] = _verdicts(verifier, [step])
+    assert verdict.label != "incorrect"
+
+
+def test_arithmetic_in_a_chain_that_works_modulo_a_number_is_not_judged(verifier) -> None:
+    steps = [r"We work in the ring \(\mathbb Z/289\mathbb Z\).", r"Since \(-\frac12=144\), we are done."]
+    assert [v.label for v in _verdicts(verifier, steps)][1] != "incorrect"
+    why = uncertain_reason(CLOSED_ARITHMETIC, r"-\frac12=144", 1, steps, expected="-1/2")
+    assert why is not None and why.startswith("the chain works modulo a number")
+    # false modulo 289 too: still an error
+    assert uncertain_reason(CLOSED_ARITHMETIC, r"2^4 + 1 = 19", 1, steps, expected="17") is None
+    # a congruence is its own reading: the modulus is part of the claim
+    assert uncertain_reason(CONGRUENCE, r"7 \equiv 2 \pmod{4}", 0, [r"$7 \equiv 2 \pmod{4}$"]) is None
+
+
+def test_arithmetic_in_written_numbers_worked_for_a_trial_is_still_judged(verifier) -> None:
+    [verdict] = _verdicts(verifier, [r"Testing \(x = -3\): \[ 2(-3)^4 - 3 = 150. \]"])
+    assert verdict.label == "incorrect" and verdict.kind == CLOSED_ARITHMETIC
+
+
+def test_arithmetic_worked_inside_a_case_is_still_judged(verifier) -> None:
+    [verdict] = _verdicts(verifier, [r"For Case 2, we get a total of $3(36+18)=164$ rectangles."])
+    assert verdict.label == "incorrect"
+
+
+def test_a_factor_the_reader_did_not_see_makes_the_claim_uncertain(verifier) -> None:
+    step = r"\[ PS = PU \cos 30^\circ = 2 \cdot \frac{\sqrt{3}}{2} = \sqrt{3}. \]"
+    assert uncertain_reason(CLOSED_ARITHMETIC, r"\cos 30^\circ = 2 \cdot \frac{\sqrt{3}}{2}", 0, [step])
+    [verdict] = _verdicts(verifier, [step])
+    assert verdict.label != "incorrect"
+    after_relation = r"\[ k^2 \geq \frac{1536000}{244} = 6300 \]"  # a relation before it is no factor
+    assert uncertain_reason(CLOSED_ARITHMETIC, r"\frac{1536000}{244} = 6300", 0, [after_relation]) is None
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [r"√9 = 4", r"!4 = 10", r"(3 \text{ for the first}) 2 + 2 = 5", r"2 (the base) + 3 = 6"],
+)
+def test_notation_with_a_second_reading_is_uncertain(claim: str) -> None:
+    assert uncertain_reason(CLOSED_ARITHMETIC, claim, 0, [claim]) is not None
+
+
+def test_equation_steps_only_between_the_same_equation_in_the_same_unknowns() -> None:
+    system = r"x + y = 5 => x - y = 1"
+    assert uncertain_reason(EQUATION_STEP, system, 0, [r"Solve the system: $x + y = 5$, $x - y = 1$."])
+    expanded = [r"Given the equations (1) and (2).", r"We expand the first equation: ..."]
+    assert uncertain_reason(EQUATION_STEP, r"(x + y)y = 5 => xy + y^2 = 6", 1, expanded) is None
+    assert uncertain_reason(EQUATION_STEP, r"x + y = 5 => 2x = 7", 0, ["..."])  # a substitution
+    assert uncertain_reason(EQUATION_STEP, r"x^2 - 4 > 0 => (x - 2)(x + 2) = 0", 0, ["..."])
+    assert uncertain_reason(EQUATION_STEP, r"t = c => t = -c", 0, ["..."])  # branches of a split
+    assert uncertain_reason(EQUATION_STEP, r"2x + 3 = 7 => 2x = 5", 0, ["..."]) is None
+    assert uncertain_reason(EQUATION_STEP, r"b^2 - 4c = b^2 - 4bc + 4c^2 => 4c^2 - 4bc = 0", 0, ["."]) is None
+
+
+def test_an_identity_only_between_expressions_in_the_same_names() -> None:
+    assert uncertain_reason(IDENTITY, r"x^2 + 3x = 10", 0, ["..."])  # an equation to solve
+    assert (
+        uncertain_reason(IDENTITY, r"(a + b)^2 = a^2 + b^2", 0, [r"Expanding, $(a + b)^2 = a^2 + b^2$."])
+        is None
+    )
+
+
+def test_integer_part_brackets_only_where_the_chain_writes_them() -> None:
+    chain = [r"Let $[x]$ be the integer part of $x$.", r"So $[3.7] = 4$."]
+    assert uncertain_reason(CLOSED_ARITHMETIC, r"[3.7] = 4", 1, chain)
+    plain = [r"So $2[3 + 4] = 15$."]
+    assert uncertain_reason(CLOSED_ARITHMETIC, r"2[3 + 4] = 15", 0, plain) is None
+
+
+def test_a_contradiction_only_counts_after_an_assumption(verifier) -> None:
+    steps = [r"Suppose $n$ is odd.", r"Then $1 + 1 = 3$, a contradiction."]
+    assert uncertain_reason(CLOSED_ARITHMETIC, "1 + 1 = 3", 1, steps)
+    assert (
+        uncertain_reason(CLOSED_ARITHMETIC, "1 + 1 = 3", 0, [r"Then $1 + 1 = 3$, a contradiction."]) is None
+    )
+
+
+def test_a_function_with_a_prime_before_the_claim_is_a_factor_not_read() -> None:
+    """Found on the held-out olympiad split after its figures were taken (`f'(16)` read from `(16)`)."""
+    step = r"Evaluate at $x_0 = 16$: $$ f'(16) = \frac{1}{4} \cdot 16^{-3/4} = \frac{1}{32} $$"
+    assert uncertain_reason(CLOSED_ARITHMETIC, r"(16) = \frac{1}{4} \cdot 16^{-3/4}", 0, [step])
+    plain = r"$$ \frac{1}{4} \cdot 16 = 5 $$"
+    assert uncertain_reason(CLOSED_ARITHMETIC, r"\frac{1}{4} \cdot 16 = 5", 0, [plain]) is None

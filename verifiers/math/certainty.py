@@ -1,0 +1,292 @@
+"""The last gate of a competition chain's `incorrect`: is the reading of the failed claim certain there?
+
+The readers (`claims`, `symbolic`, `equation_steps`, `systems`) each find claims of their kind; this module
+holds what makes any of them uncertain, for every kind at once, so a class of misreading is closed once and
+not per reader. A failed claim is left unjudged (never `incorrect`) when:
+
+- its step marks a statement false or rejects it ("(False)", "this does not work", "is impossible"), it is
+  put as a question ("we need to verify if: ...", a sentence ending on `?`), or its step reaches a
+  contradiction from an assumption (a proof by contradiction);
+  or it tries a value ("let's try $n = 3$", "by trial") and the claim reads more than written numbers:
+  the claim is no statement of the chain (arithmetic in written numbers worked for a trial is);
+- it stands on the heading line of a case (`Case 2: a = 2, b = 1`): values assumed, not derived;
+- it is a number put equal to a number in a chain that works modulo a number (`\\pmod`, "modulo",
+  `\\mathbb Z/289\\mathbb Z`) and it may hold modulo it (`-\\frac12 = 144` modulo 289);
+- it holds notation with a second reading: `√` written as a character, a subfactorial `!n`, a remark in words
+  inside brackets, square brackets where the chain writes the integer part (`[x]`), or a factor right
+  before it that the reader did not see (`PU \\cos 30^\\circ = 2 \\cdot ...`, read from `\\cos`);
+- an equation step pairs relations of different kinds, in different unknowns, or in several unknowns where
+  the text lays out or names a system and the step says no rewrite ("expanding", "moving all terms"): one
+  equation and the next are no rewrite of each other; or two values of one name (`t = c`, then `t = -c`:
+  branches of a case split);
+- an identity's sides are in different names (`2x + 3 = 7`): an equation to solve, not an identity.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+
+from prm_factory.verifiers.math.competition import IDENTITY_CUE
+from prm_factory.verifiers.math.reading_kinds import (
+    CLOSED_ARITHMETIC,
+    CONGRUENCE,
+    DIVISIBILITY,
+    EQUATION_STEP,
+    IDENTITY,
+    NOTATION_RULE,
+    SYSTEM_RESULT,
+)
+
+# kinds that read written numbers only: a trial's arithmetic in them is still asserted
+WRITTEN_NUMBER_KINDS = frozenset({CLOSED_ARITHMETIC, NOTATION_RULE, CONGRUENCE, DIVISIBILITY})
+
+# a value tried ("let's try $n = 3$", "testing \\(x = -3\\)", "by trial"): what is derived from it is no
+# statement of the chain, though arithmetic in written numbers worked for the trial is still asserted
+_VALUE_TRIAL = re.compile(
+    r"\b(?:let'?s|let us|we|I)\s+(?:try|test|guess)\s+(?:with\s+|for\s+)?[$\\(\s]*[A-Za-z]\s*=(?!=)"
+    r"|\b(?:trying|testing|try|test)\s+(?:with\s+)?[$\\(\s]*[A-Za-z]\s*=(?!=)"
+    r"|\btrial and error\b|\bby trial\b",
+    re.IGNORECASE,
+)
+# a statement marked false or rejected: no claim at all ("(False)", "does not work", "is impossible")
+_REJECTED = re.compile(
+    r"\(\s*(?:false|not\s+\w+|no)\s*\)|\b(?:does|do|did)\s*n[o']t\s+work\b|\bnot\s+a\s+solution\b"
+    r"|\b(?:is|are)\s+(?:invalid|impossible|not\s+(?:valid|possible))\b|\breject\w*",
+    re.IGNORECASE,
+)
+# a relation put as a question: after "verify if" / "check whether" in the same sentence (and the display
+# its colon opens), or in a sentence that ends on `?`
+_ASKS = re.compile(
+    r"\b(?:check|checking|verify|verifying|see|determine)\s+(?:if|whether)\b|\bwhether\b", re.I
+)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n\s*\n")
+_DISPLAY_END = re.compile(r"\\\]|\$\$")
+# a system of equations said in words or laid out (`\\begin{cases}`, "the second equation", "both equations")
+_SYSTEM = re.compile(
+    r"\bsystems?\s+of\b|\bthe\s+system\b|\b(?:both|two|three|these|those|the)\s+equations\b"
+    r"|\b(?:first|second|third|other)\s+equation\b|\bequations?\s*\(\d\)|\\begin\{(?:cases|array)\}",
+    re.IGNORECASE,
+)
+# the step says it rewrites one equation ("expanding", "simplifies to", "moving all terms to one side")
+_REWRITE_SAID = re.compile(
+    IDENTITY_CUE.pattern + r"|\brearrang\w*|\bmov(?:e|es|ing)\b|\bboth sides\b|\blike terms\b|\bcollect\w*",
+    re.IGNORECASE,
+)
+# a contradiction reached on purpose: the chain assumed what it refutes
+_CONTRADICTION = re.compile(r"\bcontradict\w*|\babsurd\b", re.IGNORECASE)
+_ASSUMED = re.compile(r"\b(?:assume|assuming|suppose|supposing|for the sake of)\b", re.IGNORECASE)
+# the heading of a case, on its own line (`Case 2: a = 2, b = 1`, `**Subcase (ii).**`)
+_CASE_HEADING = re.compile(r"^[\W\d]*(?:sub)?case\s*[\w()]{0,6}\s*[:.)]", re.IGNORECASE | re.MULTILINE)
+# arithmetic modulo a number
+_MODULAR = re.compile(
+    r"\\[pb]?mod(?![A-Za-z])|\bmod(?:ulo)?\b|\\equiv(?![A-Za-z])|≡|\\mathbb\s*\{?\s*Z\s*\}?\s*/|\bresidues?\b",
+    re.IGNORECASE,
+)
+_MODULAR_REACH = 3  # steps before the claim's that may set the modulus
+# the modulus said: `\pmod{21}`, `\mod 13`, "modulo 7", `\mathbb Z/289\mathbb Z`
+_MODULUS = re.compile(
+    r"(?:\\[pb]?mod\s*\{?\s*|\bmod(?:ulo)?\s+|\\mathbb\s*\{?\s*Z\s*\}?\s*/\s*\{?\s*)(\d+)", re.IGNORECASE
+)
+# notation with a second reading: `√` as a character, a subfactorial `!n`, a remark in words in brackets
+_SECOND_READING = re.compile(r"√|(?:^|[^\w)}\]!])\s*!\s*[\w({]|\([^()]*?\b[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
+# square brackets as the integer part: said in words, or `[x]` written around a name
+_INTEGER_PART = re.compile(
+    r"\b(?:integer|fractional)\s+part\b|\bgreatest\s+integer\b|(?<![\\A-Za-z])\[\s*-?\d*[a-z]\s*\]"
+)
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+# right before a claim inside math: a factor the reader did not see (a name, a closing bracket, `\\cdot`, a
+# function's prime: `f'(16) = ...` read from `(16)`);
+# a relation or spacing command before it (`\\geq`, `\\approx`, `\\quad`) is no factor
+_FACTOR_BEFORE = re.compile(r"(?:[A-Za-z0-9)}\]']|\\(?:cdot|times|div|prime))\s*$")
+_NO_FACTOR_COMMAND = re.compile(
+    r"\\(?:geqslant|leqslant|geq?|leq?|neq?|approx|sim|simeq|equiv|lt|gt|to|in|implies|iff|Rightarrow"
+    r"|Longrightarrow|Leftrightarrow|therefore|because|q?quad|text\s*\{[^{}]*\}|left|right|[,;:! ])\s*$"
+)
+_TEXT_BLOCK = re.compile(r"\\(?:text|mathrm|operatorname|textbf)\s*\{[^{}]*\}")
+_TEXT_WORDS = re.compile(r"\\(?:text|mathrm|operatorname|textbf)\s*\{([^{}]*)\}")
+_RELATION = re.compile(r"\\(?:geqslant|leqslant|geq?|leq?|neq?|lt|gt)(?![A-Za-z])|[<>≤≥≠]|=")
+# a name written alone on the left of an equation (`t = c`): a value given to it
+_SOLVED_FORM = re.compile(r"^\s*([A-Za-z])\s*=")
+
+
+def uncertain_reason(
+    kind: str,
+    claim: str,
+    index: int,
+    chain: Sequence[str],
+    problem_text: str | None = None,
+    expected: str | None = None,
+) -> str | None:
+    """Why the failed claim `claim` of step `index` (read as `kind`, its first side worth `expected`) is no
+    certain error, or None when its reading is certain."""
+    step = chain[index]
+    if _REJECTED.search(step):
+        return "the step marks a statement false or rejects it"
+    if _asked(claim, step):
+        return "the claim is put as a question"
+    if kind not in WRITTEN_NUMBER_KINDS and _VALUE_TRIAL.search(step):
+        return "the step tries a value: what follows from it is no statement of the chain"
+    if _CONTRADICTION.search(step) and any(_ASSUMED.search(text) for text in chain[: index + 1]):
+        return "a contradiction reached on purpose from an assumption"
+    if _on_case_heading(claim, step):
+        return "the claim stands in the heading of a case"
+    nearby = [chain[j] for j in range(max(0, index - _MODULAR_REACH), index + 1)]
+    if kind not in (CONGRUENCE, DIVISIBILITY) and any(_MODULAR.search(text) for text in nearby):
+        if _may_hold_modulo(claim, expected, nearby):
+            return "the chain works modulo a number, and the claim may hold there"
+    if _SECOND_READING.search(_COMMAND.sub(" ", _TEXT_WORDS.sub(r" \1 ", claim))):
+        return "notation with a second reading (√, !n, a remark in brackets)"
+    if re.search(r"(?<!\\)[\[\]]", claim) and any(
+        _INTEGER_PART.search(text) for text in (problem_text or "", *chain[: index + 1])
+    ):
+        return "square brackets where the chain writes the integer part"
+    if kind == EQUATION_STEP:
+        in_system = any(_SYSTEM.search(text) for text in chain[max(0, index - 1) : index + 1])
+        if len(_names(claim)) >= 2 and in_system and not _REWRITE_SAID.search(step):
+            return "a system of equations, and no rewrite said: one equation is no rewrite of the next"
+        return _equation_step_reason(claim)
+    if kind == IDENTITY:
+        return _identity_reason(claim)
+    if kind != SYSTEM_RESULT and _factor_before(claim, step):
+        return "a factor stands right before the claim, outside what was read"
+    return None
+
+
+def _names(text: str) -> frozenset[str]:
+    """The letters of `text` outside commands and `\\text{}` (`4bc` has `b` and `c`)."""
+    return frozenset(re.findall(r"[A-Za-z]", _COMMAND.sub(" ", _TEXT_BLOCK.sub(" ", text))))
+
+
+def _relations(text: str) -> list[str]:
+    return [m.group(0) for m in _RELATION.finditer(text)]
+
+
+def _equation_step_reason(claim: str) -> str | None:
+    """An equation step is certain only between two relations of one kind in the same unknowns, neither a
+    value given to the same name (branches of a split, or a substitution)."""
+    before, _, after = claim.partition(" => ")
+    if not after:
+        return None
+    if _names(before) != _names(after):
+        return "the two relations are in different unknowns (a system, or a substitution)"
+    kinds_before = {"=" if r == "=" else "order" for r in _relations(before)}
+    kinds_after = {"=" if r == "=" else "order" for r in _relations(after)}
+    if kinds_before != kinds_after:
+        return "the two relations are of different kinds (an equation and an inequality)"
+    first, second = _SOLVED_FORM.match(before), _SOLVED_FORM.match(after)
+    if first and second and first.group(1) == second.group(1):
+        return "two values of one name (branches of a split)"
+    return None
+
+
+def _identity_reason(claim: str) -> str | None:
+    """An identity is certain only between two expressions in the same free names: `2x + 3 = 7` or
+    `x^2 + y^2 = 25` is an equation (names on one side only, or a name lost), never an identity."""
+    sides = [side for side in re.split(r"(?<![<>!\\])=", claim) if side.strip()]
+    if len(sides) >= 2 and len({_names(side) for side in sides}) > 1:
+        return "the sides are in different names: an equation to solve, not an identity"
+    return None
+
+
+def _inside_math(step: str, position: int) -> bool:
+    """Is `position` inside a math segment (`$...$`, `\\(...\\)`, `\\[...\\]`, an environment)?"""
+    before = step[:position].replace("$$", "\x00")  # `$$...$$` displays, then `$...$` inline
+    dollars = len(re.findall(r"(?<!\\)\$", before)) + before.count("\x00")
+    opened = len(re.findall(r"\\[(\[]|\\begin\{", before)) > len(re.findall(r"\\[)\]]|\\end\{", before))
+    return opened or dollars % 2 == 1
+
+
+def _factor_before(claim: str, step: str) -> bool:
+    """Does every place the claim's first side is written stand right after a factor inside math (a name,
+    a closing bracket, `\\cdot`): `PS = PU \\cos 30^\\circ = ...` read from `\\cos`?"""
+    head = re.split(r"=|\\approx|≈", claim, maxsplit=1)[0].strip()
+    if not head:
+        return False
+    found = [m.start() for m in re.finditer(re.escape(head), step)]
+    if not found:
+        return False
+    return all(
+        _inside_math(step, at)
+        and _FACTOR_BEFORE.search(step[max(0, at - 16) : at])
+        and not _NO_FACTOR_COMMAND.search(step[max(0, at - 16) : at])
+        for at in found
+    )
+
+
+def _question_spans(step: str) -> list[tuple[int, int]]:
+    """Stretches of `step` that ask: from "verify if" / "whether" to the end of its sentence (through the
+    display a colon opens there), and every sentence that ends on `?`."""
+    spans = []
+    for ask in _ASKS.finditer(step):
+        end_match = _SENTENCE_END.search(step, ask.end())
+        end = end_match.end() if end_match else len(step)
+        colon = step.find(":", ask.end(), end)
+        if colon != -1:
+            display = _DISPLAY_END.search(step, colon)
+            end = max(end, display.end()) if display else end
+        spans.append((ask.start(), end))
+    for mark in re.finditer(r"\?", step):
+        starts = [m.end() for m in _SENTENCE_END.finditer(step, 0, mark.start())]
+        spans.append((starts[-1] if starts else 0, mark.end()))
+    return spans
+
+
+def _asked(claim: str, step: str) -> bool:
+    """Is the claim written inside a question (`we need to verify if: \\[ \\sqrt3 = 2 \\]`)? A claim that
+    cannot be found in the step counts as asked when the step asks at all."""
+    spans = _question_spans(step)
+    if not spans:
+        return False
+    head = re.split(r"=|\\approx|≈|\\equiv", claim, maxsplit=1)[0].strip()
+    found = [m.start() for m in re.finditer(re.escape(head), step)] if head else []
+    if not found:
+        return True
+    return all(any(a <= at < b for a, b in spans) for at in found)
+
+
+def _on_case_heading(claim: str, step: str) -> bool:
+    """Does the claim stand on a line that heads a case (`Case 2: a = 2, b = 1`): values assumed, not
+    derived?"""
+    head = re.split(r"=|\\approx|≈", claim, maxsplit=1)[0].strip()
+    for heading in _CASE_HEADING.finditer(step):
+        line_end = step.find("\n", heading.start())
+        line = step[heading.start() : len(step) if line_end == -1 else line_end]
+        if not head or head in line:
+            return True
+    return False
+
+
+def _rational(text: str | None) -> Fraction | None:
+    """A side written as a plain number or a `\\frac` of two (`-\\frac12`, `144`, `-1/2`), else None."""
+    if text is None:
+        return None
+    t = text.replace("$", "").replace(" ", "").replace("\\left", "").replace("\\right", "")
+    t = re.sub(r"\\[dt]?frac\{?(-?\d+)\}?\{?(\d+)\}?", r"\1/\2", t)
+    try:
+        return Fraction(t)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _may_hold_modulo(claim: str, expected: str | None, texts: Sequence[str]) -> bool:
+    """Could the failed claim hold modulo a number the chain works with? Unknown moduli or unreadable
+    sides: yes. `-\\frac12 = 144` modulo 289 holds; `2^4 + 1 = 19` modulo 289 does not."""
+    moduli = {int(m) for text in texts for m in _MODULUS.findall(text) if int(m) > 1}
+    right = _rational(re.split(r"=|\\equiv", claim)[-1])
+    if right is None:
+        return False  # `194 = 11 \\times 17 + 9`: an expression on the right is plain arithmetic
+    left = _rational(expected)
+    if not moduli or left is None:
+        return True
+    for m in moduli:
+        difference = left - right
+        if difference.denominator % m and math.gcd(difference.denominator, m) == 1:
+            numerator = difference.numerator * pow(difference.denominator, -1, m)
+        else:
+            numerator = difference.numerator if difference.denominator == 1 else 1
+        if numerator % m == 0:
+            return True
+    return False
