@@ -50,6 +50,30 @@ def is_factory_engine(environ: os._Environ[str] | dict[str, str] = os.environ) -
     return environ.get(ENGINE_MARKER_ENV) == "1"
 
 
+BATCH_NOISE_ENV = "PRM_FACTORY_SIMULATE_BATCH_ROUNDING"
+"""Tests only: a scale (e.g. 0.05) of noise added to every row of the logits, drawn from the number of rows
+being sampled at that step. It stands in for kernels whose rounding follows the batch's shape (bf16/AMX and
+AVX-512 GEMMs, split-K on GPUs), so a machine without them shows what such hardware does: a request's draws
+change with what shares its batch, and the same batch still draws the same tokens. The test suite turns it
+on for every engine it starts (tests/conftest.py); unset, nothing is added."""
+
+
+def batch_noise_scale(environ: os._Environ[str] | dict[str, str] = os.environ) -> float:
+    """>>> batch_noise_scale({}), batch_noise_scale({"PRM_FACTORY_SIMULATE_BATCH_ROUNDING": "0.05"})
+    (0.0, 0.05)
+    """
+    given = environ.get(BATCH_NOISE_ENV, "").strip()
+    if not given:
+        return 0.0
+    try:
+        scale = float(given)
+    except ValueError:
+        scale = -1.0
+    if not scale >= 0:
+        raise ValueError(f"{BATCH_NOISE_ENV} must be a number >= 0, got {given!r}")
+    return scale
+
+
 SHM_BUSY_LOOP_ENV = "PRM_FACTORY_SHM_BUSY_LOOP_S"
 """Seconds a reader of vLLM's shared-memory queues spins (sched_yield) after a read before it sleeps on its
 zmq notification; unset: vLLM's own (1 s)."""
@@ -84,6 +108,9 @@ def register() -> None:
         return
     if cpu_top_p_mode() != "sort":
         _install_top_p()
+    noise = batch_noise_scale()
+    if noise > 0:
+        _install_batch_noise(noise)
     _install_aot_cache()
     seconds = shm_busy_loop_s()
     if seconds is not None:
@@ -103,6 +130,29 @@ def _install_top_p() -> None:
     shortcut.prm_factory = True  # type: ignore[attr-defined]
     ops.apply_top_k_top_p = shortcut
     LOGGER.info("prm-factory: CPU top-p from each row's largest logits (%s=sort turns it off)", CPU_TOP_P_ENV)
+
+
+def _install_batch_noise(scale: float) -> None:
+    """Add `scale` x a noise vector drawn from the batch's row count to every row's logits before top-k/top-p
+    (BATCH_NOISE_ENV): the same for every row of one batch shape, deterministic, different per shape."""
+    from vllm.v1.sample.ops import topk_topp_sampler as ops
+
+    if getattr(ops.apply_top_k_top_p, "prm_factory_noise", False):
+        return
+    inner = ops.apply_top_k_top_p
+
+    @functools.wraps(inner)
+    def noisy(logits, k, p):  # type: ignore[no-untyped-def]
+        import torch
+
+        generator = torch.Generator().manual_seed(logits.shape[0])
+        noise = torch.randn(logits.shape[-1], generator=generator, dtype=torch.float32).to(logits.dtype)
+        return inner(logits + scale * noise, k, p)
+
+    noisy.prm_factory = getattr(inner, "prm_factory", False)  # type: ignore[attr-defined]
+    noisy.prm_factory_noise = True  # type: ignore[attr-defined]
+    ops.apply_top_k_top_p = noisy
+    LOGGER.info("prm-factory: simulated batch-shape rounding on the logits (%s=%s)", BATCH_NOISE_ENV, scale)
 
 
 def _install_busy_loop(seconds: float) -> None:

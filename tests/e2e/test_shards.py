@@ -168,7 +168,9 @@ def test_a_batch_draws_the_same_tokens_whenever_it_is_submitted(engine) -> None:
 def test_alone_or_in_another_batch_is_the_same_only_where_the_engine_says_batch_invariant(engine) -> None:
     """A request alone, or in a batch of other shape or order, draws the same tokens only on batch-invariant
     kernels (vLLM's batch-invariant mode on GPUs). Everywhere else the engine and the runs row say
-    `fixed-batch`, with the numerics the promise needs; on this CPU the draws may or may not match."""
+    `fixed-batch`, with the numerics the promise needs, and in this suite the draws differ: its engines
+    round by the batch's shape on every machine (tests/conftest.py), which forces the non-invariant path."""
+    from prm_factory.sampling.vllm_plugins import batch_noise_scale
     from prm_factory.sampling.vllm_sampler import engine_record
 
     prompts = [engine.render_chat(None, question) for question, _ in QUESTIONS]
@@ -183,7 +185,9 @@ def test_alone_or_in_another_batch_is_the_same_only_where_the_engine_says_batch_
     else:
         assert record["mode"] == "fixed-batch" and "batch" in record["reason"]
         assert record["numerics"]["dtype"] == engine.host_choice.dtype
-        print(f"alone / reordered draws equal the batch's on this machine: {same}")
+        # the suite's engines round by the batch's shape (tests/conftest.py), as AVX-512 CPUs do: what shares
+        # a batch changes a request's draws here, on any machine, and the fixed-batch tests pass anyway
+        assert batch_noise_scale() > 0 and not same
 
 
 def test_a_seeded_request_keeps_its_draws_beside_unseeded_ones(engine) -> None:

@@ -11,7 +11,13 @@ import torch
 from vllm.v1.sample.ops import topk_topp_sampler as ops
 
 from prm_factory.sampling.cpu_top_p import top_p_from_candidates
-from prm_factory.sampling.vllm_plugins import CPU_TOP_P_ENV, ENGINE_MARKER_ENV, cpu_top_p_mode, register
+from prm_factory.sampling.vllm_plugins import (
+    BATCH_NOISE_ENV,
+    CPU_TOP_P_ENV,
+    ENGINE_MARKER_ENV,
+    cpu_top_p_mode,
+    register,
+)
 
 VOCAB = 49_152  # SmolLM2's
 
@@ -98,6 +104,7 @@ def test_the_plugin_is_registered_with_vllm_and_patches_the_cpu_sampler(monkeypa
     original = ops.apply_top_k_top_p
     monkeypatch.setattr(ops, "apply_top_k_top_p", original)  # restored after the test
     monkeypatch.setenv(ENGINE_MARKER_ENV, "1")  # an engine the factory started
+    monkeypatch.delenv(BATCH_NOISE_ENV, raising=False)  # the suite's simulated rounding (tests/conftest.py)
     monkeypatch.setenv(CPU_TOP_P_ENV, "sort")
     register()
     assert ops.apply_top_k_top_p is original

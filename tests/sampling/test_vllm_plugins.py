@@ -12,9 +12,11 @@ import pytest
 
 from prm_factory.sampling.cpu_host import THREAD_ENV
 from prm_factory.sampling.vllm_plugins import (
+    BATCH_NOISE_ENV,
     CPU_TOP_P_ENV,
     ENGINE_MARKER_ENV,
     SHM_BUSY_LOOP_ENV,
+    batch_noise_scale,
     register,
     shm_busy_loop_s,
 )
@@ -25,6 +27,7 @@ def in_a_factory_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     """`register` acts only in engines the factory started (ENGINE_MARKER_ENV); these tests stand in one,
     but for the test of a process the factory did not start, which removes the marker."""
     monkeypatch.setenv(ENGINE_MARKER_ENV, "1")
+    monkeypatch.delenv(BATCH_NOISE_ENV, raising=False)  # the suite's simulated rounding (tests/conftest.py)
 
 
 def test_the_busy_loop_setting_is_read_from_the_environment_and_a_bad_value_is_named() -> None:
@@ -142,3 +145,30 @@ def test_a_vllm_process_loads_the_plugin_and_only_a_factory_engine_is_changed(ma
         [sys.executable, "-c", LOAD_PLUGINS], capture_output=True, text=True, env=env, timeout=300, check=True
     )
     assert out.stdout.strip().splitlines()[-1] == patched
+
+
+def test_simulated_batch_rounding_depends_on_the_batch_shape_only_and_is_off_unless_asked(
+    monkeypatch,
+) -> None:
+    """The stand-in for shape-dependent kernels the suite runs every engine with (tests/conftest.py): the same
+    batch shape gets the same logits, another shape other logits; unset, vLLM's logits pass untouched."""
+    import torch
+    from vllm.v1.sample.ops import topk_topp_sampler as ops
+
+    original = ops.apply_top_k_top_p
+    monkeypatch.setattr(ops, "apply_top_k_top_p", lambda logits, k, p: logits)  # identity, restored after
+    register()  # no BATCH_NOISE_ENV (the autouse fixture removed it)
+    logits = torch.zeros(2, 50)
+    assert torch.equal(ops.apply_top_k_top_p(logits.clone(), None, None), logits)
+    monkeypatch.setenv(BATCH_NOISE_ENV, "0.3")
+    register()
+    register()  # installed once
+    noisy = ops.apply_top_k_top_p
+    two, again = noisy(logits.clone(), None, None), noisy(logits.clone(), None, None)
+    three = noisy(torch.zeros(3, 50), None, None)
+    assert torch.equal(two, again) and torch.equal(two[0], two[1])  # one shape: one noise, every row
+    assert not torch.equal(two[0], three[0])  # another shape: other noise
+    assert 0 < float(two.abs().max()) < 3.0  # about 0.3 x a standard normal
+    assert getattr(noisy, "prm_factory_noise", False) and noisy is not original
+    with pytest.raises(ValueError, match=BATCH_NOISE_ENV):
+        batch_noise_scale({BATCH_NOISE_ENV: "-1"})
