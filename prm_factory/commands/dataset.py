@@ -48,13 +48,13 @@ def register(parent: typer.Typer) -> None:
 
 
 def _dataset(path: Path | None):  # -> storage.dataset.Dataset, imported lazily to keep `--help` fast
-    from prm_factory.storage.dataset import Dataset
+    from prm_factory.api import open_dataset
 
     if path is None:
         from prm_factory.config.run_config import default_dataset_root
 
         path = default_dataset_root()
-    return Dataset(str(path))
+    return open_dataset(path)
 
 
 def _version(dataset, version: str | None, as_of: str | None = None) -> int:
@@ -167,7 +167,7 @@ def query_command(
     output: OutputOption = None,
 ) -> None:
     """Run SQL over a dataset version (latest by default) and print or save the result."""
-    from prm_factory.storage.sql import query
+    from prm_factory.api import query
 
     _check_format(fmt)
     data = _dataset(dataset)
@@ -311,21 +311,24 @@ def export_command(
     max_completion_length: MaxCompletionLengthOption = None,
 ) -> None:
     """Export a version for a trainer (TRL, OpenRLHF, Math-Shepherd) or as flat step rows."""
-    from prm_factory.exports.formats import ExportOptions, check_trl_tokenization, export_table, write_export
+    from prm_factory.api import export
+    from prm_factory.exports.formats import check_trl_tokenization, write_export
 
     data = _dataset(dataset)
     resolved = _version(data, version, as_of)
-    options = ExportOptions(
-        label=label,  # type: ignore[arg-type]  # checked by export_table
+    table = export(
+        data,
+        fmt,  # type: ignore[arg-type]  # checked by export_table
+        version=resolved,
+        label=label,
         threshold=threshold,
-        sources=tuple(source or ()),
-        domains=tuple(domain or ()),
+        sources=source or (),
+        domains=domain or (),
         agreement_only=agreement_only,
         since_version=None if since_version is None else _version(data, since_version),
         stop_at_first_error=stop_at_first_error,
         placeholder=placeholder,
     )
-    table = export_table(data, fmt, resolved, options)  # type: ignore[arg-type]
     if check_tokenizer is not None:
         from prm_factory.exports.tokenizer_check import TrainerSettings
 

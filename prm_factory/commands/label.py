@@ -30,7 +30,8 @@ def register(parent: typer.Typer) -> None:
 
 def _labelling_config(config: Path | None, dataset: Path | None) -> RunConfig:
     """The config of a `label` / `relabel` call, after the verifiers' preflight (one line per problem)."""
-    from prm_factory.config.run_config import ConfigError, load_config
+    from prm_factory.api import load_config
+    from prm_factory.config.run_config import ConfigError
     from prm_factory.flows.preflight import labeler_problems
 
     try:
@@ -84,13 +85,11 @@ def label(
     if solutions is not None and not solutions.is_file():
         fail(f"solutions file not found: {solutions}")
     cfg = _labelling_config(config, dataset)
-    from prm_factory.flows.label_run import label_external
+    from prm_factory.api import label as label_chains
     from prm_factory.progress import quiet_output
 
     with quiet_output(cfg.dataset_root()) as log_path:
-        summary = label_external(
-            str(input_path), cfg, rollouts=rollouts, solutions=str(solutions) if solutions else None
-        )
+        summary = label_chains(input_path, cfg, rollouts=rollouts, solutions=solutions)
     console = Console()
     verdicts = dict(Counter(step.verdict for step in summary.steps))
     references = dict(Counter(step.reference_verdict or "not run" for step in summary.steps))
@@ -116,15 +115,15 @@ def relabel(
     commit them as a new version (no sampling, no rollouts: MC values are kept as drawn). Chains whose
     labels already carry the current verifier version and code are left as they are."""
     cfg = _labelling_config(config, dataset)
-    from prm_factory.flows.relabel_run import relabel_dataset
+    from prm_factory.api import open_dataset
+    from prm_factory.api import relabel as relabel_version
     from prm_factory.progress import quiet_output
-    from prm_factory.storage.dataset import Dataset
     from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
 
     try:  # before Prefect starts, and before the log would make a folder where no dataset is
-        Dataset(str(cfg.dataset_root())).resolve_version(version)
+        open_dataset(cfg.dataset_root()).resolve_version(version)
         with quiet_output(cfg.dataset_root()) as log_path:
-            summary = relabel_dataset(cfg, version)
+            summary = relabel_version(cfg, version=version)
     except (NoDatasetError, UnknownVersionError) as err:
         fail(str(err))
     console = Console()

@@ -79,3 +79,24 @@ def test_register_merges_a_group_into_a_fresh_app(command_app) -> None:
 
     merged = get_command(command_app(lambda a: (label.register(a), quality.register(a), sandbox.register(a))))
     assert set(merged.commands) == {"label", "relabel", "eval", "sandbox"}
+
+
+def long_functions(source: str, limit: int = 100) -> list[str]:
+    """Functions longer than `limit` lines (decorators and signature included)."""
+    return [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > limit  # type: ignore[operator]
+    ]
+
+
+def test_long_functions_finds_one_so_the_next_test_can_fail() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(101))
+    assert long_functions(f"def f():\n{body}") == ["f (102 lines)"]
+
+
+@pytest.mark.parametrize("module", [m for m in COMMAND_MODULES if not m.endswith(".train")])
+def test_no_command_function_is_over_100_lines(module: str) -> None:
+    source = (COMMANDS / f"{module.rsplit('.', 1)[1]}.py").read_text()
+    assert long_functions(source) == []

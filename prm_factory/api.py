@@ -1,0 +1,236 @@
+"""The factory from Python: the functions `prm_factory` exports (its `__all__`), and what the CLI calls.
+
+Everything else in the package (`prm_factory.flows`, `prm_factory.storage`, ...) is internal: its names and
+signatures change between releases without notice. These functions keep theirs, and each raises a
+`ConfigError` or a `StorageError` (both exported) with a one-line message for bad input, never a bare
+traceback from deep inside.
+
+>>> import prm_factory as pf                                                             # doctest: +SKIP
+>>> config = pf.load_config("run.toml", {"rollouts.k": 8})                               # doctest: +SKIP
+>>> summary = pf.run(config)                                                             # doctest: +SKIP
+>>> pf.query(summary.dataset_root, "SELECT consensus, count(*) FROM steps GROUP BY 1")   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from prm_factory.config.run_config import RunConfig
+    from prm_factory.exports.formats import ExportFormat
+    from prm_factory.flows.label_run import LabelSummary
+    from prm_factory.flows.relabel_run import RelabelSummary
+    from prm_factory.flows.run_summary import RunSummary
+    from prm_factory.storage.dataset import Dataset, VersionInfo
+    from prm_factory.training.feed import FeedKind, StepFeed
+    from prm_factory.training.step_scorer import StepScores
+
+PathLike = str | Path
+
+
+def load_config(path: PathLike | None = None, overrides: Mapping[str, object] | None = None) -> RunConfig:
+    """The run config of a TOML file (None: the defaults), then `PRM_FACTORY_<SECTION>__<FIELD>` variables,
+    then `overrides` as dotted keys (`{"rollouts.k": 8}`), later winning. Raises `ConfigError`.
+
+    >>> load_config(None, {"rollouts.k": 8}).rollouts.k
+    8
+    """
+    from prm_factory.config.run_config import load_config as load
+
+    return load(path, dict(overrides) if overrides else None)
+
+
+def _preflight(problems: Sequence[str]) -> None:
+    """Every problem the preflight found, in one `ConfigError` (one line each), before anything starts."""
+    from prm_factory.config.run_config import ConfigError
+
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def run(config: RunConfig, *, shard: str | None = None, parent_run: str | None = None) -> RunSummary:
+    """Sample chains, label every step and commit a new dataset version; the summary names the version,
+    its counts and the run's status (`"failed"` runs return too: read `status` and `error`).
+
+    `shard="I/N"` runs one hash slice of the problems as a shard of the logical run `parent_run`.
+
+    >>> summary = run(load_config("run.toml"))                                           # doctest: +SKIP
+    >>> summary.status, summary.version                                                 # doctest: +SKIP
+    ('succeeded', 3)
+    """
+    from prm_factory.flows.generation_run import run_generation
+    from prm_factory.flows.preflight import config_problems
+
+    if shard is not None:
+        from prm_factory.flows.shards import Shard, absolute_paths
+
+        Shard.parse(shard)
+        config = absolute_paths(config)  # every shard, here or on a worker, runs (and hashes) the same config
+    _preflight(config_problems(config))
+    return run_generation(config, shard, parent_run)
+
+
+def label(
+    chains: PathLike, config: RunConfig, *, rollouts: bool = False, solutions: PathLike | None = None
+) -> LabelSummary:
+    """Label chains written elsewhere (ProcessBench / PRM800K jsonl, a json list, or a folder of split files)
+    with the config's sources and commit them as a dataset version. `rollouts` adds Monte Carlo values from
+    the configured policy; `solutions` (GSM8K / MATH-style jsonl) supplies worked solutions by question text
+    for the reference source. Rows that do not parse are in `summary.rejected` with file, line and reason.
+
+    >>> summary = label("chains.jsonl", load_config(None, {"dataset.root": "ds"}))       # doctest: +SKIP
+    >>> len(summary.steps), summary.rejected                                             # doctest: +SKIP
+    (412, [])
+    """
+    from prm_factory.config.run_config import ConfigError
+    from prm_factory.flows.label_run import label_external
+    from prm_factory.flows.preflight import labeler_problems
+
+    if not Path(chains).exists():
+        raise ConfigError(f"input not found: {chains}")
+    if solutions is not None and not Path(solutions).is_file():
+        raise ConfigError(f"solutions file not found: {solutions}")
+    _preflight(labeler_problems(config))
+    solutions_path = str(solutions) if solutions is not None else None
+    return label_external(str(chains), config, rollouts=rollouts, solutions=solutions_path)
+
+
+def relabel(config: RunConfig, *, version: int | None = None) -> RelabelSummary:
+    """Recompute the labels of a version (None: the latest) of the config's dataset with today's labelers and
+    commit them as a new version; `summary.version` is None when every chain was already current.
+
+    >>> relabel(load_config(None, {"dataset.root": "ds"})).version                      # doctest: +SKIP
+    4
+    """
+    from prm_factory.flows.preflight import labeler_problems
+    from prm_factory.flows.relabel_run import relabel_dataset
+
+    _preflight(labeler_problems(config))
+    # NoDatasetError / UnknownVersionError before Prefect starts
+    open_dataset(config.dataset_root()).resolve_version(version)
+    return relabel_dataset(config, version)
+
+
+def open_dataset(root: PathLike, storage_options: Mapping[str, str] | None = None) -> Dataset:
+    """A dataset by its root (a folder, or an object-store URI with `storage_options`): `versions()`,
+    `latest_version()`, `tables(version)` (pyarrow datasets of problems, chains, steps, runs, rejections).
+
+    >>> open_dataset("ds").latest_version()                                              # doctest: +SKIP
+    3
+    """
+    from prm_factory.storage.dataset import Dataset
+
+    return Dataset(str(root), dict(storage_options) if storage_options else None)
+
+
+def versions(root: PathLike) -> list[VersionInfo]:
+    """Every committed version of the dataset at `root`, oldest first (number, time, tag, run).
+
+    >>> [v.version for v in versions("ds")]                                              # doctest: +SKIP
+    [0, 1, 2]
+    """
+    return open_dataset(root).versions()
+
+
+def query(root: PathLike | Dataset, sql: str, *, version: int | None = None) -> pa.Table:
+    """Run DuckDB SQL over one version (None: the latest) of a dataset, whose tables are views named
+    problems, chains, steps, runs and rejections (and label_stats, first_errors); returns an Arrow table.
+    Raises `StorageError`.
+
+    >>> query("ds", "SELECT count(*) AS n FROM steps").column("n")[0].as_py()           # doctest: +SKIP
+    412
+    """
+    from prm_factory.storage.sql import query as run_sql
+
+    return run_sql(_dataset(root), sql, version)
+
+
+def export(
+    root: PathLike | Dataset,
+    fmt: ExportFormat,
+    *,
+    version: int | None = None,
+    output: PathLike | None = None,
+    label: str = "hard",
+    threshold: float | None = None,
+    sources: Sequence[str] = (),
+    domains: Sequence[str] = (),
+    agreement_only: bool = False,
+    since_version: int | None = None,
+    stop_at_first_error: bool = False,
+    placeholder: str | None = None,
+) -> pa.Table:
+    """The rows a trainer reads, for `fmt` one of "trl", "openrlhf", "math-shepherd", "steps", from one
+    version; `label` picks the label kind ("hard", "soft" with `threshold`, "consensus", a source's name);
+    `since_version` keeps the rows of runs committed after that version; `placeholder` is the step tag of
+    the openrlhf and math-shepherd formats (one token of the model). Written to `output` too when given
+    (.jsonl, .parquet or .json by its suffix).
+
+    >>> export("ds", "trl", label="consensus", output="trl.jsonl").num_rows            # doctest: +SKIP
+    96
+    """
+    from prm_factory.exports.formats import ExportOptions, export_table, write_export
+
+    dataset = _dataset(root)
+    options = ExportOptions(
+        label=label,  # type: ignore[arg-type]  # checked by export_table
+        threshold=threshold,
+        sources=tuple(sources),
+        domains=tuple(domains),
+        agreement_only=agreement_only,
+        since_version=since_version,
+        stop_at_first_error=stop_at_first_error,
+        **({} if placeholder is None else {"placeholder": placeholder}),
+    )
+    table = export_table(dataset, fmt, version, options)
+    if output is not None:
+        write_export(table, Path(output))
+    return table
+
+
+def feed(
+    root: PathLike | Dataset,
+    kind: FeedKind = "steps",
+    *,
+    version: int | None = None,
+    columns: Sequence[str] | None = None,
+    batch_size: int = 8192,
+    follow: bool = False,
+    **options: Any,
+) -> StepFeed:
+    """A torch `IterableDataset` over one table of a version, streamed in batches (dicts of tensors and
+    lists), sharded over `torch.distributed` ranks and DataLoader workers; `follow=True` keeps streaming the
+    rows of versions committed later (fresh labels for a running job). Other options: see `StepFeed`.
+
+    >>> from torch.utils.data import DataLoader                                          # doctest: +SKIP
+    >>> for batch in DataLoader(feed("ds", columns=["consensus"]), batch_size=None):     # doctest: +SKIP
+    ...     break
+    """
+    from prm_factory.training.feed import StepFeed
+
+    return StepFeed(_dataset(root), kind, version, columns, batch_size, follow=follow, **options)
+
+
+def score(
+    checkpoint: PathLike, chains: Sequence[tuple[str, Sequence[str]]], *, batch_size: int = 8
+) -> list[StepScores]:
+    """Step scores of a PRM checkpoint (from `prm-factory train`, or TRL's PRMTrainer) for `(prompt, steps)`
+    pairs: P(step right) per step, at the positions training labelled, on a GPU when there is one; steps
+    cut by the checkpoint's max length get no score.
+
+    >>> score("prm-out", [("What is 2+3?", ["2+3 = 5", "The answer is 5."])])[0].scores # doctest: +SKIP
+    [0.93, 0.97]
+    """
+    from prm_factory.training.scorer import PrmScorer
+
+    return PrmScorer(Path(checkpoint), batch_size=batch_size).score(chains)
+
+
+def _dataset(root: PathLike | Dataset) -> Dataset:
+    from prm_factory.storage.dataset import Dataset
+
+    return root if isinstance(root, Dataset) else open_dataset(root)
