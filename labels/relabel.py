@@ -2,9 +2,10 @@
 
 A verifier fix should reach data already written. `relabel_chain` takes a chain and its step rows as stored
 in a dataset version, grades the chain's outcome again, judges its steps again, aligns them with the
-reference solution again, and rebuilds consensus and first-error flags. Monte Carlo values are kept as they
-were drawn (rollout texts are not stored, so they cannot be regraded); only the last step's value, which is
-the chain's own outcome, follows the new grade.
+reference solution again, and rebuilds consensus and first-error flags. Monte Carlo values and the judge's
+verdicts are kept as they were drawn (rollout texts are not stored, so they cannot be regraded; the judge
+needs an engine) and vote in the new consensus as in a fresh run; only the last step's value, which is the
+chain's own outcome, follows the new grade.
 
 The new rows get a label hash derived from the old one and the new labelers' identities, so they replace the
 old rows in the new dataset version (storage.layout.REPLACE_WHEN_CHANGED) while older versions keep theirs.
@@ -75,7 +76,8 @@ def relabel_chain(
         if old.value_source == "outcome":  # the last step's value is the chain's own (new) outcome
             hard = outcome_value(outcome.label)
             mc = None if hard is None else float(hard)
-        label, agree = consensus(verdict.label, hard, ref.label if ref else None)
+        # the judge is not run again (it needs an engine): its stored vote counts as a fresh run counts it
+        label, agree = consensus(verdict.label, hard, ref.label if ref else None, old.judge_verdict)
         is_first = label == "negative" and not first_seen
         first_seen = first_seen or is_first
         if verdict.label == "incorrect" and first_verifier is None:

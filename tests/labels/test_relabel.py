@@ -55,3 +55,30 @@ def test_grade_text_of_a_chain_from_elsewhere_is_its_given_answer():
     external = replace(chain, model="external", final_answer="42")
     assert grade_text(external) == "The answer is 42"
     assert grade_text(replace(external, final_answer=None)) == chain.text
+
+
+class AllCorrect:
+    """Grades every chain right and holds every step."""
+
+    def grade(self, problem, text):
+        return Verdict("correct", "right answer")
+
+    def check_steps(self, problem, steps):
+        return [Verdict("correct", "scripted") for _ in steps]
+
+
+def test_the_kept_judge_vote_counts_in_the_new_consensus():
+    """A relabel keeps the judge's stored verdicts (it runs no engine), so its consensus must weigh them as a
+    fresh run does: the judge's `incorrect` against the verifier's `correct` is `negative`, not `positive`."""
+    problem, chain, steps = records()
+    ordered = sorted(steps, key=lambda s: s.step_index)
+    judged = [
+        replace(s, judge_verdict="incorrect" if s.step_index == 1 else "correct", judge_labeler="critic@h")
+        for s in ordered
+    ]
+    no_mc = [replace(s, hard_label=None, mc_value=None, soft_label=None, value_source="none") for s in judged]
+    _, rows = relabel_chain(problem, chain, no_mc, AllCorrect(), LABELERS, None, "run-2")  # type: ignore[misc]
+    assert [r.judge_verdict for r in rows] == ["correct", "incorrect", "correct"]
+    assert [r.consensus for r in rows] == ["positive", "negative", "positive"]
+    assert [r.labels_agree for r in rows] == [True, False, True]
+    assert [r.first_error for r in rows] == [False, True, False]
