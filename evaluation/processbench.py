@@ -16,13 +16,16 @@ The label sources are those `prm-factory label` writes without a model:
   else the steps graded against the reference answer;
 - `combined`: their union (`evaluation.real_errors.combine_step_labels`), a step `incorrect` when either
   source says so. Without MC rollouts or a judge the consensus rule (`labels.consensus`) makes a step
-  negative exactly then, so its first errors, and every figure here, are the consensus's.
+  negative exactly then, so its first errors, and every figure here, are the consensus's;
+- every other registered source that needs no engine (a plug-in, `evaluation.source_labels`), by its name;
+- `prm`: a trained checkpoint's step scores (`eval --prm`), `incorrect` below P(right) 0.5.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -30,14 +33,13 @@ from typing import Any
 from prm_factory.evaluation.external import ExternalEvalReport, evaluate_external
 from prm_factory.evaluation.kind_precision import kind_precision
 from prm_factory.evaluation.real_errors import combine_step_labels
+from prm_factory.evaluation.source_labels import other_labels
 from prm_factory.labels.reference import reference_step_labels
 from prm_factory.schemas.external_chains import ExternalChain
 from prm_factory.schemas.records import Problem
 from prm_factory.schemas.rejected import RejectedRow
 from prm_factory.verifiers.math.reading_kinds import KindPrecision
 from prm_factory.verifiers.protocol import Verifier
-
-LABEL_SOURCES = ("verifier", "reference", "combined", "prm")  # prm: a trained checkpoint (`eval --prm`)
 
 
 def chain_problem(chain: ExternalChain) -> Problem:
@@ -88,6 +90,7 @@ def label_sources(
             by_source["combined"].append(combine_step_labels(checked, aligned))
         if done is not None:
             done(1)
+    by_source.update(other_labels(chains, verifier, chain_problem, partial(chain_outcome, verifier=verifier)))
     return by_source
 
 
@@ -152,7 +155,7 @@ def _subset(rows: list[Any], limit: int | None, spread: bool) -> list[Any]:
 @dataclass(frozen=True)
 class SplitReport:
     split: Split
-    sources: dict[str, ExternalEvalReport]  # by label source, in LABEL_SOURCES order
+    sources: dict[str, ExternalEvalReport]  # by label source: verifier, reference, combined, others, prm
     # the verifier's `incorrect` flags per reading kind (`evaluation.kind_precision`)
     verifier_kinds: dict[str, KindPrecision] = field(default_factory=dict)
 
@@ -240,7 +243,7 @@ def average_over_splits(reports: Sequence[SplitReport]) -> dict[str, SourceFigur
     for report in reports:
         for name, scores in report.sources.items():
             per_source.setdefault(name, []).append(source_figures(scores))
-    return {name: _average(per_source[name]) for name in LABEL_SOURCES if name in per_source}
+    return {name: _average(figures) for name, figures in per_source.items()}
 
 
 def _average(figures: Sequence[SourceFigures]) -> SourceFigures:

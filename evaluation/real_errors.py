@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prm_factory.evaluation.external import predicted_first_error
+from prm_factory.evaluation.source_labels import other_labels
 from prm_factory.labels.metrics import (
     FirstErrorScores,
     PrecisionRecall,
@@ -40,6 +41,7 @@ from prm_factory.labels.metrics import (
     step_labels_from_first_error,
 )
 from prm_factory.labels.reference import reference_step_labels
+from prm_factory.schemas.external_chains import ExternalChain
 from prm_factory.schemas.records import Problem
 from prm_factory.schemas.reference_solutions import question_key
 from prm_factory.verifiers.protocol import Verifier
@@ -47,7 +49,6 @@ from prm_factory.verifiers.protocol import Verifier
 REAL_ERRORS_SET = Path(__file__).parent / "data" / "real_errors_gsm8k.jsonl"
 # the shared GSM8K train split beside the checkout (../shared/data/gsm8k), for rows that carry no solution
 SHARED_GSM8K_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "gsm8k" / "train.jsonl"
-LABEL_SOURCES = ("verifier", "reference", "combined")
 
 
 @dataclass(frozen=True)
@@ -137,19 +138,32 @@ def _score(samples: Sequence[ReferenceSample], step_labels: Sequence[Sequence[st
     )
 
 
+def sample_problem(sample: ReferenceSample) -> Problem:
+    return Problem(sample.id, "gsm8k", "math", sample.problem, sample.reference_answer, sample.solution)
+
+
 def label_chains(samples: Sequence[ReferenceSample], verifier: Verifier) -> dict[str, list[list[str]]]:
-    """Step labels of every label source for every chain (the outcome graded here, not read from gold)."""
-    by_source: dict[str, list[list[str]]] = {name: [] for name in LABEL_SOURCES}
+    """Step labels of every label source for every chain (the outcome graded here, not read from gold):
+    the verifier, the reference, their union, and any other registered source that needs no engine."""
+    by_source: dict[str, list[list[str]]] = {"verifier": [], "reference": [], "combined": []}
     for sample in samples:
-        problem = Problem(
-            sample.id, "gsm8k", "math", sample.problem, sample.reference_answer, sample.solution
-        )
+        problem = sample_problem(sample)
         outcome = verifier.grade(problem, "\n".join(sample.steps)).label
         checked = [v.label for v in verifier.check_steps(problem, sample.steps)]
         aligned = [v.label for v in reference_step_labels(problem, sample.steps, outcome)]
         by_source["verifier"].append(checked)
         by_source["reference"].append(aligned)
         by_source["combined"].append(combine_step_labels(checked, aligned))
+    chains = [ExternalChain(s.id, s.problem, s.steps) for s in samples]
+    by_id = {s.id: s for s in samples}
+    by_source.update(
+        other_labels(
+            chains,
+            verifier,
+            lambda chain: sample_problem(by_id[chain.id]),
+            lambda chain, problem: verifier.grade(problem, "\n".join(chain.steps)).label,
+        )
+    )
     return by_source
 
 

@@ -21,6 +21,7 @@ import json
 import traceback
 import uuid
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +50,16 @@ from prm_factory.flows.stage_clock import StageClock
 from prm_factory.flows.stages import GENERATION
 from prm_factory.flows.tasks import SANDBOX_TAG, TALLY_NOTE, RolloutStage
 from prm_factory.labels.assemble import SampledChain, chunk_records
-from prm_factory.labels.judge import JudgeResult
+from prm_factory.labels.registry import ALWAYS, Registry, configured, run_sources
+from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
+from prm_factory.labels.sources.mc import from_values
+from prm_factory.labels.sources.verifier import from_verdicts
 from prm_factory.labels.tally import RunTally
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.vllm_sampler import engine_record
 from prm_factory.schemas.records import Problem, Rejection
 from prm_factory.storage.staging import chunk_dir, drop_staged, is_staged, read_note
+from prm_factory.verifiers.identity import identity_tag
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
 __all__ = ["RunFailed", "RunSummary", "engine_settings", "generation_run", "run_generation"]
@@ -106,7 +111,7 @@ class RunState:
 
 @dataclass(frozen=True)
 class ChunkRun:
-    """Everything one chunk's stages need (the run's plan, its config, where to report)."""
+    """Everything one chunk's stages need (the run's plan, its config, its label sources, where to report)."""
 
     config: RunConfig
     domain: Domain
@@ -116,6 +121,29 @@ class ChunkRun:
     clock: StageClock
     progress: RunProgress
     total_problems: int
+    sources: RunSources
+
+
+@dataclass(frozen=True)
+class RunSources:
+    """The run's label sources: the registry its labels vote by, what they are handed, and those that run
+    after the verifier and MC (whose labels come from the cached verify and rollouts stages)."""
+
+    registry: Registry
+    setup: SourceSetup
+    others: tuple[LabelSource, ...]
+
+    @classmethod
+    def of(cls, config: RunConfig, domain: Domain, verifier: Verifier, plan: RunPlan) -> RunSources:
+        setup = SourceSetup(config, domain.name, verifier, plan.settings, plan.context.run_id)
+        chosen = run_sources(config.labels.sources, config.judge.enabled)
+        others = tuple(s for s in chosen if s.name not in ALWAYS and s.applies(setup))
+        return cls(configured(config.labels.sources), setup, others)
+
+    def clocked(self) -> list[str]:
+        """Sources that run as a stage of their own on the clock: those needing an engine or a checkpoint
+        (the others run inline, as the reference alignment always has)."""
+        return [s.name for s in self.others if s.needs & {"engine", "checkpoint"}]
 
 
 def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:
@@ -123,7 +151,7 @@ def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:
     index, part, keys = chunk.index, chunk.problems, chunk.keys
     directory = chunk_dir(run.root, keys.staged)
     rows_clock = GENERATION["rows"].clock_name
-    stages = [*CHUNK_STAGES, *(("judge",) if run.config.judge.enabled else ()), rows_clock]
+    stages = [*CHUNK_STAGES, *run.sources.clocked(), rows_clock]
     if run.config.resume.enabled and is_staged(directory):
         run.clock.reuse(stages)
         run.progress.tally.merge(RunTally.from_json(read_note(directory, TALLY_NOTE)))
@@ -132,14 +160,8 @@ def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:
         return
     sampled, verdicts = sample_and_verify(run, index, part, keys)
     values = chunk_rollouts(run, sampled, keys)
-    references = chain_references(run.domain, sampled)
-    judged: dict[str, JudgeResult] = {}
-    if run.config.judge.enabled:
-        plan = run.plan
-        judged = run.clock.run(
-            "judge", lambda: tasks.judge_task(plan.judging, run.config, sampled, verdicts, references, values)
-        )
-    chains, steps = chunk_records(sampled, verdicts, values, references, judged, run.plan.context)
+    labels = chunk_labels(run, sampled, verdicts, values)
+    chains, steps = chunk_records(sampled, labels, run.plan.context, run.sources.registry)
     tally = RunTally.of(chains, steps, values.values())
     tally.problems = len(part)
     run.clock.run(rows_clock, lambda: tasks.stage_task(run.root, str(directory), part, chains, steps, tally))
@@ -201,11 +223,25 @@ def chunk_rollouts(run: ChunkRun, sampled: list[SampledChain], keys: ChunkKeys) 
     return {v.chain_id: v for v in stage.values}
 
 
-def chain_references(domain: Domain, sampled: list[SampledChain]) -> list[list[Verdict] | None]:
-    """The `reference` source's verdicts per chain, where the domain has one."""
-    if domain.reference is None:
-        return [None] * len(sampled)
-    return [domain.reference(c.problem, [s.text for s in c.steps], c.outcome.label) for c in sampled]
+def chunk_labels(
+    run: ChunkRun, sampled: list[SampledChain], verdicts: list[list[Verdict]], values: dict[str, ChainValues]
+) -> dict[str, list[ChainLabels | None]]:
+    """Every source's labels of the chunk's chains: the verifier's and MC's from their cached stages, then
+    the run's other sources in order (each reads the labels before it)."""
+    tag = identity_tag(run.plan.labelers["verifier"])
+    policy = run.plan.settings.model_id
+    labels: dict[str, list[ChainLabels | None]] = {
+        "verifier": [from_verdicts(chain_verdicts, tag) for chain_verdicts in verdicts],
+        "mc": [from_values(values.get(c.chain_id), len(c.steps), policy) for c in sampled],
+    }
+    clocked = run.sources.clocked()
+    for source in run.sources.others:
+        task_ = tasks.label_task.with_options(
+            name=f"label-{source.name}", tags=tasks.source_tags(source, run.domain)
+        )
+        work = partial(task_, source, sampled, dict(labels), run.sources.setup)
+        labels[source.name] = run.clock.run(source.name, work) if source.name in clocked else work()
+    return labels
 
 
 @flow(name="prm-generation-run", log_prints=True)
@@ -256,7 +292,8 @@ def generation_run(
             )
         if needs_engine(root, config, plan):
             clock.once("engine_start", lambda: tasks.start_engine_task(plan.settings))
-        chunk_run = ChunkRun(config, domain, verifier, plan, root, clock, state.progress, planned)
+        sources = RunSources.of(config, domain, verifier, plan)
+        chunk_run = ChunkRun(config, domain, verifier, plan, root, clock, state.progress, planned, sources)
         for chunk in plan.chunks:
             label_chunk(chunk_run, chunk)
         clock.finish()

@@ -214,6 +214,14 @@ KEYED_ELSEWHERE: dict[str, str] = {  # module -> why its key still covers it
         "labels.assemble reads values when building rows, which consume `rollouts`"
     ),
     "prm_factory.labels.reference": "the reference labeler's identity is in `labels` (the label config hash)",
+    "prm_factory.labels.source": (
+        "the label source shape; the votes it declares decide rows, keyed by `rows` (prm_factory.labels)"
+    ),
+    "prm_factory.labels.sources": (
+        "each source's identity is in `labels` (the label config hash), the verifier's also in `verifier`"
+    ),
+    "prm_factory.sampling.backends": "engine access of the judge source, which is not cached",
+    "prm_factory.sampling.model_prep": "resolves the judge's checkpoint; the judge model is in `judge`",
 }
 """Product modules a stage's declared code imports without declaring, and why its key still covers them
 (tests/flows/test_stages.py checks every such import is declared upstream or listed here)."""
