@@ -1,7 +1,12 @@
 """The `verifier` label source: the domain's verifier checks each step (SymPy claim checks for math, test
 runs in the sandbox for code). Its `incorrect` is a checked false claim, final whatever else says; its
 `correct` (the arithmetic holds) is weak, since a step can compute true arithmetic on the wrong quantities.
-The verifier is also what grades outcomes and rollouts, so every run uses it (labels.registry.ALWAYS)."""
+The verifier is also what grades outcomes and rollouts, so every run uses it (labels.registry.ALWAYS).
+
+Where the verifier names the reading behind an `incorrect` (its `kind`: closed arithmetic, an equation
+step, ...), `final_kinds` says which readings are precise enough to be final; an `incorrect` of another
+kind votes as the reference's does (strong: a strong positive disputes it). `final_kinds` None (today) and a
+verdict without a kind (the code verifier's) keep every `incorrect` final."""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from prm_factory.labels.source import BaseSource, ChainLabels, SourceSetup, Strength
+from prm_factory.labels.source import BaseSource, ChainLabels, SourceSetup, Strength, Vote
 from prm_factory.schemas.step_labels import StepLabel
 from prm_factory.verifiers.identity import identity_tag, labeler_identity
 from prm_factory.verifiers.protocol import Verdict
@@ -23,6 +28,13 @@ class VerifierSource(BaseSource):
     needs = frozenset({"sandbox"})  # code chains only: the domain decides (flows tag code tasks)
     positive = Strength.WEAK
     negative = Strength.FINAL
+    final_kinds: frozenset[str] | None = None  # None: every `incorrect` is final, whatever its kind
+
+    def vote(self, label: StepLabel) -> Vote | None:
+        vote = super().vote(label)
+        if vote is None or vote.positive or label.kind is None or self.final_kinds is None:
+            return vote
+        return vote if label.kind in self.final_kinds else Vote(False, Strength.STRONG)
 
     def identity(self, setup: SourceSetup) -> dict[str, str]:
         """The verifier's name, version and the digest of its package (verifiers.identity)."""

@@ -58,6 +58,28 @@ def test_the_verifier_source_keeps_reason_evidence_and_the_reading_kind() -> Non
     assert verifier.SOURCE.vote(StepLabel("verifier", "correct")) == Vote(True, Strength.WEAK)
 
 
+def test_a_verifier_incorrect_of_a_kind_not_final_is_disputed_by_a_strong_positive() -> None:
+    from prm_factory.labels.consensus import step_consensus
+    from prm_factory.labels.registry import registry
+    from prm_factory.schemas.step_labels import mc_label
+
+    weighed = verifier.VerifierSource()
+    weighed.final_kinds = frozenset({"closed_arithmetic"})
+    sources = {**registry(), "verifier": weighed}
+    reached = mc_label(True, 1.0, {}, "mc@m")  # a rollout from the prefix reached the answer
+    for kind, expected in (
+        ("closed_arithmetic", "negative"),
+        ("equation_step", "disputed"),
+        (None, "negative"),
+    ):
+        labels = [StepLabel("verifier", "incorrect", kind=kind), reached]
+        assert step_consensus(labels, sources)[0] == expected, kind
+    # today (no final kinds given): every `incorrect` is final, as before kinds existed
+    assert step_consensus([StepLabel("verifier", "incorrect", kind="equation_step"), reached], registry())[
+        0
+    ] == ("negative")
+
+
 def test_the_reference_source_runs_on_math_chains_only_and_aligns_them() -> None:
     setup = SourceSetup(RunConfig(), "math", Checker())  # type: ignore[arg-type]
     assert reference.SOURCE.applies(setup)
