@@ -189,9 +189,7 @@ def step_records(
     return rows
 
 
-def chain_record(
-    sampled: SampledChain, context: RecordContext, first_errors: Mapping[str, int]
-) -> Chain:
+def chain_record(sampled: SampledChain, context: RecordContext, first_errors: Mapping[str, int]) -> Chain:
     return Chain(
         chain_id=sampled.chain_id,
         problem_id=sampled.problem.problem_id,
