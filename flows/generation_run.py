@@ -1,12 +1,14 @@
 """A generation run as a Prefect flow: the chunk loop and the run's finish; stages live elsewhere.
 
 load → plan (model, labelers, every stage key: flows/plan.py) → start engine → per chunk of
-`resume.chunk_problems` problems: sample → segment+grade → verify steps → rollouts → (judge) → records
-staged as Parquet (storage/staging.py) → commit all staged chunks as one dataset version. The tasks are in
-flows/tasks.py, the cached stages and their keys are declared in flows/stages.py. Memory is bounded by a
-chunk: the flow keeps running totals (labels/tally.py) and the staged chunks' paths, never the run's chains
-or steps, and readers see the run only once it commits. Math and code runs differ only in their `Domain`
-(flows/domains.py). A failing run still records itself, with the error, in the runs table.
+`resume.chunk_problems` problems: sample → segment+grade → verify steps → rollouts → the run's other label
+sources (the reference, the judge, plug-ins: labels/registry.py) → records staged as Parquet
+(storage/staging.py) → commit all staged chunks as one dataset version. The tasks are in flows/tasks.py,
+the cached stages and their keys are declared in flows/stages.py; the verify and rollouts stages give the
+`verifier` and `mc` sources' labels (labels/sources/). Memory is bounded by a chunk: the flow keeps running
+totals (labels/tally.py) and the staged chunks' paths, never the run's chains or steps, and readers see the
+run only once it commits. Math and code runs differ only in their `Domain` (flows/domains.py). A failing run
+still records itself, with the error, in the runs table.
 
 Resume: sample, segment+grade, verify and rollouts are cached per chunk under `<dataset root>/_cache` by
 content keys (flows/resume.py), and a chunk whose rows were staged is reused whole, so the same config

@@ -2,10 +2,11 @@
 
 Same records and provenance as a sampled run: the chain's model is "external", its steps are the given
 steps, verdicts come from the math verifier, the final answer is graded against the row's reference answer
-(`reference_answer`, `answer`, or a worked `solution`'s final line) exactly as sampled chains are, the
-`reference` source aligns the steps with a worked solution where the row has one, and with `rollouts=True`
-every step prefix is continued by the configured policy (the Math-Shepherd completer) with the run's rollout
-strategy, costs and resume cache.
+(`reference_answer`, `answer`, or a worked `solution`'s final line) exactly as sampled chains are, and the
+config's other label sources label them as in a run (`[labels] sources`: the `reference` source aligns the
+steps with a worked solution where the row has one; the judge, plug-ins). With `rollouts=True` every step
+prefix is continued by the configured policy (the Math-Shepherd completer) with the run's rollout
+strategy, costs and resume cache: the `mc` source.
 """
 
 from __future__ import annotations

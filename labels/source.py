@@ -26,7 +26,7 @@ mc          strong (hard True)    weak (hard False)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from prm_factory.labels.assemble import SampledChain
     from prm_factory.sampling.vllm_sampler import EngineSettings
 
-Need = Literal["engine", "sandbox", "solution", "checkpoint"]
 NEEDS: frozenset[str] = frozenset({"engine", "sandbox", "solution", "checkpoint"})
+"""What a source may need: the policy engine, the code sandbox, a worked solution, a checkpoint."""
 
 
 class Strength(IntEnum):
@@ -77,7 +77,6 @@ class SourceSetup:
     run_id: str = ""
     pipeline: Literal["run", "label", "relabel"] = "run"
     rollouts: bool = True  # whether this pipeline continues step prefixes (`label` without --rollouts: no)
-    extras: Mapping[str, Any] = field(default_factory=dict)
 
     def options(self, source: str) -> dict[str, Any]:
         """The source's own settings: `[labels.options.<source>]` of the config."""

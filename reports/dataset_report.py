@@ -214,8 +214,14 @@ def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) ->
                 for label in others
                 if (label["chain_id"], label["step_index"]) == (step["chain_id"], step["step_index"])
             ]
+        label_sources = _rows(connection, LABEL_SOURCES_SQL)
+        present = {row["source"] for row in label_sources}  # sources that labelled this version
         chain_columns = {row[0] for row in connection.execute("DESCRIBE chains").fetchall()}
-        with_first_errors = [s for s in registered_names() if first_error_column(s) in chain_columns]
+        ordered = [
+            *(s for s in registered_names() if s in present),
+            *sorted(present - set(registered_names())),
+        ]
+        with_first_errors = [s for s in ordered if first_error_column(s) in chain_columns]
         return ReportData(
             dataset_root=dataset.root,
             version=resolved,
@@ -229,7 +235,7 @@ def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) ->
                 SampleChain(chain, [step for step in steps if step["chain_id"] == chain["chain_id"]])
                 for chain in chains
             ],
-            label_sources=_rows(connection, LABEL_SOURCES_SQL),
+            label_sources=label_sources,
         )
     finally:
         connection.close()
