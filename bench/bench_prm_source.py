@@ -64,6 +64,64 @@ def write_chains(args: argparse.Namespace, path: Path) -> dict[str, tuple[bool, 
     return truth
 
 
+def evaluate(
+    store: Any, checkpoint: Path, truth: dict[str, tuple[bool, ...]], held_out: float, version: int | None
+) -> dict[str, Any]:
+    """Held-out figures of the `prm` labels of a dataset version (see the module docstring)."""
+    from prm_factory.storage.sql import query
+    from prm_factory.training.rows import is_held_out
+    from prm_factory.training.step_metrics import auroc
+
+    steps = query(
+        store,
+        "SELECT c.source_row_id AS chain, s.problem_id, s.step_index, s.prm_value, s.prm_verdict, "
+        "s.consensus FROM steps s JOIN chains c USING (chain_id) ORDER BY chain, step_index",
+        version=version,
+        sources=["prm"],
+    ).to_pylist()
+    held = [s for s in steps if is_held_out(s["problem_id"], held_out) and s["prm_value"] is not None]
+    ruled = [s for s in held if s["consensus"] in ("positive", "negative")]
+    unruled = [s for s in held if s["consensus"] not in ("positive", "negative")]
+
+    def exact(subset: list[dict[str, Any]]) -> list[bool]:
+        return [truth[s["chain"]][s["step_index"]] for s in subset]
+
+    def scores(subset: list[dict[str, Any]]) -> list[float]:
+        return [s["prm_value"] for s in subset]
+
+    threshold = json.loads((checkpoint / "prm_factory.json").read_text())["threshold"]
+    cut = threshold["threshold"]
+    truths = exact(held)
+    right_recall = sum(s >= cut for s, t in zip(scores(held), truths, strict=True) if t) / max(1, sum(truths))
+    wrong_recall = sum(s < cut for s, t in zip(scores(held), truths, strict=True) if not t) / max(
+        1, len(truths) - sum(truths)
+    )
+    disagree = query(
+        store,
+        "SELECT count(*) AS n FROM steps WHERE prm_verdict IS NOT NULL "
+        "AND consensus IN ('positive', 'negative') AND (prm_verdict = 'correct') <> (consensus = 'positive')",
+        version=version,
+    ).to_pylist()[0]["n"]
+    return {
+        "steps": len(steps),
+        "held_out_steps": len(held),
+        "held_out_wrong_steps": len(truths) - sum(truths),
+        "threshold": threshold,
+        "auroc_vs_truth": auroc(scores(held), truths),
+        "auroc_vs_truth_where_rules_label": auroc(scores(ruled), exact(ruled)),
+        "auroc_vs_rules": auroc(scores(ruled), [s["consensus"] == "positive" for s in ruled]),
+        "held_out_steps_rules_leave_unlabelled": len(unruled),
+        "of_which_truly_wrong": len(unruled) - sum(exact(unruled)),
+        "mean_prm_value_there": sum(scores(unruled)) / len(unruled) if unruled else None,
+        "balanced_accuracy_vs_truth_at_threshold": (right_recall + wrong_recall) / 2,
+        "rules_accuracy_vs_truth": sum(
+            (s["consensus"] == "positive") == t for s, t in zip(ruled, exact(ruled), strict=True)
+        )
+        / max(1, len(ruled)),
+        "prm_rules_disagreements_all_steps": disagree,
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=120)
@@ -76,16 +134,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--held-out", type=float, default=0.25)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--evaluate-only", action="store_true", help="read the figures off a finished --out folder again"
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.evaluate_only:
+        from prm_factory.storage.dataset import Dataset
+
+        truth = write_chains(args, args.out / "chains.jsonl")
+        figures = evaluate(Dataset(str(args.out / "dataset")), args.out / "prm", truth, args.held_out, None)
+        print(json.dumps(figures, indent=2))
+        return figures
 
     from prm_factory.config.run_config import load_config
     from prm_factory.flows.label_run import label_external
     from prm_factory.flows.relabel_run import relabel_dataset
     from prm_factory.storage.dataset import Dataset
-    from prm_factory.storage.sql import query
-    from prm_factory.training.rows import is_held_out, rows_from_dataset
-    from prm_factory.training.step_metrics import auroc
+    from prm_factory.training.rows import rows_from_dataset
     from prm_factory.training.trainer import Provenance, TrainSettings, train
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -114,8 +180,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     result = train(rows, settings, Provenance(str(root), labelled.version, "consensus"))
     seconds["train"] = time.perf_counter() - started
-    threshold = json.loads((checkpoint / "prm_factory.json").read_text())["threshold"]
-
     scoring = load_config(
         None,
         {
@@ -127,52 +191,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     scored = relabel_dataset(scoring, sources=["prm"])
     seconds["score"] = time.perf_counter() - started
-    steps = query(
-        store,
-        "SELECT c.source_row_id AS chain, s.problem_id, s.step_index, s.prm_value, s.prm_verdict, "
-        "s.consensus FROM steps s JOIN chains c USING (chain_id) ORDER BY chain, step_index",
-        version=scored.version,
-        sources=["prm"],
-    ).to_pylist()
-    held = [s for s in steps if is_held_out(s["problem_id"], args.held_out) and s["prm_value"] is not None]
-    exact = [truth[s["chain"]][s["step_index"]] for s in held]
-    scores = [s["prm_value"] for s in held]
-    ruled = [
-        (s["prm_value"], s["consensus"] == "positive")
-        for s in held
-        if s["consensus"] in ("positive", "negative")
-    ]
-    rules_vs_truth = [
-        (s["consensus"] == "positive") == t
-        for s, t in zip(held, exact, strict=True)
-        if s["consensus"] in ("positive", "negative")
-    ]
-    t = threshold["threshold"]
-    right = [score >= t for score in scores]
-    recall_right = sum(r for r, x in zip(right, exact, strict=True) if x) / max(1, sum(exact))
-    recall_wrong = sum(not r for r, x in zip(right, exact, strict=True) if not x) / max(
-        1, len(exact) - sum(exact)
-    )
-    disagree = query(
-        store,
-        "SELECT count(*) AS n FROM steps WHERE prm_verdict IS NOT NULL "
-        "AND consensus IN ('positive', 'negative') AND (prm_verdict = 'correct') <> (consensus = 'positive')",
-        version=scored.version,
-    ).to_pylist()[0]["n"]
-    figures = {
+    figures = evaluate(store, checkpoint, truth, args.held_out, scored.version)
+    figures |= {
         "chains": len(truth),
-        "steps": len(steps),
         "train_rows": result.n_train,
         "held_out_chains": result.n_held_out,
-        "held_out_steps": len(held),
-        "held_out_wrong_steps": len(exact) - sum(exact),
-        "threshold": threshold,
-        "auroc_vs_truth": auroc(scores, exact),
-        "auroc_vs_rules": auroc([p for p, _ in ruled], [r for _, r in ruled]),
-        "balanced_accuracy_vs_truth_at_threshold": (recall_right + recall_wrong) / 2,
-        "rules_accuracy_vs_truth": sum(rules_vs_truth) / max(1, len(rules_vs_truth)),
-        "rules_labelled_held_out_steps": len(rules_vs_truth),
-        "prm_rules_disagreements_all_steps": disagree,
         "seconds": seconds,
         "train_loss": result.train_loss,
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
