@@ -45,6 +45,9 @@ def test_a_plugin_source_labels_a_run_and_shows_in_query_export_and_training_row
     for row in rows:  # the fake chains: "Step 1: We compute the result." / "Step 2: The answer is N."
         assert row["digits_verdict"] == "correct" and row["digits_value"] > 0, row
         assert row["digits_labeler"].startswith("digits@1.0+")
+    # its identity keys the run's labels like the built-in sources' (flows/plan.py), and the run records it
+    (run,) = query(ds, "SELECT verifier_versions FROM runs").to_pylist()
+    assert json.loads(run["verifier_versions"])["digits"].startswith("1.0+")
     long = query(ds, "SELECT source, count(*) AS n FROM step_labels GROUP BY source ORDER BY source")
     assert {"source": "digits", "n": summary.steps} in long.to_pylist()
     assert headline_stats(ds, None, registered_names())["digits_correct"] == sum(
