@@ -23,9 +23,7 @@ import json
 import traceback
 import uuid
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 from prefect import State, flow, get_run_logger
 from prefect.states import Failed
@@ -44,13 +42,13 @@ from prm_factory.flows.plan import (
     plan_run,
     run_labelers,
 )
-from prm_factory.flows.resume import with_stage_cache
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
 from prm_factory.flows.run_summary import RunFailed, RunSummary
+from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.shards import ShardRun
 from prm_factory.flows.stage_clock import StageClock
 from prm_factory.flows.stages import GENERATION
-from prm_factory.flows.tasks import SANDBOX_TAG, TALLY_NOTE, RolloutStage
+from prm_factory.flows.tasks import TALLY_NOTE, RolloutStage
 from prm_factory.labels.assemble import SampledChain, chunk_records
 from prm_factory.labels.registry import ALWAYS, Registry, configured, run_sources
 from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
@@ -113,7 +111,7 @@ class RunState:
 
 @dataclass(frozen=True)
 class ChunkRun:
-    """Everything one chunk's stages need (the run's plan, its config, its label sources, where to report)."""
+    """Everything one chunk's stages need (the run's plan, its config, its label sources, its executor)."""
 
     config: RunConfig
     domain: Domain
@@ -124,6 +122,7 @@ class ChunkRun:
     progress: RunProgress
     total_problems: int
     sources: RunSources
+    executor: ChunkExecutor
 
 
 @dataclass(frozen=True)
@@ -142,18 +141,13 @@ class RunSources:
         others = tuple(s for s in chosen if s.name not in ALWAYS and s.applies(setup))
         return cls(configured(config.labels.sources), setup, others)
 
-    def clocked(self) -> list[str]:
-        """Sources that run as a stage of their own on the clock: those needing an engine or a checkpoint
-        (the others run inline, as the reference alignment always has)."""
-        return [s.name for s in self.others if s.needs & {"engine", "checkpoint"}]
-
 
 def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:
     """One chunk from problems to staged rows; only its totals and staged path outlive this call."""
     index, part, keys = chunk.index, chunk.problems, chunk.keys
     directory = chunk_dir(run.root, keys.staged)
-    rows_clock = GENERATION["rows"].clock_name
-    stages = [*CHUNK_STAGES, *run.sources.clocked(), rows_clock]
+    rows = GENERATION["rows"]
+    stages = [*CHUNK_STAGES, *run.executor.timed_sources(run.sources.others), rows.clock_name]
     if run.config.resume.enabled and is_staged(directory):
         run.clock.reuse(stages)
         run.progress.tally.merge(RunTally.from_json(read_note(directory, TALLY_NOTE)))
@@ -166,60 +160,39 @@ def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:
     chains, steps = chunk_records(sampled, labels, run.plan.context, run.sources.registry)
     tally = RunTally.of(chains, steps, values.values())
     tally.problems = len(part)
-    run.clock.run(rows_clock, lambda: tasks.stage_task(run.root, str(directory), part, chains, steps, tally))
+    run.executor.run(rows, keys["rows"], run.root, str(directory), part, chains, steps, tally)
     run.progress.tally.merge(tally)
     run.progress.staged.append(str(directory))
-
-
-def _resumable(run: ChunkRun, task_: Any, key: str) -> Any:
-    return with_stage_cache(task_, run.root, key if run.config.resume.enabled else None)
-
-
-def _sandbox_tags(run: ChunkRun) -> list[str]:
-    return [SANDBOX_TAG] if run.domain.name == "code" else []
 
 
 def sample_and_verify(
     run: ChunkRun, index: int, part: list[Problem], keys: ChunkKeys
 ) -> tuple[list[SampledChain], list[list[Verdict]]]:
     """Sample the chunk's chains, segment and grade them, and verify their steps."""
-    from prm_factory.flows.scaleout import verify_in_chunks
-
-    plan, clock = run.plan, run.clock
-    sample = _resumable(run, tasks.sample_task, keys["sample"])
-    drawn = clock.run(
-        "sample", lambda: sample(plan.settings, part, plan.params, run.domain), [keys["sample"]]
-    )
-    clock.advanced("sample", index + 1, len(plan.chunks))
-    segment = _resumable(run, tasks.segment_task, keys["segment"]).with_options(tags=_sandbox_tags(run))
-    sampled = clock.run(
-        "segment_grade", lambda: segment(drawn, run.domain, run.verifier, plan.identity), [keys["segment"]]
-    )
-    if run.config.runner.task_runner != "threads":
-        verdicts = clock.run(
-            "verify", lambda: verify_in_chunks(sampled, run.config, run.root, keys["verify"])
-        )
-    else:
-        verify = _resumable(run, tasks.verify_task, keys["verify"]).with_options(tags=_sandbox_tags(run))
-        verdicts = clock.run("verify", lambda: verify(sampled, run.verifier), [keys["verify"]])
+    plan, execute = run.plan, run.executor.run
+    drawn = execute(GENERATION["sample"], keys["sample"], plan.settings, part, plan.params, run.domain)
+    run.clock.advanced("sample", index + 1, len(plan.chunks))
+    sampled = execute(GENERATION["segment"], keys["segment"], drawn, run.domain, run.verifier, plan.identity)
+    verdicts = execute(GENERATION["verify"], keys["verify"], sampled, run.verifier)
     return sampled, verdicts
 
 
 def chunk_rollouts(run: ChunkRun, sampled: list[SampledChain], keys: ChunkKeys) -> dict[str, ChainValues]:
     """Monte Carlo values of the chunk's chains, by chain id."""
-    task_ = _resumable(run, tasks.rollouts_task, keys["rollouts"]).with_options(
-        tags=[tasks.ENGINE_TAG, *_sandbox_tags(run)]
-    )
     progress = run.progress
     done = progress.rollout_chains
     with_steps = sum(1 for c in sampled if c.steps)
     expected = max(done + with_steps, run.total_problems * run.config.sampling.n)
-    stage: RolloutStage = run.clock.run(
-        "rollouts",
-        lambda: task_(
-            run.plan.settings, sampled, run.config, run.verifier, run.plan.context.run_id, done, expected
-        ),
-        [keys["rollouts"]],
+    stage: RolloutStage = run.executor.run(
+        GENERATION["rollouts"],
+        keys["rollouts"],
+        run.plan.settings,
+        sampled,
+        run.config,
+        run.verifier,
+        run.plan.context.run_id,
+        done,
+        expected,
     )
     progress.add_rollouts(stage, with_steps)
     return {v.chain_id: v for v in stage.values}
@@ -236,14 +209,7 @@ def chunk_labels(
         "verifier": [from_verdicts(chain_verdicts, tag) for chain_verdicts in verdicts],
         "mc": [from_values(values.get(c.chain_id), len(c.steps), policy) for c in sampled],
     }
-    clocked = run.sources.clocked()
-    for source in run.sources.others:
-        task_ = tasks.label_task.with_options(
-            name=f"label-{source.name}", tags=tasks.source_tags(source, run.domain)
-        )
-        work = partial(task_, source, sampled, dict(labels), run.sources.setup)
-        labels[source.name] = run.clock.run(source.name, work) if source.name in clocked else work()
-    return labels
+    return run.executor.label_sources(run.sources.others, sampled, labels, run.sources.setup)
 
 
 @flow(name="prm-generation-run", log_prints=True)
@@ -295,7 +261,10 @@ def generation_run(
         if needs_engine(root, config, plan):
             clock.once("engine_start", lambda: tasks.start_engine_task(plan.settings))
         sources = RunSources.of(config, domain, verifier, plan)
-        chunk_run = ChunkRun(config, domain, verifier, plan, root, clock, state.progress, planned, sources)
+        executor = ChunkExecutor(root, domain.name, clock, resume=config.resume.enabled, config=config)
+        chunk_run = ChunkRun(
+            config, domain, verifier, plan, root, clock, state.progress, planned, sources, executor
+        )
         for chunk in plan.chunks:
             label_chunk(chunk_run, chunk)
         clock.finish()

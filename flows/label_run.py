@@ -22,10 +22,10 @@ from prefect.cache_policies import NO_CACHE
 from prm_factory.config.run_config import RunConfig
 from prm_factory.flows.domains import math_verifier
 from prm_factory.flows.engines import engine_settings
-from prm_factory.flows.resume import with_stage_cache
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
+from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.stages import EXTERNAL
-from prm_factory.flows.tasks import label_task, rollouts_task, start_engine_task, write_task
+from prm_factory.flows.tasks import start_engine_task, write_task
 from prm_factory.labels.assemble import (
     RecordContext,
     SampledChain,
@@ -34,7 +34,7 @@ from prm_factory.labels.assemble import (
     join_steps,
 )
 from prm_factory.labels.registry import ALWAYS, configured, run_sources
-from prm_factory.labels.source import ChainLabels, SourceSetup
+from prm_factory.labels.source import SourceSetup
 from prm_factory.labels.sources.mc import from_values
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.backends import get_sampler
@@ -131,8 +131,8 @@ def _rollout_values(
             "verifier": labeler_identity(verifier),
         }
     )["rollouts"]
-    task_ = with_stage_cache(rollouts_task, root, key if config.resume.enabled else None)
-    stage = task_(settings, sampled, config, verifier, run_id)
+    executor = ChunkExecutor(root, "math", resume=config.resume.enabled, config=config)
+    stage = executor.run(EXTERNAL["rollouts"], key, settings, sampled, config, verifier, run_id)
     return sampled, stage.values, settings.model_id, weights
 
 
@@ -173,21 +173,18 @@ def label_external(
         rollouts=rollouts,
     )
     others = [s for s in chosen if s.name not in ALWAYS and s.applies(setup)]
-    verifier_source = configured(config.labels.sources)["verifier"]
-    labels: dict[str, list[ChainLabels | None]] = {
-        "verifier": label_task.with_options(name="label-verifier")(verifier_source, sampled, {}, setup)
-    }
+    registry = configured(config.labels.sources)
+    executor = ChunkExecutor(root, "math", resume=config.resume.enabled, config=config)
+    labels = executor.label_sources([registry["verifier"]], sampled, {}, setup)
     if rollouts:
         by_chain = {v.chain_id: v for v in values}
         labels["mc"] = [from_values(by_chain.get(c.chain_id), len(c.steps), policy) for c in sampled]
     labelers = {"verifier": labeler_identity(verifier)}
     if rollouts:
         labelers["policy"] = {"name": policy, "version": weights, "code": ""}
-    for source in others:
-        labelers[source.name] = source.identity(setup)
-        if sampled:
-            task_ = label_task.with_options(name=f"label-{source.name}")
-            labels[source.name] = task_(source, sampled, dict(labels), setup)
+    labelers.update({source.name: source.identity(setup) for source in others})
+    if sampled:
+        labels = executor.label_sources(others, sampled, labels, setup)
     context = RecordContext(
         run_id=run_id,
         model_id=EXTERNAL_MODEL,
@@ -197,7 +194,7 @@ def label_external(
         verifier_version=verifier.version,
         label_config_hash=config.label_config_hash(labelers),
     )
-    chains, steps = chunk_records(sampled, labels, context, configured(config.labels.sources))
+    chains, steps = chunk_records(sampled, labels, context, registry)
     problems = list({c.problem.problem_id: c.problem for c in sampled}.values())
     run = run_record(
         run_id=run_id,

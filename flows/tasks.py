@@ -254,9 +254,3 @@ def label_task(
     labelled = sum(chain_labels is not None for chain_labels in labels)
     get_run_logger().info("%s: labelled %d of %d chains", source.name, labelled, len(sampled))
     return labels
-
-
-def source_tags(source: LabelSource, domain: Domain) -> list[str]:
-    """The concurrency tags of a source's task: the engine's, and the sandbox's in a code run."""
-    tags = [ENGINE_TAG] if "engine" in source.needs else []
-    return tags + ([SANDBOX_TAG] if "sandbox" in source.needs and domain.name == "code" else [])
