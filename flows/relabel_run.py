@@ -9,17 +9,19 @@ import json
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from prefect import flow, get_run_logger
 
 from prm_factory.config.run_config import RunConfig
 from prm_factory.flows.domains import domain_for
 from prm_factory.flows.engines import engine_settings
+from prm_factory.flows.resume import chunks
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
+from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.tasks import write_task
 from prm_factory.labels.registry import Registry, RegistryError, configured, order_by_reads, run_sources
-from prm_factory.labels.relabel import relabel_chain
+from prm_factory.labels.relabel import StoredChain, relabel_chains
 from prm_factory.labels.source import LabelSource, SourceSetup
 from prm_factory.schemas.records import Chain, Problem, Step, from_table
 from prm_factory.storage.dataset import Dataset
@@ -73,14 +75,21 @@ def _setup(
 def relabel_dataset(
     config: RunConfig, version: int | None = None, sources: Sequence[str] = ()
 ) -> RelabelSummary:
-    """Relabel every chain of `version` (None: the latest) of the config's dataset (module docstring)."""
+    """Relabel every chain of `version` (None: the latest) of the config's dataset (module docstring), a
+    chunk of `resume.chunk_problems` problems at a time: each source's batch call is one stage per chunk
+    (flows/runner.py), as in a run."""
     logger = get_run_logger()
     root = str(config.dataset_root())
     dataset = Dataset(root)
     from_version = dataset.resolve_version(version)
     tables = dataset.tables(from_version)
     problems = {p.problem_id: p for p in from_table(Problem, tables["problems"].to_table())}
-    chains = from_table(Chain, tables["chains"].to_table())
+    chains_by_problem: dict[str, list[Chain]] = defaultdict(list)
+    for chain in from_table(Chain, tables["chains"].to_table()):
+        if chain.problem_id not in problems:
+            logger.warning("chain %s: its problem %s is not in the dataset", chain.chain_id, chain.problem_id)
+            continue
+        chains_by_problem[chain.problem_id].append(chain)
     steps_by_chain: dict[str, list[Step]] = defaultdict(list)
     for step in from_table(Step, tables["steps"].to_table()):
         steps_by_chain[step.chain_id].append(step)
@@ -88,33 +97,28 @@ def relabel_dataset(
     started = utc_now()
     registry: Registry = configured(config.labels.sources)
     by_domain: dict[str, tuple[Verifier, SourceSetup, list[LabelSource]]] = {}
+    executor = ChunkExecutor(root, resume=config.resume.enabled, config=config)
     new_chains: list[Chain] = []
     new_steps: list[Step] = []
     unchanged = 0
     try:
-        for chain in chains:
-            problem = problems.get(chain.problem_id)
-            if problem is None:
-                logger.warning(
-                    "chain %s: its problem %s is not in the dataset", chain.chain_id, chain.problem_id
-                )
-                continue
-            if problem.domain not in by_domain:
-                domain_config = config.model_copy(
-                    update={"problems": config.problems.model_copy(update={"domain": problem.domain})}
-                )
-                verifier = domain_for(domain_config).make_verifier()
-                setup = _setup(domain_config, problem.domain, verifier, run_id, sources)
-                by_domain[problem.domain] = (verifier, setup, rerun_sources(domain_config, setup, sources))
-            _, setup, rerun = by_domain[problem.domain]
-            result = relabel_chain(
-                problem, chain, steps_by_chain.get(chain.chain_id, []), rerun, registry, setup, run_id
-            )
-            if result is None:
-                unchanged += 1
-                continue
-            new_chains.append(result[0])
-            new_steps.extend(result[1])
+        for part in chunks([problems[p] for p in chains_by_problem], config.resume.chunk_problems):
+            for domain in sorted({p.domain for p in part}):
+                if domain not in by_domain:
+                    by_domain[domain] = _domain_sources(config, domain, run_id, sources)
+                _, setup, rerun = by_domain[domain]
+                stored = [
+                    StoredChain(problem, chain, steps_by_chain.get(chain.chain_id, []))
+                    for problem in part
+                    if problem.domain == domain
+                    for chain in chains_by_problem[problem.problem_id]
+                ]
+                label_with = replace(executor, domain=domain).label_sources
+                results, current = relabel_chains(stored, rerun, registry, setup, run_id, label_with)
+                unchanged += current
+                for new_chain, rows in results:
+                    new_chains.append(new_chain)
+                    new_steps.extend(rows)
     finally:
         for verifier, _, _ in by_domain.values():
             close = getattr(verifier, "close", None)
@@ -141,3 +145,15 @@ def relabel_dataset(
     )
     new_version = write_task(root, run, [], new_chains, new_steps, [])
     return RelabelSummary(run_id, root, from_version, new_version, new_chains, new_steps, unchanged, ran)
+
+
+def _domain_sources(
+    config: RunConfig, domain: str, run_id: str, names: Sequence[str]
+) -> tuple[Verifier, SourceSetup, list[LabelSource]]:
+    """The verifier, what sources are handed and the sources to run again, for the chains of one domain."""
+    domain_config = config.model_copy(
+        update={"problems": config.problems.model_copy(update={"domain": domain})}
+    )
+    verifier = domain_for(domain_config).make_verifier()
+    setup = _setup(domain_config, domain, verifier, run_id, names)
+    return verifier, setup, rerun_sources(domain_config, setup, names)

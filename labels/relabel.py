@@ -16,7 +16,8 @@ theirs. A chain whose stored labels already carry the current labelers is left a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from prm_factory.labels.assemble import RecordContext, SampledChain, build_records
 from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
@@ -72,6 +73,94 @@ def stored_chain(problem: Problem, chain: Chain, steps: Sequence[Step], outcome:
     )
 
 
+LabelWith = Callable[
+    [Sequence[LabelSource], Sequence[SampledChain], Mapping[str, Sequence[ChainLabels | None]], SourceSetup],
+    dict[str, list[ChainLabels | None]],
+]
+"""How a pipeline runs sources over chains (flows/runner.ChunkExecutor.label_sources): `labels` plus each
+source's labels, the sources in order."""
+
+
+def label_directly(
+    sources: Sequence[LabelSource],
+    chains: Sequence[SampledChain],
+    labels: Mapping[str, Sequence[ChainLabels | None]],
+    setup: SourceSetup,
+) -> dict[str, list[ChainLabels | None]]:
+    """Each source's batch call in turn, in this process (what a pipeline's executor does as tasks)."""
+    out = {name: list(per_chain) for name, per_chain in labels.items()}
+    for source in sources:
+        out[source.name] = list(source.label(list(chains), dict(out), setup))
+    return out
+
+
+@dataclass(frozen=True)
+class StoredChain:
+    """A chain of a dataset version with its problem and its step rows."""
+
+    problem: Problem
+    chain: Chain
+    steps: Sequence[Step]
+
+
+def relabel_chains(
+    stored: Sequence[StoredChain],
+    rerun: Sequence[LabelSource],
+    sources: Mapping[str, LabelSource],
+    setup: SourceSetup,
+    run_id: str,
+    label_with: LabelWith = label_directly,
+) -> tuple[list[tuple[Chain, list[Step]]], int]:
+    """New chain and step rows for `run_id` of the chains whose stored labels are not `rerun`'s current
+    ones, in one batch call per source, and how many chains were already current.
+
+    `rerun` runs in that order (a source reading another's labels after it); every other source's stored
+    labels are kept and follow the new outcome where they depend on it (`LabelSource.follow_outcome`).
+    """
+    tags = {source.name: source.labeler(setup) for source in rerun}
+    names = set(tags)
+    chosen: list[tuple[StoredChain, list[Step]]] = []
+    unchanged = 0
+    for item in stored:
+        ordered = sorted(item.steps, key=lambda s: s.step_index)
+        if not ordered or current(ordered, tags):  # no steps: nothing to relabel either
+            unchanged += 1
+            continue
+        chosen.append((item, ordered))
+    if not chosen:
+        return [], unchanged
+    sampled: list[SampledChain] = []
+    kept: list[dict[str, ChainLabels]] = []
+    for item, ordered in chosen:
+        chain = item.chain
+        if "verifier" in names:  # the verifier grades the outcome, too
+            outcome = setup.verifier.grade(item.problem, grade_text(chain))
+        else:
+            outcome = Verdict(chain.outcome, chain.outcome_reason, json.loads(chain.outcome_evidence or "{}"))
+        sampled.append(stored_chain(item.problem, chain, ordered, outcome))
+        kept.append(
+            {
+                name: sources[name].follow_outcome(labels, outcome.label)
+                for name, labels in stored_labels(ordered).items()
+                if name not in names
+            }
+        )
+    held = sorted({name for chain_labels in kept for name in chain_labels})
+    prior = {name: [chain_labels.get(name) for chain_labels in kept] for name in held}
+    labels = label_with(rerun, sampled, prior, setup)
+    identities = {source.name: source.identity(setup) for source in rerun}
+    results = []
+    for position, ((item, ordered), chain) in enumerate(zip(chosen, sampled, strict=True)):
+        base = item.chain.label_config_hash or ordered[0].label_config_hash
+        label_hash = content_id("relabel", base, identities)[:16]
+        context = RecordContext(
+            run_id, item.chain.model, item.chain.sampling, item.chain.seed, "", "", label_hash
+        )
+        by_source = {name: per_chain[position] for name, per_chain in labels.items()}
+        results.append(build_records(chain, by_source, context, sources))
+    return results, unchanged
+
+
 def relabel_chain(
     problem: Problem,
     chain: Chain,
@@ -81,27 +170,7 @@ def relabel_chain(
     setup: SourceSetup,
     run_id: str,
 ) -> tuple[Chain, list[Step]] | None:
-    """New chain and step rows for `run_id` with `rerun`'s labels recomputed (in that order: a source
-    reading another's labels comes after it), or None when the stored rows already carry them."""
-    ordered = sorted(steps, key=lambda s: s.step_index)
-    if not ordered or current(ordered, {source.name: source.labeler(setup) for source in rerun}):
-        return None
-    names = {source.name for source in rerun}
-    if "verifier" in names:  # the verifier grades the outcome, too
-        outcome = setup.verifier.grade(problem, grade_text(chain))
-    else:
-        outcome = Verdict(chain.outcome, chain.outcome_reason, json.loads(chain.outcome_evidence or "{}"))
-    labels: dict[str, ChainLabels | None] = {}
-    for name, kept in stored_labels(ordered).items():
-        if name not in names:
-            labels[name] = sources[name].follow_outcome(kept, outcome.label)
-    sampled = stored_chain(problem, chain, ordered, outcome)
-    for source in rerun:
-        prior = {name: [chain_labels] for name, chain_labels in labels.items()}
-        labels[source.name] = source.label([sampled], prior, setup)[0]
-    identities = {source.name: source.identity(setup) for source in rerun}
-    label_hash = content_id("relabel", chain.label_config_hash or ordered[0].label_config_hash, identities)[
-        :16
-    ]
-    context = RecordContext(run_id, chain.model, chain.sampling, chain.seed, "", "", label_hash)
-    return build_records(sampled, labels, context, sources)
+    """`relabel_chains` of one chain: its new rows, or None when its stored rows already carry `rerun`'s
+    labels (or it has no steps)."""
+    results, _ = relabel_chains([StoredChain(problem, chain, steps)], rerun, sources, setup, run_id)
+    return results[0] if results else None

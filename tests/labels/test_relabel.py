@@ -120,3 +120,26 @@ def test_the_last_steps_mc_value_follows_the_new_outcome():
     _, rows = relabel(problem, chain, ordered, Scripted(), "run-2")  # type: ignore[misc]  # graded wrong
     assert rows[-1].label("mc").verdict == "incorrect" and rows[-1].label("mc").value == 0.0
     assert [r.label("mc") for r in rows[:-1]] == [s.label("mc") for s in ordered[:-1]]
+
+
+def test_a_batch_of_chains_is_one_call_per_source_and_current_chains_are_counted():
+    from prm_factory.labels.relabel import StoredChain, label_directly, relabel_chains
+
+    run = storage_fixtures().make_run("a", n_problems=2, chains_per_problem=1, steps_per_chain=3)
+    stored = [
+        StoredChain(problem, chain, [s for s in run.steps if s.chain_id == chain.chain_id])
+        for problem, chain in zip(run.problems, run.chains, strict=True)
+    ]
+    setup = SourceSetup(RunConfig(), "math", Scripted(), pipeline="relabel")
+    calls: list[int] = []
+
+    def counted(sources, chains, labels, setup):
+        calls.append(len(chains))
+        return label_directly(sources, chains, labels, setup)
+
+    source = ScriptedVerifierSource()
+    results, unchanged = relabel_chains(stored, [source], registry(), setup, "run-2", counted)
+    assert calls == [2] and unchanged == 0 and [c.run_id for c, _ in results] == ["run-2", "run-2"]
+    done = StoredChain(stored[0].problem, *results[0])
+    again, unchanged = relabel_chains([done, stored[1]], [source], registry(), setup, "run-3", counted)
+    assert calls == [2, 1] and unchanged == 1 and len(again) == 1
