@@ -39,9 +39,14 @@ def combine(votes: Sequence[Vote]) -> tuple[Consensus, bool | None]:
     unverifiable   True         incorrect    disputed     False
     correct        False        correct      disputed     False
     unverifiable   None         unverifiable unlabeled    None
+    incorrect (k)  True         (not run)    disputed     False
+    incorrect (k)  None         correct      disputed     False
+    incorrect (k)  False        (not run)    negative     True
     ============== ============ ============ ============ ======
 
-    The judge votes as the reference does.
+    `incorrect` is the verifier's of a final reading kind (or of none named); `incorrect (k)` of a kind the
+    verifier source does not count final (labels/sources/verifier.py, `FINAL_KINDS`), which votes as the
+    reference's `incorrect` does. The judge votes as the reference does.
 
     >>> from prm_factory.labels.source import Strength
     >>> weak_no, strong_yes = Vote(False, Strength.WEAK), Vote(True, Strength.STRONG)

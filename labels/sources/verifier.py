@@ -4,9 +4,12 @@ runs in the sandbox for code). Its `incorrect` is a checked false claim, final w
 The verifier is also what grades outcomes and rollouts, so every run uses it (labels.registry.ALWAYS).
 
 Where the verifier names the reading behind an `incorrect` (its `kind`: closed arithmetic, an equation
-step, ...), `final_kinds` says which readings are precise enough to be final; an `incorrect` of another
-kind votes as the reference's does (strong: a strong positive disputes it). `final_kinds` None (today) and a
-verdict without a kind (the code verifier's) keep every `incorrect` final."""
+step, ...; the math verifier from 2.6.0), `final_kinds` says which readings are precise enough to be final:
+by default the math verifier's `FINAL_KINDS` (the kinds measured at 99 % precision or more on enough flags,
+`verifiers/math/reading_kinds.py`). An `incorrect` of another kind votes as the reference's does (strong: a
+strong positive, the reference's or a judge's `correct`, an MC hard label True, disputes it). A verdict
+without a kind (the code verifier's) stays final, and so does every `incorrect` of a source whose
+`final_kinds` is None."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING
 from prm_factory.labels.source import BaseSource, ChainLabels, SourceSetup, Strength, Vote
 from prm_factory.schemas.step_labels import StepLabel
 from prm_factory.verifiers.identity import identity_tag, labeler_identity
+from prm_factory.verifiers.math.public import FINAL_KINDS
 from prm_factory.verifiers.protocol import Verdict
 
 if TYPE_CHECKING:
@@ -28,7 +32,7 @@ class VerifierSource(BaseSource):
     needs = frozenset({"sandbox"})  # code chains only: the domain decides (flows tag code tasks)
     positive = Strength.WEAK
     negative = Strength.FINAL
-    final_kinds: frozenset[str] | None = None  # None: every `incorrect` is final, whatever its kind
+    final_kinds: frozenset[str] | None = FINAL_KINDS  # None: every `incorrect` is final, whatever its kind
 
     def vote(self, label: StepLabel) -> Vote | None:
         vote = super().vote(label)

@@ -59,25 +59,39 @@ def test_the_verifier_source_keeps_reason_evidence_and_the_reading_kind() -> Non
 
 
 def test_a_verifier_incorrect_of_a_kind_not_final_is_disputed_by_a_strong_positive() -> None:
+    """The registered verifier source weighs its `incorrect` by the math verifier's FINAL_KINDS: a final kind
+    stays negative against any positive, another kind votes strong (as the reference's), so a strong
+    positive (a rollout that reached the answer, the reference's `correct`) disputes it; alone, or against
+    the verifier's own weak kind of positive, it is still negative."""
     from prm_factory.labels.consensus import step_consensus
     from prm_factory.labels.registry import registry
     from prm_factory.schemas.step_labels import mc_label
+    from prm_factory.verifiers.math.public import FINAL_KINDS
 
-    weighed = verifier.VerifierSource()
-    weighed.final_kinds = frozenset({"closed_arithmetic"})
-    sources = {**registry(), "verifier": weighed}
+    assert verifier.SOURCE.final_kinds == FINAL_KINDS and "closed_arithmetic" in FINAL_KINDS
+    assert "equation_step" not in FINAL_KINDS and "word_problem_arithmetic" not in FINAL_KINDS
+    sources = registry()
     reached = mc_label(True, 1.0, {}, "mc@m")  # a rollout from the prefix reached the answer
-    for kind, expected in (
-        ("closed_arithmetic", "negative"),
-        ("equation_step", "disputed"),
-        (None, "negative"),
+    on_track = StepLabel("reference", "correct")
+    missed = mc_label(False, 0.0, {}, "mc@m")  # no rollout got there: a weak negative
+    for kind, against, expected in (
+        ("closed_arithmetic", reached, "negative"),
+        ("closed_arithmetic", on_track, "negative"),
+        ("equation_step", reached, "disputed"),
+        ("word_problem_arithmetic", on_track, "disputed"),
+        ("equation_step", missed, "negative"),
+        (None, reached, "negative"),  # no kind named (the code verifier): final
     ):
-        labels = [StepLabel("verifier", "incorrect", kind=kind), reached]
-        assert step_consensus(labels, sources)[0] == expected, kind
-    # today (no final kinds given): every `incorrect` is final, as before kinds existed
-    assert step_consensus([StepLabel("verifier", "incorrect", kind="equation_step"), reached], registry())[
-        0
-    ] == ("negative")
+        labels = [StepLabel("verifier", "incorrect", kind=kind), against]
+        assert step_consensus(labels, sources)[0] == expected, (kind, against.source)
+    assert verifier.SOURCE.vote(StepLabel("verifier", "incorrect", kind="equation_step")) == Vote(
+        False, Strength.STRONG
+    )
+    # a source without final kinds keeps every `incorrect` final, as before verifiers named kinds
+    unweighed = verifier.VerifierSource()
+    unweighed.final_kinds = None
+    labels = [StepLabel("verifier", "incorrect", kind="equation_step"), reached]
+    assert step_consensus(labels, {**sources, "verifier": unweighed})[0] == "negative"
 
 
 def test_the_reference_source_runs_on_math_chains_only_and_aligns_them() -> None:
