@@ -78,11 +78,11 @@ CONSENSUS = AuditedSource(
 
 def registered_sources() -> tuple[AuditedSource, ...]:
     """Every other label source of the registry (labels/registry.py: the trained PRM, a package's), read
-    from its columns (schemas/step_labels.py) as the first sources are."""
+    from its columns (schemas/step_labels.py) as the first sources are; not `human`, the reviewers' own."""
     from prm_factory.labels.registry import registered_names
     from prm_factory.schemas.step_labels import columns_of
 
-    first = {source.name for source in FIRST_SOURCES}
+    first = {source.name for source in FIRST_SOURCES} | {"human"}  # what the sources are measured by
     audited = []
     for name in registered_names():
         if name in first:

@@ -30,6 +30,7 @@ BUILTIN: dict[str, str] = {
     "mc": "prm_factory.labels.sources.mc:SOURCE",
     "reference": "prm_factory.labels.sources.reference:SOURCE",
     "judge": "prm_factory.labels.sources.judge:SOURCE",
+    "human": "prm_factory.audit.human_source:SOURCE",  # an audit's answers (relabel --source human)
 }
 """The sources of this package, by name (a new one is one line here, or an entry point)."""
 

@@ -151,6 +151,9 @@ def relabel_chains(
     identities = {source.name: source.identity(setup) for source in rerun}
     results = []
     for position, ((item, ordered), chain) in enumerate(zip(chosen, sampled, strict=True)):
+        if all(labels[name][position] is None and ordered[0].label(name) is None for name in names):
+            unchanged += 1  # its sources left it unlabelled, as before (reviewers who answered none of it)
+            continue
         base = item.chain.label_config_hash or ordered[0].label_config_hash
         label_hash = content_id("relabel", base, identities)[:16]
         context = RecordContext(
