@@ -6,7 +6,7 @@ labels/consensus.py reads it: the verifier's and the reference's and the judge's
 (`unverifiable` is no vote), MC's hard label (True: some rollout from the prefix reaches the answer), and the
 consensus (`positive` / `negative`; `disputed` and `unlabeled` are no vote).
 
->>> [source.name for source in SOURCES]
+>>> [source.name for source in SOURCES if source.name != "prm"]  # prm: the trained PRM, where installed
 ['verifier', 'reference', 'mc', 'judge', 'consensus']
 >>> SOURCES[2].vote_sql
 "CASE WHEN hard_label THEN 'correct' WHEN NOT hard_label THEN 'incorrect' END"
@@ -38,7 +38,7 @@ def _verdict(column: str) -> str:
     return f"CASE {column} WHEN 'correct' THEN 'correct' WHEN 'incorrect' THEN 'incorrect' END"
 
 
-SOURCES: tuple[AuditedSource, ...] = (
+FIRST_SOURCES: tuple[AuditedSource, ...] = (
     AuditedSource(
         "verifier",
         ("verdict",),
@@ -63,15 +63,38 @@ SOURCES: tuple[AuditedSource, ...] = (
         _verdict("judge_verdict"),
         ("judge_verdict", "judge_reason", "judge_labeler"),
     ),
-    AuditedSource(
-        "consensus",
-        ("consensus",),
-        "CASE consensus WHEN 'positive' THEN 'correct' WHEN 'negative' THEN 'incorrect' END",
-        ("consensus", "labels_agree", "first_error"),
-        combined=True,
-    ),
 )
-"""Today's sources, in the order the page and the report show them."""
+"""The four first sources, in the order the page and the report show them; their columns predate the
+generic ones (`NAME_verdict`, ...) of sources registered later."""
+
+CONSENSUS = AuditedSource(
+    "consensus",
+    ("consensus",),
+    "CASE consensus WHEN 'positive' THEN 'correct' WHEN 'negative' THEN 'incorrect' END",
+    ("consensus", "labels_agree", "first_error"),
+    combined=True,
+)
+
+
+def registered_sources() -> tuple[AuditedSource, ...]:
+    """Every other label source of the registry (labels/registry.py: the trained PRM, a package's), read
+    from its columns (schemas/step_labels.py) as the first sources are; not `human`, the reviewers' own."""
+    from prm_factory.labels.registry import registered_names
+    from prm_factory.schemas.step_labels import columns_of
+
+    first = {source.name for source in FIRST_SOURCES} | {"human"}  # what the sources are measured by
+    audited = []
+    for name in registered_names():
+        if name in first:
+            continue
+        c = columns_of(name)
+        shown = tuple(column for column in (c.verdict, c.value, c.reason, c.labeler, c.evidence) if column)
+        audited.append(AuditedSource(name, (c.verdict,), _verdict(c.verdict), shown))
+    return tuple(audited)
+
+
+SOURCES: tuple[AuditedSource, ...] = (*FIRST_SOURCES, *registered_sources(), CONSENSUS)
+"""The sources an audit can measure, in the order the page and the report show them."""
 
 BY_NAME = {source.name: source for source in SOURCES}
 

@@ -35,9 +35,11 @@ import httpx  # noqa: E402
 
 from prm_factory.audit.create import create_audit  # noqa: E402
 from prm_factory.audit.sample import SampleDesign  # noqa: E402
-from prm_factory.labels.consensus import consensus  # noqa: E402
+from prm_factory.labels.consensus import step_consensus  # noqa: E402
+from prm_factory.labels.registry import registry  # noqa: E402
 from prm_factory.schemas.ids import content_id  # noqa: E402
 from prm_factory.schemas.records import Chain, Problem, RunInfo, Step  # noqa: E402
+from prm_factory.schemas.step_labels import StepLabel, mc_label  # noqa: E402
 from prm_factory.storage.dataset import Dataset  # noqa: E402
 from prm_factory.storage.sql import connect  # noqa: E402
 
@@ -72,7 +74,19 @@ def build_dataset(root: Path, n_steps: int, seed: int = 0) -> Dataset:
         for s, step_text in enumerate(texts):
             verdict = rng.choices(("correct", "incorrect", "unverifiable"), (0.7, 0.1, 0.2))[0]
             hard = rng.choices((True, False, None), (0.6, 0.3, 0.1))[0]
-            label, agree = consensus(verdict, hard)
+            evidence = {
+                "value_source": "rollouts",
+                "n_rollouts": 4,
+                "n_correct": 4 if hard else 0,
+                "tokens": 10,
+            }
+            labels = (
+                StepLabel("verifier", verdict, reason="checked", labeler="sympy@1+"),
+                mc_label(
+                    hard, None if hard is None else float(hard), {**evidence, "seconds": 0.1}, "mc@bench"
+                ),
+            )
+            label, agree = step_consensus(labels, registry())
             steps.append(
                 Step(
                     step_id=content_id("bench-step", chain_id, s),
@@ -83,24 +97,12 @@ def build_dataset(root: Path, n_steps: int, seed: int = 0) -> Dataset:
                     text=step_text,
                     char_start=0,
                     char_end=len(step_text),
-                    verdict=verdict,
-                    verdict_reason="checked",
-                    verdict_evidence="{}",
-                    verifier="sympy",
-                    verifier_version="1",
-                    mc_value=None if hard is None else float(hard),
-                    n_rollouts=4,
-                    n_rollouts_correct=4 if hard else 0,
-                    hard_label=hard,
-                    soft_label=None if hard is None else float(hard),
-                    value_source="rollouts",
                     consensus=label,
                     labels_agree=agree,
                     first_error=False,
-                    rollout_tokens=10,
-                    rollout_seconds=0.1,
                     model="bench-model",
                     label_config_hash="bench",
+                    labels=labels,
                 )
             )
         chains.append(
@@ -121,8 +123,6 @@ def build_dataset(root: Path, n_steps: int, seed: int = 0) -> Dataset:
                 outcome_reason="mismatch",
                 outcome_evidence="{}",
                 n_steps=STEPS_PER_CHAIN,
-                first_error_verifier=None,
-                first_error_mc=None,
             )
         )
     run = RunInfo(

@@ -38,8 +38,10 @@ import pyarrow as pa  # noqa: E402
 from prm_factory.audit.estimate import METRICS, ReviewedStep, estimate  # noqa: E402
 from prm_factory.audit.sample import SampleDesign, draw_sample, sources_for  # noqa: E402
 from prm_factory.evaluation.step_truth import chain_truth  # noqa: E402
-from prm_factory.labels.consensus import consensus  # noqa: E402
+from prm_factory.labels.consensus import step_consensus  # noqa: E402
+from prm_factory.labels.registry import registry  # noqa: E402
 from prm_factory.schemas.ids import content_id  # noqa: E402
+from prm_factory.schemas.step_labels import StepLabel, mc_label  # noqa: E402
 from prm_factory.schemas.synthetic import SyntheticProblem, SyntheticSpec, synthetic_problem  # noqa: E402
 from prm_factory.verifiers.math.claims import step_verdict, walk_steps  # noqa: E402
 
@@ -141,7 +143,7 @@ def build_population(n_problems: int, seed: int = 0) -> Population:
                 ("text", text),
                 ("verdict", verdict),
                 ("hard_label", hard),
-                ("consensus", consensus(verdict, hard)[0]),
+                ("consensus", consensus(verdict, hard)),
             ):
                 columns[key].append(value)
             truth[(chain_id, step_index)] = label
@@ -154,6 +156,12 @@ def _votes(row: dict, source: str) -> str | None:
     if source == "mc":
         return None if row["hard_label"] is None else ("correct" if row["hard_label"] else "incorrect")
     return {"positive": "correct", "negative": "incorrect"}.get(row["consensus"])
+
+
+def consensus(verdict: str, hard: bool | None) -> str:
+    """labels/consensus.py's label of a step with the verifier's verdict and MC's hard label."""
+    labels = (StepLabel("verifier", verdict), mc_label(hard, None, {}, "mc@policy"))
+    return step_consensus(labels, registry())[0]
 
 
 def true_figures(population: Population, sources: Sequence[str]) -> dict[str, dict[str, float | None]]:

@@ -33,8 +33,9 @@ if __package__ in (None, ""):  # run as a script: make the repo's packages impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from prm_factory.evaluation.step_truth import ChainTruth, chain_truth  # noqa: E402
-from prm_factory.labels.consensus import consensus  # noqa: E402
+from prm_factory.labels.consensus import step_consensus  # noqa: E402
 from prm_factory.labels.metrics import first_error_scores, step_incorrect_scores  # noqa: E402
+from prm_factory.labels.registry import registry  # noqa: E402
 from prm_factory.rollouts import (  # noqa: E402
     AdaptiveStrategy,
     BinarySearchStrategy,
@@ -46,6 +47,8 @@ from prm_factory.rollouts import (  # noqa: E402
 from prm_factory.rollouts.strategies import Strategy  # noqa: E402
 from prm_factory.sampling.protocol import Generation, GenerationParams, Sampler  # noqa: E402
 from prm_factory.schemas.records import Problem  # noqa: E402
+from prm_factory.schemas.step_labels import StepLabel as SourceLabel  # noqa: E402
+from prm_factory.schemas.step_labels import mc_label  # noqa: E402
 from prm_factory.schemas.synthetic import SyntheticProblem, SyntheticSpec, synthetic_problem  # noqa: E402
 from prm_factory.verifiers.protocol import Verdict  # noqa: E402
 
@@ -163,8 +166,14 @@ def consensus_labels(chain: LabelledChain, hard: Sequence[bool | None] | None) -
     """`labels.consensus`: negative is `incorrect`, positive `correct`, disputed / unlabeled `unlabelled`."""
     hard = hard if hard is not None else [None] * len(chain.steps)
     out: list[StepLabel] = []
+    sources = registry()
     for verdict, reference, hard_label in zip(chain.verifier, chain.reference, hard, strict=True):
-        label, _ = consensus(verdict, hard_label, reference)
+        labels = [
+            SourceLabel("verifier", verdict),
+            mc_label(hard_label, None, {}, "mc@policy"),
+            SourceLabel("reference", reference),
+        ]
+        label, _ = step_consensus(labels, sources)
         out.append("incorrect" if label == "negative" else "correct" if label == "positive" else "unlabelled")
     return out
 

@@ -243,6 +243,18 @@ class JudgeConfig(_Section):
         return [server_root(url) for url in urls]
 
 
+class LabelsConfig(_Section):
+    # The label sources a run uses beside `verifier` and `mc`, which always run (they grade outcomes and
+    # values): names registered in labels/registry.py (built in, or a package's through the entry-point
+    # group `prm_factory.label_sources`) or `package.module:attribute`. `judge` also runs when [judge] is
+    # enabled. `options.<name>` are a source's own settings (e.g. `options.prm.checkpoint`).
+    sources: list[str] = ["reference"]
+    options: dict[str, dict[str, Any]] = {}
+
+    def is_default(self) -> bool:
+        return self == LabelsConfig()
+
+
 class RunConfig(_Section):
     name: str = "default"
     problems: ProblemsConfig = ProblemsConfig()
@@ -256,12 +268,20 @@ class RunConfig(_Section):
     resume: ResumeConfig = ResumeConfig()
     runner: RunnerConfig = RunnerConfig()
     judge: JudgeConfig = JudgeConfig()
+    labels: LabelsConfig = LabelsConfig()
 
     def dataset_root(self) -> Path:
         return Path(self.dataset.root).expanduser().resolve() if self.dataset.root else default_dataset_root()
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return json.dumps(self._dump(), sort_keys=True)
+
+    def _dump(self) -> dict[str, Any]:
+        """The config as JSON data; `labels` only where it is set (so configs without it keep their hash)."""
+        data = self.model_dump(mode="json")
+        if self.labels.is_default():
+            del data["labels"]
+        return data
 
     def config_hash(self) -> str:
         return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
@@ -272,8 +292,9 @@ class RunConfig(_Section):
         `labelers` are the identities of the labelers that ran (verifiers.identity.labeler_identity: name,
         version, code digest), so a changed verifier gives new label rows, never a silent reuse of old ones.
         """
-        keys = ("model", "sampling", "segmentation", "verifier", "sandbox", "rollouts", "judge")
-        content = {k: self.model_dump(mode="json")[k] for k in keys}
+        keys = ("model", "sampling", "segmentation", "verifier", "sandbox", "rollouts", "judge", "labels")
+        data = self._dump()
+        content = {k: data[k] for k in keys if k in data}
         if labelers:
             content["labelers"] = labelers
         payload = json.dumps(content, sort_keys=True)

@@ -14,30 +14,36 @@ The label sources are those `prm-factory label` writes without a model:
   where some chain has one. It is told the chain's outcome: the source's own grade
   (`final_answer_correct`, what the factory knows from its reference answer) where the row has one,
   else the steps graded against the reference answer;
-- `combined`: their union (`evaluation.real_errors.combine_step_labels`), a step `incorrect` when either
-  source says so. Without MC rollouts or a judge the consensus rule (`labels.consensus`) makes a step
-  negative exactly then, so its first errors, and every figure here, are the consensus's.
+- `combined`: their consensus (`evaluation.real_errors.consensus_step_labels`: the rule of
+  `labels.consensus` over the registered sources' votes), `incorrect` where it is negative, so its first
+  errors and every figure here are those of the consensus a `label` without rollouts writes. That is the
+  union of the two (a step `incorrect` when either says so) except where the verifier's `incorrect` is of
+  a reading kind it does not count final (`FINAL_KINDS`) and the reference calls the step `correct`:
+  disputed, so not `incorrect`;
+- every other registered source that needs no engine (a plug-in, `evaluation.source_labels`), by its name;
+- `prm`: a trained checkpoint's step scores (`eval --prm`), `incorrect` below P(right) 0.5.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 
 from prm_factory.evaluation.external import ExternalEvalReport, evaluate_external
 from prm_factory.evaluation.kind_precision import kind_precision
-from prm_factory.evaluation.real_errors import combine_step_labels
+from prm_factory.evaluation.real_errors import consensus_step_labels
+from prm_factory.evaluation.source_labels import other_labels
 from prm_factory.labels.reference import reference_step_labels
+from prm_factory.labels.registry import registry
 from prm_factory.schemas.external_chains import ExternalChain
 from prm_factory.schemas.records import Problem
 from prm_factory.schemas.rejected import RejectedRow
 from prm_factory.verifiers.math.reading_kinds import KindPrecision
-from prm_factory.verifiers.protocol import Verifier
-
-LABEL_SOURCES = ("verifier", "reference", "combined", "prm")  # prm: a trained checkpoint (`eval --prm`)
+from prm_factory.verifiers.protocol import Verdict, Verifier
 
 
 def chain_problem(chain: ExternalChain) -> Problem:
@@ -68,6 +74,7 @@ def label_sources(
     as `labels.reference` says it). `done(1)` is called after each chain (a progress bar); the verifier's
     reading kind of each step (`Verdict.kind`) is appended to `verifier_kinds` when it is given."""
     with_reference = any(chain.reference_solution for chain in chains)
+    sources = registry()
     by_source: dict[str, list[list[str]]] = {"verifier": []}
     if with_reference:
         by_source.update(reference=[], combined=[])
@@ -81,13 +88,14 @@ def label_sources(
         if with_reference:
             if chain.reference_solution:
                 outcome = chain_outcome(chain, problem, verifier)
-                aligned = [v.label for v in reference_step_labels(problem, chain.steps, outcome)]
+                aligned = reference_step_labels(problem, chain.steps, outcome)
             else:
-                aligned = ["unverifiable"] * len(chain.steps)
-            by_source["reference"].append(aligned)
-            by_source["combined"].append(combine_step_labels(checked, aligned))
+                aligned = [Verdict("unverifiable")] * len(chain.steps)
+            by_source["reference"].append([v.label for v in aligned])
+            by_source["combined"].append(consensus_step_labels(verdicts, aligned, sources))
         if done is not None:
             done(1)
+    by_source.update(other_labels(chains, verifier, chain_problem, partial(chain_outcome, verifier=verifier)))
     return by_source
 
 
@@ -152,7 +160,7 @@ def _subset(rows: list[Any], limit: int | None, spread: bool) -> list[Any]:
 @dataclass(frozen=True)
 class SplitReport:
     split: Split
-    sources: dict[str, ExternalEvalReport]  # by label source, in LABEL_SOURCES order
+    sources: dict[str, ExternalEvalReport]  # by label source: verifier, reference, combined, others, prm
     # the verifier's `incorrect` flags per reading kind (`evaluation.kind_precision`)
     verifier_kinds: dict[str, KindPrecision] = field(default_factory=dict)
 
@@ -240,7 +248,7 @@ def average_over_splits(reports: Sequence[SplitReport]) -> dict[str, SourceFigur
     for report in reports:
         for name, scores in report.sources.items():
             per_source.setdefault(name, []).append(source_figures(scores))
-    return {name: _average(per_source[name]) for name in LABEL_SOURCES if name in per_source}
+    return {name: _average(figures) for name, figures in per_source.items()}
 
 
 def _average(figures: Sequence[SourceFigures]) -> SourceFigures:

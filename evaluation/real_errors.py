@@ -11,13 +11,15 @@ Three label sources are scored on the same chains:
 - `verifier`: `MathVerifier.check_steps` (the claim checker: false arithmetic);
 - `reference`: `labels.reference_step_labels` (alignment with the worked solution), given the chain's
   outcome as graded here by `MathVerifier.grade` against the reference answer, never read from the label;
-- `combined`: a step is `incorrect` when either source says so (so the first error is the earliest step
-  either flags), else `correct` when either says so, else `unverifiable`. Either source alone flags for
-  its own reason (a false claim, a quantity off the reference), and each is precise on its own kind of
-  error, so the union keeps both; it can only lose where one source flags a correct chain. (A stricter
-  rule, dropping a verifier flag on a step the reference calls on track, lost on both the dev set and
-  the altered-GSM8K set: the verifier's flags are rarely wrong, and a false claim can land on a
-  reference number by chance.)
+- `combined`: the consensus of the two (`consensus_step_labels`: `labels.consensus` over the registered
+  sources' votes), `incorrect` where it is negative, `correct` where positive, else `unverifiable`. Either
+  source alone flags for its own reason (a false claim, a quantity off the reference), and each is precise
+  on its own kind of error, so the consensus keeps both, except where the verifier's `incorrect` is of a
+  reading kind it does not count final (`FINAL_KINDS`) and the reference calls the step on track: that
+  step is disputed. (Before verifiers named their reading kinds the consensus was the union here: a step
+  `incorrect` when either source said so. Dropping a verifier flag on a step the reference calls on track
+  for every kind lost on both the dev set and the altered-GSM8K set: the verifier's flags are rarely wrong,
+  and a false claim can land on a reference number by chance.)
 
 Per source: first-error F1 (ProcessBench: exact first-error index on erroneous chains, -1 on correct ones)
 and per-step precision/recall of `incorrect`; also F1 per chain `source` when the file mixes several.
@@ -27,11 +29,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from prm_factory.evaluation.external import predicted_first_error
+from prm_factory.evaluation.source_labels import other_labels
+from prm_factory.labels.consensus import step_consensus
 from prm_factory.labels.metrics import (
     FirstErrorScores,
     PrecisionRecall,
@@ -40,14 +44,17 @@ from prm_factory.labels.metrics import (
     step_labels_from_first_error,
 )
 from prm_factory.labels.reference import reference_step_labels
+from prm_factory.labels.registry import registry
+from prm_factory.labels.source import LabelSource
+from prm_factory.schemas.external_chains import ExternalChain
 from prm_factory.schemas.records import Problem
 from prm_factory.schemas.reference_solutions import question_key
-from prm_factory.verifiers.protocol import Verifier
+from prm_factory.schemas.step_labels import StepLabel
+from prm_factory.verifiers.protocol import Verdict, Verifier
 
 REAL_ERRORS_SET = Path(__file__).parent / "data" / "real_errors_gsm8k.jsonl"
 # the shared GSM8K train split beside the checkout (../shared/data/gsm8k), for rows that carry no solution
 SHARED_GSM8K_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "gsm8k" / "train.jsonl"
-LABEL_SOURCES = ("verifier", "reference", "combined")
 
 
 @dataclass(frozen=True)
@@ -71,21 +78,28 @@ class SourceReport:
     predictions: tuple[int, ...]
 
 
-def combine_step_labels(*sources: Sequence[str]) -> list[str]:
-    """Union of step labels: `incorrect` if any source says so, else `correct` if any, else `unverifiable`.
+CONSENSUS_LABEL = {"negative": "incorrect", "positive": "correct"}  # disputed, unlabeled: unverifiable
 
-    >>> combine_step_labels(["correct", "unverifiable", "correct"], ["unverifiable", "incorrect", "correct"])
-    ['correct', 'incorrect', 'correct']
+
+def consensus_step_labels(
+    checked: Sequence[Verdict], aligned: Sequence[Verdict], sources: Mapping[str, LabelSource] | None = None
+) -> list[str]:
+    """The consensus of the verifier's step verdicts (with their reading kinds) and the reference's, step by
+    step, as a step label: `incorrect` where it is negative, `correct` where positive, `unverifiable` where
+    disputed or unlabeled. `sources`: the label sources whose votes are weighed (the registry's by default).
+
+    >>> wrong, unsure = Verdict("incorrect", kind="closed_arithmetic"), Verdict("incorrect", kind="identity")
+    >>> ok = Verdict("correct")
+    >>> consensus_step_labels([ok, wrong, unsure], [Verdict("unverifiable"), ok, ok])
+    ['correct', 'incorrect', 'unverifiable']
     """
-    combined = []
-    for labels in zip(*sources, strict=True):
-        if "incorrect" in labels:
-            combined.append("incorrect")
-        elif "correct" in labels:
-            combined.append("correct")
-        else:
-            combined.append("unverifiable")
-    return combined
+    weigh = registry() if sources is None else sources
+    labels = []
+    for verdict, reference in zip(checked, aligned, strict=True):
+        votes = [StepLabel("verifier", verdict.label, kind=verdict.kind)]
+        votes.append(StepLabel("reference", reference.label))
+        labels.append(CONSENSUS_LABEL.get(step_consensus(votes, weigh)[0], "unverifiable"))
+    return labels
 
 
 def _gsm8k_rows(source: Path | None) -> dict[str, dict]:
@@ -137,19 +151,32 @@ def _score(samples: Sequence[ReferenceSample], step_labels: Sequence[Sequence[st
     )
 
 
+def sample_problem(sample: ReferenceSample) -> Problem:
+    return Problem(sample.id, "gsm8k", "math", sample.problem, sample.reference_answer, sample.solution)
+
+
 def label_chains(samples: Sequence[ReferenceSample], verifier: Verifier) -> dict[str, list[list[str]]]:
-    """Step labels of every label source for every chain (the outcome graded here, not read from gold)."""
-    by_source: dict[str, list[list[str]]] = {name: [] for name in LABEL_SOURCES}
+    """Step labels of every label source for every chain (the outcome graded here, not read from gold):
+    the verifier, the reference, their consensus, and any other registered source that needs no engine."""
+    by_source: dict[str, list[list[str]]] = {"verifier": [], "reference": [], "combined": []}
     for sample in samples:
-        problem = Problem(
-            sample.id, "gsm8k", "math", sample.problem, sample.reference_answer, sample.solution
-        )
+        problem = sample_problem(sample)
         outcome = verifier.grade(problem, "\n".join(sample.steps)).label
-        checked = [v.label for v in verifier.check_steps(problem, sample.steps)]
-        aligned = [v.label for v in reference_step_labels(problem, sample.steps, outcome)]
-        by_source["verifier"].append(checked)
-        by_source["reference"].append(aligned)
-        by_source["combined"].append(combine_step_labels(checked, aligned))
+        checked = verifier.check_steps(problem, sample.steps)
+        aligned = reference_step_labels(problem, sample.steps, outcome)
+        by_source["verifier"].append([v.label for v in checked])
+        by_source["reference"].append([v.label for v in aligned])
+        by_source["combined"].append(consensus_step_labels(checked, aligned))
+    chains = [ExternalChain(s.id, s.problem, s.steps) for s in samples]
+    by_id = {s.id: s for s in samples}
+    by_source.update(
+        other_labels(
+            chains,
+            verifier,
+            lambda chain: sample_problem(by_id[chain.id]),
+            lambda chain, problem: verifier.grade(problem, "\n".join(chain.steps)).label,
+        )
+    )
     return by_source
 
 

@@ -41,27 +41,48 @@ from prm_factory.exports.tokenizer_check import (
     load_tokenizer,
     placeholder_problem,
 )
+from prm_factory.labels.registry import registered_names
+from prm_factory.schemas.step_labels import McColumns, columns_of
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.errors import StorageError
 from prm_factory.storage.sql import connect
 
-LabelKind = Literal["hard", "soft", "verifier", "reference", "consensus", "judge"]
+LabelKind = str  # "hard", "soft", "consensus", or a registered label source's name (label_kinds())
 ExportFormat = Literal["trl", "openrlhf", "math-shepherd", "steps"]
 EXPORT_FORMATS: tuple[str, ...] = ("trl", "openrlhf", "math-shepherd", "steps")
-LABEL_KINDS: tuple[str, ...] = ("hard", "soft", "verifier", "reference", "consensus", "judge")
+MC_KINDS: tuple[str, ...] = ("hard", "soft")
+"""The MC source's two label kinds: its hard label, its value as a soft label (needs --threshold)."""
 
 PLACEHOLDER = "ки"
 """Math-Shepherd's step tag, which OpenRLHF's PRM recipe also uses as the placeholder token."""
 
-LABEL_SQL: dict[str, str] = {
-    "hard": "s.hard_label",
-    "soft": "s.soft_label",
-    "verifier": "CASE s.verdict WHEN 'correct' THEN true WHEN 'incorrect' THEN false END",
-    "reference": "CASE s.reference_verdict WHEN 'correct' THEN true WHEN 'incorrect' THEN false END",
-    "consensus": "CASE s.consensus WHEN 'positive' THEN true WHEN 'negative' THEN false END",
-    "judge": "CASE s.judge_verdict WHEN 'correct' THEN true WHEN 'incorrect' THEN false END",
-}
-"""The raw label of each kind; NULL means "no label of this kind" (unverifiable, disputed, no rollouts)."""
+
+def label_kinds() -> tuple[str, ...]:
+    """What `--label` may name: MC's hard and soft labels, the consensus, and every registered source
+    (labels.registry; `mc` is the hard label)."""
+    return (*MC_KINDS, "consensus", *registered_names())
+
+
+def label_sql(kind: str) -> str:
+    """The raw label of a kind as SQL over `steps AS s`; NULL means "no label of this kind" (unverifiable,
+    disputed, no rollouts, a source that did not run)."""
+    if kind == "soft":
+        return "s.soft_label"
+    if kind == "consensus":
+        return "CASE s.consensus WHEN 'positive' THEN true WHEN 'negative' THEN false END"
+    if kind not in label_kinds():
+        raise ExportError(f"unknown label kind {kind!r}; choose one of {', '.join(label_kinds())}")
+    columns = columns_of("mc" if kind == "hard" else kind)
+    if isinstance(columns, McColumns):
+        return f"s.{columns.verdict}"
+    return f"CASE s.{columns.verdict} WHEN 'correct' THEN true WHEN 'incorrect' THEN false END"
+
+
+def label_sources_of(kind: str) -> tuple[str, ...]:
+    """The label sources whose columns a kind reads (the views must show them)."""
+    if kind in ("consensus",):
+        return ()
+    return ("mc",) if kind in MC_KINDS else (kind,)
 
 
 class ExportError(StorageError):
@@ -85,13 +106,12 @@ class ExportOptions:
 
 def _positive_sql(options: ExportOptions) -> str:
     """SQL of the boolean label; soft labels become booleans only through the explicit threshold."""
-    if options.label not in LABEL_SQL:
-        raise ExportError(f"unknown label kind {options.label!r}; choose one of {', '.join(LABEL_KINDS)}")
+    raw = label_sql(options.label)
     if options.label == "soft":
         if options.threshold is None:
             return "NULL::BOOLEAN"
         return f"(s.soft_label >= {float(options.threshold)!r})"
-    return LABEL_SQL[options.label]
+    return raw
 
 
 def select_steps(dataset: Dataset, version: int | None, options: ExportOptions, prefix: bool) -> pa.Table:
@@ -101,7 +121,7 @@ def select_steps(dataset: Dataset, version: int | None, options: ExportOptions, 
     """
     if options.threshold is not None and options.label != "soft":
         raise ExportError("--threshold applies to soft labels only")
-    connection = connect(dataset, version)
+    connection = connect(dataset, version, label_sources_of(options.label))
     try:
         since_filter = ""
         if options.since_version is not None:
@@ -109,7 +129,7 @@ def select_steps(dataset: Dataset, version: int | None, options: ExportOptions, 
             connection.register("since_steps", old.scanner(columns=["step_id"]).to_reader())
             since_filter = "AND s.step_id NOT IN (SELECT step_id FROM since_steps)"
         usable = f"""
-            {LABEL_SQL[options.label]} IS NOT NULL
+            {label_sql(options.label)} IS NOT NULL
             {"AND s.labels_agree IS TRUE" if options.agreement_only else ""}
             {since_filter}
         """
@@ -122,7 +142,7 @@ def select_steps(dataset: Dataset, version: int | None, options: ExportOptions, 
                 SELECT s.* EXCLUDE (source, domain),
                        coalesce(s.source, p.source) AS source, coalesce(s.domain, p.domain) AS domain,
                        p.text AS problem_text,
-                       {LABEL_SQL[options.label]} AS label, {positive} AS positive,
+                       {label_sql(options.label)} AS label, {positive} AS positive,
                        coalesce({usable}, false) AS usable
                 FROM steps AS s
                 JOIN problems AS p USING (problem_id)

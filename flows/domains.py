@@ -18,7 +18,6 @@ from prm_factory.sampling.segment import StepSpan, segment
 from prm_factory.schemas.gsm8k import load_gsm8k
 from prm_factory.schemas.records import Problem
 from prm_factory.schemas.rejected import RejectedRow
-from prm_factory.verifiers.identity import code_digest
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
 if TYPE_CHECKING:
@@ -64,23 +63,17 @@ ReferenceLabeler = Callable[[Problem, list[str], str], list[Verdict]]
 
 
 def reference_identity() -> dict[str, str]:
-    """Name, version and code digest of the reference-alignment labeler (labels.reference)."""
-    from prm_factory.labels.reference import REFERENCE_LABELER, REFERENCE_VERSION
+    """Name, version and code digest of the reference-alignment labeler (labels/sources/reference.py)."""
+    from prm_factory.labels.sources.reference import SOURCE
 
-    modules = (
-        "prm_factory.labels",
-        "prm_factory.verifiers.math.arithmetic",
-        "prm_factory.verifiers.math.numbers",
-        "prm_factory.verifiers.protocol",
-    )
-    return {"name": REFERENCE_LABELER, "version": REFERENCE_VERSION, "code": code_digest(modules)}
+    return SOURCE.identity()
 
 
 def reference_labels(problem: Problem, steps: list[str], outcome: str) -> list[Verdict]:
     """The `reference` source for one chain: alignment with the problem's worked solution."""
-    from prm_factory.labels.reference import reference_step_labels
+    from prm_factory.labels.sources.reference import step_verdicts
 
-    return reference_step_labels(problem, steps, outcome)
+    return step_verdicts(problem, steps, outcome)
 
 
 def math_verifier(config: RunConfig) -> MathVerifier:

@@ -6,8 +6,11 @@ import json
 import threading
 
 from prm_factory.config.run_config import RunConfig
+from prm_factory.labels.sources.judge import judge_settings
 from prm_factory.sampling.model_prep import resolve_model
 from prm_factory.sampling.vllm_sampler import EngineSettings
+
+__all__ = ["engine_settings", "import_engine_in_background", "judge_settings"]
 
 
 def engine_settings(config: RunConfig) -> EngineSettings:
@@ -37,24 +40,6 @@ def engine_settings(config: RunConfig) -> EngineSettings:
         served_model_name=m.served_model_name,
         request_seeds=m.request_seeds,
         batch_invariant=m.batch_invariant,
-    )
-
-
-def judge_settings(config: RunConfig, settings: EngineSettings) -> EngineSettings:
-    """Where the judge runs: the run's own engine, or the OpenAI-compatible servers of `[judge]`."""
-    j = config.judge
-    if not j.base_urls:
-        return settings
-    checkpoint, model_id = (
-        resolve_model(j.model_path) if j.model_path else (settings.checkpoint, settings.model_id)
-    )
-    return EngineSettings(
-        checkpoint=str(checkpoint),
-        model_id=model_id,
-        seed=settings.seed,
-        backend="openai",
-        base_urls=tuple(j.base_urls),
-        served_model_name=j.served_model_name,
     )
 
 

@@ -1,12 +1,14 @@
 """A generation run as a Prefect flow: the chunk loop and the run's finish; stages live elsewhere.
 
 load → plan (model, labelers, every stage key: flows/plan.py) → start engine → per chunk of
-`resume.chunk_problems` problems: sample → segment+grade → verify steps → rollouts → (judge) → records
-staged as Parquet (storage/staging.py) → commit all staged chunks as one dataset version. The tasks are in
-flows/tasks.py, the cached stages and their keys are declared in flows/stages.py. Memory is bounded by a
-chunk: the flow keeps running totals (labels/tally.py) and the staged chunks' paths, never the run's chains
-or steps, and readers see the run only once it commits. Math and code runs differ only in their `Domain`
-(flows/domains.py). A failing run still records itself, with the error, in the runs table.
+`resume.chunk_problems` problems: sample → segment+grade → verify steps → rollouts → the run's other label
+sources (the reference, the judge, plug-ins: labels/registry.py) → records staged as Parquet
+(storage/staging.py) → commit all staged chunks as one dataset version. The tasks are in flows/tasks.py,
+the cached stages and their keys are declared in flows/stages.py; the verify and rollouts stages give the
+`verifier` and `mc` sources' labels (labels/sources/). Memory is bounded by a chunk: the flow keeps running
+totals (labels/tally.py) and the staged chunks' paths, never the run's chains or steps, and readers see the
+run only once it commits. Math and code runs differ only in their `Domain` (flows/domains.py). A failing run
+still records itself, with the error, in the runs table.
 
 Resume: sample, segment+grade, verify and rollouts are cached per chunk under `<dataset root>/_cache` by
 content keys (flows/resume.py), and a chunk whose rows were staged is reused whole, so the same config
@@ -22,7 +24,6 @@ import traceback
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from prefect import State, flow, get_run_logger
 from prefect.states import Failed
@@ -41,20 +42,24 @@ from prm_factory.flows.plan import (
     plan_run,
     run_labelers,
 )
-from prm_factory.flows.resume import with_stage_cache
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
 from prm_factory.flows.run_summary import RunFailed, RunSummary
+from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.shards import ShardRun
 from prm_factory.flows.stage_clock import StageClock
 from prm_factory.flows.stages import GENERATION
-from prm_factory.flows.tasks import SANDBOX_TAG, TALLY_NOTE, RolloutStage
+from prm_factory.flows.tasks import TALLY_NOTE, RolloutStage
 from prm_factory.labels.assemble import SampledChain, chunk_records
-from prm_factory.labels.judge import JudgeResult
+from prm_factory.labels.registry import ALWAYS, Registry, configured, run_sources
+from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
+from prm_factory.labels.sources.mc import from_values
+from prm_factory.labels.sources.verifier import from_verdicts
 from prm_factory.labels.tally import RunTally
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.vllm_sampler import engine_record
 from prm_factory.schemas.records import Problem, Rejection
 from prm_factory.storage.staging import chunk_dir, drop_staged, is_staged, read_note
+from prm_factory.verifiers.identity import identity_tag
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
 __all__ = ["RunFailed", "RunSummary", "engine_settings", "generation_run", "run_generation"]
@@ -106,7 +111,7 @@ class RunState:
 
 @dataclass(frozen=True)
 class ChunkRun:
-    """Everything one chunk's stages need (the run's plan, its config, where to report)."""
+    """Everything one chunk's stages need (the run's plan, its config, its label sources, its executor)."""
 
     config: RunConfig
     domain: Domain
@@ -116,14 +121,33 @@ class ChunkRun:
     clock: StageClock
     progress: RunProgress
     total_problems: int
+    sources: RunSources
+    executor: ChunkExecutor
+
+
+@dataclass(frozen=True)
+class RunSources:
+    """The run's label sources: the registry its labels vote by, what they are handed, and those that run
+    after the verifier and MC (whose labels come from the cached verify and rollouts stages)."""
+
+    registry: Registry
+    setup: SourceSetup
+    others: tuple[LabelSource, ...]
+
+    @classmethod
+    def of(cls, config: RunConfig, domain: Domain, verifier: Verifier, plan: RunPlan) -> RunSources:
+        setup = SourceSetup(config, domain.name, verifier, plan.settings, plan.context.run_id)
+        chosen = run_sources(config.labels.sources, config.judge.enabled)
+        others = tuple(s for s in chosen if s.name not in ALWAYS and s.applies(setup))
+        return cls(configured(config.labels.sources), setup, others)
 
 
 def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:
     """One chunk from problems to staged rows; only its totals and staged path outlive this call."""
     index, part, keys = chunk.index, chunk.problems, chunk.keys
     directory = chunk_dir(run.root, keys.staged)
-    rows_clock = GENERATION["rows"].clock_name
-    stages = [*CHUNK_STAGES, *(("judge",) if run.config.judge.enabled else ()), rows_clock]
+    rows = GENERATION["rows"]
+    stages = [*CHUNK_STAGES, *run.executor.timed_sources(run.sources.others), rows.clock_name]
     if run.config.resume.enabled and is_staged(directory):
         run.clock.reuse(stages)
         run.progress.tally.merge(RunTally.from_json(read_note(directory, TALLY_NOTE)))
@@ -132,80 +156,60 @@ def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:
         return
     sampled, verdicts = sample_and_verify(run, index, part, keys)
     values = chunk_rollouts(run, sampled, keys)
-    references = chain_references(run.domain, sampled)
-    judged: dict[str, JudgeResult] = {}
-    if run.config.judge.enabled:
-        plan = run.plan
-        judged = run.clock.run(
-            "judge", lambda: tasks.judge_task(plan.judging, run.config, sampled, verdicts, references, values)
-        )
-    chains, steps = chunk_records(sampled, verdicts, values, references, judged, run.plan.context)
+    labels = chunk_labels(run, sampled, verdicts, values)
+    chains, steps = chunk_records(sampled, labels, run.plan.context, run.sources.registry)
     tally = RunTally.of(chains, steps, values.values())
     tally.problems = len(part)
-    run.clock.run(rows_clock, lambda: tasks.stage_task(run.root, str(directory), part, chains, steps, tally))
+    run.executor.run(rows, keys["rows"], run.root, str(directory), part, chains, steps, tally)
     run.progress.tally.merge(tally)
     run.progress.staged.append(str(directory))
-
-
-def _resumable(run: ChunkRun, task_: Any, key: str) -> Any:
-    return with_stage_cache(task_, run.root, key if run.config.resume.enabled else None)
-
-
-def _sandbox_tags(run: ChunkRun) -> list[str]:
-    return [SANDBOX_TAG] if run.domain.name == "code" else []
 
 
 def sample_and_verify(
     run: ChunkRun, index: int, part: list[Problem], keys: ChunkKeys
 ) -> tuple[list[SampledChain], list[list[Verdict]]]:
     """Sample the chunk's chains, segment and grade them, and verify their steps."""
-    from prm_factory.flows.scaleout import verify_in_chunks
-
-    plan, clock = run.plan, run.clock
-    sample = _resumable(run, tasks.sample_task, keys["sample"])
-    drawn = clock.run(
-        "sample", lambda: sample(plan.settings, part, plan.params, run.domain), [keys["sample"]]
-    )
-    clock.advanced("sample", index + 1, len(plan.chunks))
-    segment = _resumable(run, tasks.segment_task, keys["segment"]).with_options(tags=_sandbox_tags(run))
-    sampled = clock.run(
-        "segment_grade", lambda: segment(drawn, run.domain, run.verifier, plan.identity), [keys["segment"]]
-    )
-    if run.config.runner.task_runner != "threads":
-        verdicts = clock.run(
-            "verify", lambda: verify_in_chunks(sampled, run.config, run.root, keys["verify"])
-        )
-    else:
-        verify = _resumable(run, tasks.verify_task, keys["verify"]).with_options(tags=_sandbox_tags(run))
-        verdicts = clock.run("verify", lambda: verify(sampled, run.verifier), [keys["verify"]])
+    plan, execute = run.plan, run.executor.run
+    drawn = execute(GENERATION["sample"], keys["sample"], plan.settings, part, plan.params, run.domain)
+    run.clock.advanced("sample", index + 1, len(plan.chunks))
+    sampled = execute(GENERATION["segment"], keys["segment"], drawn, run.domain, run.verifier, plan.identity)
+    verdicts = execute(GENERATION["verify"], keys["verify"], sampled, run.verifier)
     return sampled, verdicts
 
 
 def chunk_rollouts(run: ChunkRun, sampled: list[SampledChain], keys: ChunkKeys) -> dict[str, ChainValues]:
     """Monte Carlo values of the chunk's chains, by chain id."""
-    task_ = _resumable(run, tasks.rollouts_task, keys["rollouts"]).with_options(
-        tags=[tasks.ENGINE_TAG, *_sandbox_tags(run)]
-    )
     progress = run.progress
     done = progress.rollout_chains
     with_steps = sum(1 for c in sampled if c.steps)
     expected = max(done + with_steps, run.total_problems * run.config.sampling.n)
-    stage: RolloutStage = run.clock.run(
-        "rollouts",
-        lambda: task_(
-            run.plan.settings, sampled, run.config, run.verifier, run.plan.context.run_id, done, expected
-        ),
-        [keys["rollouts"]],
+    stage: RolloutStage = run.executor.run(
+        GENERATION["rollouts"],
+        keys["rollouts"],
+        run.plan.settings,
+        sampled,
+        run.config,
+        run.verifier,
+        run.plan.context.run_id,
+        done,
+        expected,
     )
     progress.add_rollouts(stage, with_steps)
     return {v.chain_id: v for v in stage.values}
 
 
-def chain_references(domain: Domain, sampled: list[SampledChain]) -> list[list[Verdict] | None]:
-    """The `reference` source's verdicts per chain, where the domain has one."""
-    if domain.reference is None:
-        return [None] * len(sampled)
-    return [domain.reference(c.problem, [s.text for s in c.steps], c.outcome.label) for c in sampled]
+def chunk_labels(
+    run: ChunkRun, sampled: list[SampledChain], verdicts: list[list[Verdict]], values: dict[str, ChainValues]
+) -> dict[str, list[ChainLabels | None]]:
+    """Every source's labels of the chunk's chains: the verifier's and MC's from their cached stages, then
+    the run's other sources in order (each reads the labels before it)."""
+    tag = identity_tag(run.plan.labelers["verifier"])
+    policy = run.plan.settings.model_id
+    labels: dict[str, list[ChainLabels | None]] = {
+        "verifier": [from_verdicts(chain_verdicts, tag) for chain_verdicts in verdicts],
+        "mc": [from_values(values.get(c.chain_id), len(c.steps), policy) for c in sampled],
+    }
+    return run.executor.label_sources(run.sources.others, sampled, labels, run.sources.setup)
 
 
 @flow(name="prm-generation-run", log_prints=True)
@@ -256,7 +260,11 @@ def generation_run(
             )
         if needs_engine(root, config, plan):
             clock.once("engine_start", lambda: tasks.start_engine_task(plan.settings))
-        chunk_run = ChunkRun(config, domain, verifier, plan, root, clock, state.progress, planned)
+        sources = RunSources.of(config, domain, verifier, plan)
+        executor = ChunkExecutor(root, domain.name, clock, resume=config.resume.enabled, config=config)
+        chunk_run = ChunkRun(
+            config, domain, verifier, plan, root, clock, state.progress, planned, sources, executor
+        )
         for chunk in plan.chunks:
             label_chunk(chunk_run, chunk)
         clock.finish()

@@ -2,10 +2,11 @@
 
 Same records and provenance as a sampled run: the chain's model is "external", its steps are the given
 steps, verdicts come from the math verifier, the final answer is graded against the row's reference answer
-(`reference_answer`, `answer`, or a worked `solution`'s final line) exactly as sampled chains are, the
-`reference` source aligns the steps with a worked solution where the row has one, and with `rollouts=True`
-every step prefix is continued by the configured policy (the Math-Shepherd completer) with the run's rollout
-strategy, costs and resume cache.
+(`reference_answer`, `answer`, or a worked `solution`'s final line) exactly as sampled chains are, and the
+config's other label sources label them as in a run (`[labels] sources`: the `reference` source aligns the
+steps with a worked solution where the row has one; the judge, plug-ins). With `rollouts=True` every step
+prefix is continued by the configured policy (the Math-Shepherd completer) with the run's rollout
+strategy, costs and resume cache: the `mc` source.
 """
 
 from __future__ import annotations
@@ -19,14 +20,12 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from prm_factory.config.run_config import RunConfig
-from prm_factory.flows.domains import domain_for as math_domain
-from prm_factory.flows.domains import math_verifier, reference_identity, reference_labels
-from prm_factory.flows.engines import engine_settings, judge_settings
-from prm_factory.flows.plan import run_labelers
-from prm_factory.flows.resume import with_stage_cache
+from prm_factory.flows.domains import math_verifier
+from prm_factory.flows.engines import engine_settings
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
+from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.stages import EXTERNAL
-from prm_factory.flows.tasks import judge_task, rollouts_task, start_engine_task, write_task
+from prm_factory.flows.tasks import start_engine_task, write_task
 from prm_factory.labels.assemble import (
     RecordContext,
     SampledChain,
@@ -34,7 +33,9 @@ from prm_factory.labels.assemble import (
     external_problem,
     join_steps,
 )
-from prm_factory.labels.judge import JudgeResult
+from prm_factory.labels.registry import ALWAYS, configured, run_sources
+from prm_factory.labels.source import SourceSetup
+from prm_factory.labels.sources.mc import from_values
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.backends import get_sampler
 from prm_factory.sampling.model_prep import weights_hash
@@ -45,7 +46,7 @@ from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Chain, Problem, Rejection, Step
 from prm_factory.schemas.reference_solutions import attach_reference_solutions, read_reference_solutions
 from prm_factory.schemas.rejected import RejectedRow
-from prm_factory.verifiers.identity import identity_tag, labeler_identity
+from prm_factory.verifiers.identity import labeler_identity
 from prm_factory.verifiers.math import MathVerifier
 from prm_factory.verifiers.protocol import Verdict
 
@@ -97,11 +98,6 @@ def read_task(path: str) -> tuple[list[ExternalChain], list[RejectedRow]]:
     return read_external_chains(path)
 
 
-@task(name="verify-external-steps", cache_policy=NO_CACHE)
-def verify_task(sampled: list[SampledChain], verifier: MathVerifier) -> list[list[Verdict]]:
-    return [verifier.check_steps(c.problem, [s.text for s in c.steps]) for c in sampled]
-
-
 def _rollout_values(
     chains_in: list[ExternalChain],
     path: str,
@@ -135,8 +131,8 @@ def _rollout_values(
             "verifier": labeler_identity(verifier),
         }
     )["rollouts"]
-    task_ = with_stage_cache(rollouts_task, root, key if config.resume.enabled else None)
-    stage = task_(settings, sampled, config, verifier, run_id)
+    executor = ChunkExecutor(root, "math", resume=config.resume.enabled, config=config)
+    stage = executor.run(EXTERNAL["rollouts"], key, settings, sampled, config, verifier, run_id)
     return sampled, stage.values, settings.model_id, weights
 
 
@@ -165,17 +161,30 @@ def label_external(
         sampled, values, policy, weights = _rollout_values(chains_in, path, config, verifier, run_id, root)
     else:
         sampled = [to_sampled(c, c.file or path, c.line, verifier) for c in chains_in]
-    by_chain = {v.chain_id: v for v in values}
-    verdicts = verify_task(sampled, verifier)
-    labelers = {"verifier": labeler_identity(verifier), "reference": reference_identity()}
+    chosen = run_sources(config.labels.sources, config.judge.enabled)
+    engine_wanted = rollouts or any("engine" in s.needs for s in chosen if s.name not in ALWAYS)
+    setup = SourceSetup(
+        config,
+        "math",
+        verifier,
+        engine_settings(config) if engine_wanted and sampled else None,
+        run_id,
+        pipeline="label",
+        rollouts=rollouts,
+    )
+    others = [s for s in chosen if s.name not in ALWAYS and s.applies(setup)]
+    registry = configured(config.labels.sources)
+    executor = ChunkExecutor(root, "math", resume=config.resume.enabled, config=config)
+    labels = executor.label_sources([registry["verifier"]], sampled, {}, setup)
+    if rollouts:
+        by_chain = {v.chain_id: v for v in values}
+        labels["mc"] = [from_values(by_chain.get(c.chain_id), len(c.steps), policy) for c in sampled]
+    labelers = {"verifier": labeler_identity(verifier)}
     if rollouts:
         labelers["policy"] = {"name": policy, "version": weights, "code": ""}
-    references = [reference_labels(c.problem, [s.text for s in c.steps], c.outcome.label) for c in sampled]
-    judged: dict[str, JudgeResult] = {}
-    if config.judge.enabled and sampled:
-        judging = judge_settings(config, engine_settings(config))
-        labelers["judge"] = run_labelers(verifier, math_domain(config), config, judging.model_id)["judge"]
-        judged = judge_task(judging, config, sampled, verdicts, references, by_chain)
+    labelers.update({source.name: source.identity(setup) for source in others})
+    if sampled:
+        labels = executor.label_sources(others, sampled, labels, setup)
     context = RecordContext(
         run_id=run_id,
         model_id=EXTERNAL_MODEL,
@@ -184,10 +193,8 @@ def label_external(
         verifier_name=verifier.name,
         verifier_version=verifier.version,
         label_config_hash=config.label_config_hash(labelers),
-        verifier_code=labelers["verifier"]["code"],
-        reference_labeler=identity_tag(labelers["reference"]),
     )
-    chains, steps = chunk_records(sampled, verdicts, by_chain, references, judged, context)
+    chains, steps = chunk_records(sampled, labels, context, registry)
     problems = list({c.problem.problem_id: c.problem for c in sampled}.values())
     run = run_record(
         run_id=run_id,

@@ -20,10 +20,13 @@ from prm_factory.flows.shards import Shard, in_shard
 from prm_factory.flows.stages import GENERATION
 from prm_factory.labels.assemble import ChainIdentity, RecordContext
 from prm_factory.labels.judge import prompt_hash
+from prm_factory.labels.registry import run_sources
+from prm_factory.labels.source import SourceSetup
 from prm_factory.sampling.model_prep import weights_hash
 from prm_factory.sampling.protocol import GenerationParams
 from prm_factory.sampling.vllm_sampler import EngineSettings, engine_choice, engine_reproducibility
 from prm_factory.schemas.records import Problem
+from prm_factory.schemas.step_labels import CORE_SOURCES
 from prm_factory.storage.staging import chunk_dir, is_staged
 from prm_factory.verifiers.identity import code_digest, identity_tag, labeler_identity
 from prm_factory.verifiers.protocol import Verifier
@@ -43,6 +46,19 @@ def run_labelers(
             "code": code_digest(("prm_factory.labels.judge",)),
         }
     return labelers
+
+
+def plugin_labelers(
+    config: RunConfig, domain: Domain, verifier: Verifier, settings: EngineSettings
+) -> dict[str, dict[str, str]]:
+    """Identities of the run's label sources beyond the first four (a package's, the trained PRM): with
+    the first ones' (`run_labelers`) they key the labels and caches, so a changed plug-in gives new rows."""
+    setup = SourceSetup(config, domain.name, verifier, settings)
+    return {
+        source.name: source.identity(setup)
+        for source in run_sources(config.labels.sources, config.judge.enabled)
+        if source.name not in CORE_SOURCES and source.applies(setup)
+    }
 
 
 def labeler_versions(labelers: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -138,7 +154,10 @@ def plan_run(
     settings = engine_settings(config)
     weights = weights_hash(Path(settings.checkpoint))
     judging = judge_settings(config, settings)
-    labelers = run_labelers(verifier, domain, config, judging.model_id)
+    labelers = {
+        **run_labelers(verifier, domain, config, judging.model_id),
+        **plugin_labelers(config, domain, verifier, settings),
+    }
     s = config.sampling
     params = GenerationParams(n=s.n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens)
     sampling_json = json.dumps(params.to_dict(), sort_keys=True)

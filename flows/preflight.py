@@ -32,12 +32,30 @@ def config_problems(config: RunConfig) -> list[str]:
     return problems
 
 
+def source_problems(config: RunConfig) -> list[str]:
+    """Every name in `[labels] sources` must be a registered label source (or load as module:attribute)."""
+    from prm_factory.labels.registry import RegistryError, configured, source_names
+
+    try:
+        registry = configured(config.labels.sources)
+        names = source_names(config.labels.sources)
+    except RegistryError as err:
+        return [f"labels.sources: {err}"]
+    return [
+        f"labels.sources: no label source {name!r}; registered: {', '.join(registry)}"
+        for name in names
+        if name not in registry
+    ]
+
+
 def labeler_problems(config: RunConfig) -> list[str]:
     """A verifier that cannot load what it needs fails here with one clear line, instead of quietly turning
     every answer it cannot read into `error` (or, worse, a label). Math: math-verify and its LaTeX parser
-    must import and parse in the bounded worker the grader uses."""
-    if config.problems.domain != "math":
-        return []
+    must import and parse in the bounded worker the grader uses. A label source the config names must be
+    registered."""
+    problems = source_problems(config)
+    if problems or config.problems.domain != "math":
+        return problems
     from prm_factory.verifiers.math.answers import check_dependencies
     from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig
 

@@ -1,23 +1,31 @@
-"""`prm-factory relabel`: the verifier and reference labels of a dataset version, recomputed with the current
-labelers and committed as a new version, without sampling or rolling out again (see labels.relabel)."""
+"""`prm-factory relabel`: a dataset version's labels recomputed with the current label sources and committed
+as a new version, without sampling (see labels.relabel). By default every configured source that needs no
+engine runs again (the verifier, the reference alignment, plug-in sources); `sources` names the ones to run
+(`relabel --source NAME`), an engine source included, which then starts the config's engine."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from prefect import flow, get_run_logger
 
 from prm_factory.config.run_config import RunConfig
-from prm_factory.flows.domains import domain_for, reference_identity, reference_labels
+from prm_factory.flows.domains import domain_for
+from prm_factory.flows.engines import engine_settings
+from prm_factory.flows.resume import chunks
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
+from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.tasks import write_task
-from prm_factory.labels.relabel import relabel_chain
+from prm_factory.labels.registry import Registry, RegistryError, configured, order_by_reads, run_sources
+from prm_factory.labels.relabel import StoredChain, relabel_chains
+from prm_factory.labels.source import LabelSource, SourceSetup
 from prm_factory.schemas.records import Chain, Problem, Step, from_table
 from prm_factory.storage.dataset import Dataset
-from prm_factory.verifiers.identity import labeler_identity
+from prm_factory.verifiers.protocol import Verifier
 
 
 @dataclass
@@ -29,71 +37,100 @@ class RelabelSummary:
     chains: list[Chain]
     steps: list[Step]
     unchanged: int  # chains whose stored labels already carried the current labelers
+    sources: tuple[str, ...] = ()  # the sources run again
+
+
+def rerun_sources(config: RunConfig, setup: SourceSetup, names: Sequence[str] = ()) -> list[LabelSource]:
+    """What a relabel runs again: `names` (each must apply here), else the configured sources that need no
+    engine; in an order where a source comes after those it reads."""
+    registry = configured(config.labels.sources)
+    if names:
+        chosen = [registry[name] for name in names]
+        refused = [s.name for s in chosen if not s.applies(setup)]
+        if refused:
+            raise RegistryError(
+                f"label sources {refused} do not run on {setup.domain} chains with this config"
+            )
+        return order_by_reads(chosen)
+    return [
+        s
+        for s in run_sources(config.labels.sources, config.judge.enabled)
+        if "engine" not in s.needs and s.applies(setup)
+    ]
+
+
+def _setup(
+    config: RunConfig, domain: str, verifier: Verifier, run_id: str, names: Sequence[str]
+) -> SourceSetup:
+    registry = configured(config.labels.sources)
+    engine = None
+    if any("engine" in registry[name].needs for name in names):
+        engine = engine_settings(config)
+    return SourceSetup(
+        config, domain, verifier, engine, run_id, pipeline="relabel", rollouts=engine is not None
+    )
 
 
 @flow(name="prm-relabel", log_prints=True)
-def relabel_dataset(config: RunConfig, version: int | None = None) -> RelabelSummary:
-    """Relabel every chain of `version` (None: the latest) of the config's dataset with the config's
-    verifiers; math chains also get the reference source."""
+def relabel_dataset(
+    config: RunConfig, version: int | None = None, sources: Sequence[str] = ()
+) -> RelabelSummary:
+    """Relabel every chain of `version` (None: the latest) of the config's dataset (module docstring), a
+    chunk of `resume.chunk_problems` problems at a time: each source's batch call is one stage per chunk
+    (flows/runner.py), as in a run."""
     logger = get_run_logger()
     root = str(config.dataset_root())
     dataset = Dataset(root)
     from_version = dataset.resolve_version(version)
     tables = dataset.tables(from_version)
     problems = {p.problem_id: p for p in from_table(Problem, tables["problems"].to_table())}
-    chains = from_table(Chain, tables["chains"].to_table())
+    chains_by_problem: dict[str, list[Chain]] = defaultdict(list)
+    for chain in from_table(Chain, tables["chains"].to_table()):
+        if chain.problem_id not in problems:
+            logger.warning("chain %s: its problem %s is not in the dataset", chain.chain_id, chain.problem_id)
+            continue
+        chains_by_problem[chain.problem_id].append(chain)
     steps_by_chain: dict[str, list[Step]] = defaultdict(list)
     for step in from_table(Step, tables["steps"].to_table()):
         steps_by_chain[step.chain_id].append(step)
     run_id = uuid.uuid4().hex[:16]
     started = utc_now()
-    verifiers: dict[str, object] = {}
+    registry: Registry = configured(config.labels.sources)
+    by_domain: dict[str, tuple[Verifier, SourceSetup, list[LabelSource]]] = {}
+    executor = ChunkExecutor(root, resume=config.resume.enabled, config=config)
     new_chains: list[Chain] = []
     new_steps: list[Step] = []
     unchanged = 0
     try:
-        for chain in chains:
-            problem = problems.get(chain.problem_id)
-            if problem is None:
-                logger.warning(
-                    "chain %s: its problem %s is not in the dataset", chain.chain_id, chain.problem_id
-                )
-                continue
-            domain = problem.domain
-            if domain not in verifiers:
-                domain_config = config.model_copy(
-                    update={"problems": config.problems.model_copy(update={"domain": domain})}
-                )
-                verifiers[domain] = domain_for(domain_config).make_verifier()
-            verifier = verifiers[domain]
-            labelers = {"verifier": labeler_identity(verifier)}
-            if domain == "math":
-                labelers["reference"] = reference_identity()
-            result = relabel_chain(
-                problem,
-                chain,
-                steps_by_chain.get(chain.chain_id, []),
-                verifier,  # type: ignore[arg-type]
-                labelers,
-                reference_labels if domain == "math" else None,
-                run_id,
-            )
-            if result is None:
-                unchanged += 1
-                continue
-            new_chains.append(result[0])
-            new_steps.extend(result[1])
+        for part in chunks([problems[p] for p in chains_by_problem], config.resume.chunk_problems):
+            for domain in sorted({p.domain for p in part}):
+                if domain not in by_domain:
+                    by_domain[domain] = _domain_sources(config, domain, run_id, sources)
+                _, setup, rerun = by_domain[domain]
+                stored = [
+                    StoredChain(problem, chain, steps_by_chain.get(chain.chain_id, []))
+                    for problem in part
+                    if problem.domain == domain
+                    for chain in chains_by_problem[problem.problem_id]
+                ]
+                label_with = replace(executor, domain=domain).label_sources
+                results, current = relabel_chains(stored, rerun, registry, setup, run_id, label_with)
+                unchanged += current
+                for new_chain, rows in results:
+                    new_chains.append(new_chain)
+                    new_steps.extend(rows)
     finally:
-        for verifier in verifiers.values():
+        for verifier, _, _ in by_domain.values():
             close = getattr(verifier, "close", None)
             if callable(close):
                 close()
-    logger.info("relabel: %d chains relabelled, %d already current", len(new_chains), unchanged)
+    ran = tuple(dict.fromkeys(s.name for _, _, rerun in by_domain.values() for s in rerun))
+    logger.info(
+        "relabel (%s): %d chains relabelled, %d already current", ", ".join(ran), len(new_chains), unchanged
+    )
     if not new_chains:
-        return RelabelSummary(run_id, root, from_version, None, [], [], unchanged)
-    identities = [labeler_identity(v) for v in verifiers.values()]
-    if "math" in verifiers:
-        identities.append(reference_identity())
+        return RelabelSummary(run_id, root, from_version, None, [], [], unchanged, ran)
+    identities = [s.identity(setup) for _, setup, rerun in by_domain.values() for s in rerun]
     versions = {ident["name"]: f"{ident['version']}+{ident['code']}" for ident in identities}
     run = run_record(
         run_id=run_id,
@@ -102,7 +139,21 @@ def relabel_dataset(config: RunConfig, version: int | None = None) -> RelabelSum
         output=RunOutput((), new_chains, new_steps, ()),
         model="relabel",
         verifiers=versions,
-        config_json=json.dumps({"relabel_of_version": from_version, **json.loads(config.to_json())}),
+        config_json=json.dumps(
+            {"relabel_of_version": from_version, "sources": list(ran), **json.loads(config.to_json())}
+        ),
     )
     new_version = write_task(root, run, [], new_chains, new_steps, [])
-    return RelabelSummary(run_id, root, from_version, new_version, new_chains, new_steps, unchanged)
+    return RelabelSummary(run_id, root, from_version, new_version, new_chains, new_steps, unchanged, ran)
+
+
+def _domain_sources(
+    config: RunConfig, domain: str, run_id: str, names: Sequence[str]
+) -> tuple[Verifier, SourceSetup, list[LabelSource]]:
+    """The verifier, what sources are handed and the sources to run again, for the chains of one domain."""
+    domain_config = config.model_copy(
+        update={"problems": config.problems.model_copy(update={"domain": domain})}
+    )
+    verifier = domain_for(domain_config).make_verifier()
+    setup = _setup(domain_config, domain, verifier, run_id, names)
+    return verifier, setup, rerun_sources(domain_config, setup, names)

@@ -65,6 +65,14 @@ def verify_chunk_task(chunk: list[SampledChain], config: RunConfig) -> list[list
             close()
 
 
+def spread_verify(
+    key: str | None, config: RunConfig, root: str, sampled: list[SampledChain], verifier: Any
+) -> list[list[Verdict]]:
+    """The `verify` stage spread over the configured runner (flows/runner.py; `verifier` is made again in
+    each worker from the config)."""
+    return verify_in_chunks(sampled, config, root, key or "")
+
+
 def verify_in_chunks(
     sampled: list[SampledChain], config: RunConfig, root: str, verify_key: str
 ) -> list[list[Verdict]]:

@@ -29,7 +29,12 @@ class UndeclaredInput(KeyError):
 
 @dataclass(frozen=True)
 class Stage:
-    """One cached stage. `clock` is its name on the run's progress clock (flows/stage_clock.py)."""
+    """One stage: what keys it (consumes, inputs, code) and how it runs (flows/runner.py runs every stage of
+    every pipeline the same way). `task` names its Prefect task in flows/tasks.py; `needs` the resources it
+    uses (`engine`, `sandbox`: its concurrency tags); `cached`: its result is stored under its key and
+    reused; `clock` its name on the run's progress clock (flows/stage_clock.py), `timed` False for a stage
+    the clock does not show; `spread` a function of flows/scaleout.py that runs it over a process or Dask
+    task runner instead (`runner.task_runner`)."""
 
     name: str
     consumes: tuple[str, ...] = ()
@@ -38,6 +43,11 @@ class Stage:
     code: tuple[str, ...] = ()
     scope: Literal["run", "chunk"] = "run"
     clock: str = ""
+    task: str = ""
+    needs: frozenset[str] = frozenset()
+    cached: bool = True
+    timed: bool = True
+    spread: str = ""
 
     @property
     def clock_name(self) -> str:
@@ -139,6 +149,8 @@ GENERATION = Pipeline(
                 "prm_factory.sampling.vllm_plugins",
                 "prm_factory.sampling.cpu_top_p",
             ),
+            task="sample_task",
+            needs=frozenset({"engine"}),
         ),
         Stage(
             "segment",
@@ -147,6 +159,8 @@ GENERATION = Pipeline(
             outputs="chains split into steps, final answers graded",
             code=("prm_factory.sampling.segment", "prm_factory.labels.assemble", "prm_factory.flows.domains"),
             clock="segment_grade",
+            task="segment_task",
+            needs=frozenset({"sandbox"}),
         ),
         Stage(
             "verify",
@@ -154,6 +168,9 @@ GENERATION = Pipeline(
             inputs=("verifier",),  # its code digest is in the value (verifiers.identity.labeler_identity)
             outputs="step verdicts",
             code=("prm_factory.flows.domains",),
+            task="verify_task",
+            needs=frozenset({"sandbox"}),
+            spread="spread_verify",
         ),
         Stage(
             "rollouts",
@@ -161,6 +178,8 @@ GENERATION = Pipeline(
             inputs=("rollouts", "engine", "verifier"),
             outputs="Monte Carlo step values",
             code=("prm_factory.rollouts",),
+            task="rollouts_task",
+            needs=frozenset({"engine", "sandbox"}),
         ),
         Stage(
             "rows",
@@ -170,10 +189,13 @@ GENERATION = Pipeline(
             code=("prm_factory.labels", "prm_factory.storage", "prm_factory.schemas.records"),
             scope="chunk",
             clock="stage_rows",
+            task="stage_task",
+            cached=False,  # its rows are staged under its key (storage/staging.py), not a task result
         ),
     )
 )
-"""A generation run's cached stages (flows/generation_run.py); the judge is not cached."""
+"""A generation run's keyed stages (flows/generation_run.py); the label sources after the verifier and MC
+are stages too, uncached (`source_stage`)."""
 
 EXTERNAL = Pipeline(
     (
@@ -182,10 +204,22 @@ EXTERNAL = Pipeline(
             inputs=("external_chains", "outcomes", "engine", "rollouts", "verifier"),
             outputs="Monte Carlo step values of chains read from a file",
             code=("prm_factory.rollouts",),
+            task="rollouts_task",
+            needs=frozenset({"engine", "sandbox"}),
         ),
     )
 )
 """The label flow's one cached stage (flows/label_run.py)."""
+
+
+def source_stage(name: str, needs: frozenset[str]) -> Stage:
+    """A label source's batch call as a stage (flows/tasks.label_task): on the clock where it needs an engine
+    or a checkpoint (the others run inline, as the reference alignment always has), with the engine's and the
+    sandbox's tags where it needs them. Not cached: a source's identity keys the rows it ends in."""
+    return Stage(
+        name, task="label_task", needs=needs, cached=False, timed=bool(needs & {"engine", "checkpoint"})
+    )
+
 
 KEYED_ELSEWHERE: dict[str, str] = {  # module -> why its key still covers it
     "prm_factory.verifiers": "the `verifier` input carries the verifier's name, version and code digest",
@@ -214,6 +248,14 @@ KEYED_ELSEWHERE: dict[str, str] = {  # module -> why its key still covers it
         "labels.assemble reads values when building rows, which consume `rollouts`"
     ),
     "prm_factory.labels.reference": "the reference labeler's identity is in `labels` (the label config hash)",
+    "prm_factory.labels.source": (
+        "the label source shape; the votes it declares decide rows, keyed by `rows` (prm_factory.labels)"
+    ),
+    "prm_factory.labels.sources": (
+        "each source's identity is in `labels` (the label config hash), the verifier's also in `verifier`"
+    ),
+    "prm_factory.sampling.backends": "engine access of the judge source, which is not cached",
+    "prm_factory.sampling.model_prep": "resolves the judge's checkpoint; the judge model is in `judge`",
 }
 """Product modules a stage's declared code imports without declaring, and why its key still covers them
 (tests/flows/test_stages.py checks every such import is declared upstream or listed here)."""

@@ -26,9 +26,10 @@ from prm_factory.flows.observe import StageEvents
 from prm_factory.flows.selection import labeled_problem_ids, pick_fresh
 from prm_factory.flows.shards import ShardRun
 from prm_factory.labels.assemble import ChainIdentity, SampledChain, rollout_items, sampled_chain
-from prm_factory.labels.judge import Judge, JudgeResult, needs_judge
+from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
+from prm_factory.labels.sources.mc import chain_values
 from prm_factory.labels.tally import RunTally
-from prm_factory.rollouts import ChainValues, estimate_values, make_strategy
+from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.backends import drop_sampler, get_sampler
 from prm_factory.sampling.chains import DrawnChain, draw_chains
 from prm_factory.sampling.model_prep import ModelPrepError
@@ -161,12 +162,9 @@ def rollouts_task(
 ) -> RolloutStage:
     """Rollouts of `sampled` (one chunk of the run); progress counts chains across all chunks (the total
     is an estimate until the last chunk: chains without steps draw no rollouts)."""
-    r = config.rollouts
-    items = rollout_items(sampled)
-    if not items:
+    if not rollout_items(sampled):
         return RolloutStage([], None)
-    params = GenerationParams(n=r.k, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens)
-    strategy = make_strategy(r.strategy, rollouts_per_probe=r.k, max_steps=r.max_steps)
+    setup = SourceSetup(config, config.problems.domain, verifier, settings, run_id)
     logger = get_run_logger()
 
     events = StageEvents(run_id, logger)
@@ -176,7 +174,7 @@ def rollouts_task(
 
     def work(sampler: Sampler) -> RolloutStage:
         before = _cache_totals(sampler)
-        values = estimate_values(items, strategy, sampler, verifier.grade, params, progress=progress)
+        values = chain_values(sampled, setup, sampler, progress=progress)
         after = _cache_totals(sampler)
         counters = None
         if before is not None and after is not None and after[0] > before[0]:
@@ -240,37 +238,19 @@ def commit_staged_task(root: str, run: RunInfo, staged: list[str], rejections: l
     return Dataset(root).commit_staged(run, [Path(d) for d in staged], rejections)
 
 
-@task(name="judge", retries=1, retry_delay_seconds=[10], cache_policy=NO_CACHE)
-def judge_task(
-    settings: EngineSettings,
-    config: RunConfig,
+@task(name="label-source", retries=1, retry_delay_seconds=[10], cache_policy=NO_CACHE)
+def label_task(
+    source: LabelSource,
     sampled: list[SampledChain],
-    verdicts: list[list[Verdict]],
-    references: list[list[Verdict] | None],
-    values: dict[str, ChainValues],
-) -> dict[str, JudgeResult]:
-    """The `judge` source for the chains the budget picks (`judge.budget`), in one engine call."""
-    picked = []
-    for chain, chain_verdicts, reference in zip(sampled, verdicts, references, strict=True):
-        if not chain.steps:
-            continue
-        chain_values = values.get(chain.chain_id)
-        hard = [None] * len(chain.steps)
-        for value in chain_values.steps if chain_values else ():
-            hard[value.step_index] = value.hard_label
-        if config.judge.budget == "all" or needs_judge(
-            [v.label for v in chain_verdicts], [v.label for v in reference] if reference else None, hard
-        ):
-            picked.append(chain)
-    logger = get_run_logger()
-    logger.info("judge: %d of %d chains picked (budget %s)", len(picked), len(sampled), config.judge.budget)
-    if not picked:
-        return {}
-    params = GenerationParams(n=1, temperature=0.0, top_p=1.0, max_tokens=config.judge.max_tokens)
-
-    def work(sampler: Sampler) -> dict[str, JudgeResult]:
-        judge = Judge(sampler, settings.model_id, params)
-        results = judge.judge_many([(c.problem.text, [s.text for s in c.steps]) for c in picked])
-        return {c.chain_id: r for c, r in zip(picked, results, strict=True)}
-
-    return _with_engine(settings, work)
+    prior: dict[str, list[ChainLabels | None]],
+    setup: SourceSetup,
+) -> list[ChainLabels | None]:
+    """One label source's batch call over a chunk's chains (labels.source.LabelSource.label)."""
+    labels = source.label(sampled, prior, setup)
+    if len(labels) != len(sampled):
+        raise RuntimeError(
+            f"label source {source.name!r} gave labels for {len(labels)} of {len(sampled)} chains"
+        )
+    labelled = sum(chain_labels is not None for chain_labels in labels)
+    get_run_logger().info("%s: labelled %d of %d chains", source.name, labelled, len(sampled))
+    return labels

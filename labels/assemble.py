@@ -1,5 +1,6 @@
-"""Build the stored records from what the stages produced: pure, so label rules are tested without an
-engine. The flow calls these between its tasks."""
+"""Build the stored records from what the label sources said: pure, so label rules are tested without an
+engine. The flows call these between their tasks; nothing here names a source (they come as a mapping,
+labels.registry)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,9 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from prm_factory.labels.consensus import consensus
-from prm_factory.labels.judge import JudgeResult
+from prm_factory.labels.consensus import step_consensus
+from prm_factory.labels.source import ChainLabels, LabelSource
 from prm_factory.rollouts.items import RolloutItem
-from prm_factory.rollouts.values import ChainValues, StepValue
 from prm_factory.sampling.chains import DrawnChain
 from prm_factory.sampling.protocol import Generation
 from prm_factory.sampling.segment import StepSpan
@@ -90,7 +90,11 @@ def rollout_items(sampled: Sequence[SampledChain]) -> list[RolloutItem]:
 
 @dataclass(frozen=True)
 class RecordContext:
-    """What every record of a run shares: who sampled and labeled, under which label config."""
+    """What every record of a run shares: who sampled, under which label config.
+
+    `verifier_*` and `reference_labeler` are no longer read (every label carries its own labeler); they stay
+    until flows/plan.py stops passing them.
+    """
 
     run_id: str
     model_id: str
@@ -105,78 +109,65 @@ class RecordContext:
 
 def chunk_records(
     sampled: Sequence[SampledChain],
-    verdicts: Sequence[Sequence[Verdict]],
-    values: Mapping[str, ChainValues],
-    references: Sequence[Sequence[Verdict] | None],
-    judged: Mapping[str, JudgeResult],
+    labels: Mapping[str, Sequence[ChainLabels | None]],
     context: RecordContext,
+    sources: Mapping[str, LabelSource],
 ) -> tuple[list[Chain], list[Step]]:
-    """The chain and step records of a group of chains (one chunk of a run), in chain order."""
+    """The chain and step records of a group of chains (one chunk of a run), in chain order.
+
+    `labels` holds each source's labels chain by chain (None: that source left the chain unlabelled).
+    """
+    for name, per_chain in labels.items():
+        if len(per_chain) != len(sampled):
+            raise ValueError(f"{name}: labels for {len(per_chain)} chains, {len(sampled)} given")
     chains: list[Chain] = []
     steps: list[Step] = []
-    for chain, chain_verdicts, reference in zip(sampled, verdicts, references, strict=True):
-        critic = judged.get(chain.chain_id)
-        record, step_rows = build_records(
-            chain,
-            chain_verdicts,
-            values.get(chain.chain_id),
-            context,
-            reference=reference,
-            judge=critic.verdicts if critic else None,
-            judge_labeler=critic.labeler if critic else None,
-            judge_first_error=critic.first_error if critic else None,
-        )
+    for position, chain in enumerate(sampled):
+        by_source = {name: per_chain[position] for name, per_chain in labels.items()}
+        record, step_rows = build_records(chain, by_source, context, sources)
         chains.append(record)
         steps.extend(step_rows)
     return chains, steps
 
 
-def _no_value(index: int) -> StepValue:
-    return StepValue(index, None, 0, 0, None, None, "none", 0, 0.0)
-
-
 def build_records(
     sampled: SampledChain,
-    verdicts: Sequence[Verdict],
-    values: ChainValues | None,
+    labels: Mapping[str, ChainLabels | None],
     context: RecordContext,
-    *,
-    reference: Sequence[Verdict] | None = None,
-    judge: Sequence[Verdict] | None = None,
-    judge_labeler: str | None = None,
-    judge_first_error: int | None = None,
+    sources: Mapping[str, LabelSource],
 ) -> tuple[Chain, list[Step]]:
     """The chain record and its step records, with consensus labels and the first-error flag.
 
-    The first error is the earliest step whose consensus is negative (every source that speaks says the
-    step is wrong); disputed steps do not count, and each source's own label is kept. `reference` holds
-    the reference-alignment verdicts (labels.reference), `judge` a generative judge's (labels.judge), None
-    when that source did not run (an empty `judge` too: the chain was not sent to the judge).
+    The first error is the earliest step whose consensus is negative; disputed steps do not count, and each
+    source's own label is kept. Each source that labelled the chain also names its own first error (its
+    rule: `LabelSource.first_error`). A source's labels are None (or empty) where it did not run.
     """
-    if reference is not None and len(reference) != len(sampled.steps):
-        raise ValueError(f"{len(reference)} reference verdicts for {len(sampled.steps)} steps")
-    if judge is not None and len(judge) == 0:
-        judge = None
-    if judge is not None and len(judge) != len(sampled.steps):
-        raise ValueError(f"{len(judge)} judge verdicts for {len(sampled.steps)} steps")
-    step_values = {v.step_index: v for v in (values.steps if values else ())}
+    given = {name: chain_labels for name, chain_labels in labels.items() if chain_labels}
+    for name, chain_labels in given.items():
+        if len(chain_labels) != len(sampled.steps):
+            raise ValueError(f"{len(chain_labels)} {name} labels for {len(sampled.steps)} steps")
+    rows = step_records(sampled, given, context, sources)
+    first_errors = {}
+    for name, chain_labels in given.items():
+        position = sources[name].first_error(chain_labels)
+        if position is not None:  # -1 is a judge's "no error found", kept
+            first_errors[name] = sampled.steps[position].index if position >= 0 else position
+    return chain_record(sampled, context, first_errors), rows
+
+
+def step_records(
+    sampled: SampledChain,
+    labels: Mapping[str, ChainLabels],
+    context: RecordContext,
+    sources: Mapping[str, LabelSource],
+) -> list[Step]:
     rows: list[Step] = []
     first_error_seen = False
-    first_error_verifier: int | None = None
-    first_error_reference: int | None = None
-    for position, (span, verdict) in enumerate(zip(sampled.steps, verdicts, strict=True)):
-        value = step_values.get(span.index, _no_value(span.index))
-        ref = reference[position] if reference is not None else None
-        critic = judge[position] if judge is not None else None
-        label, agree = consensus(
-            verdict.label, value.hard_label, ref.label if ref else None, critic.label if critic else None
-        )
-        if ref is not None and ref.label == "incorrect" and first_error_reference is None:
-            first_error_reference = span.index
+    for position, span in enumerate(sampled.steps):
+        step_labels = tuple(chain_labels[position] for chain_labels in labels.values())
+        label, agree = step_consensus(step_labels, sources)
         is_first = label == "negative" and not first_error_seen
         first_error_seen = first_error_seen or is_first
-        if verdict.label == "incorrect" and first_error_verifier is None:
-            first_error_verifier = span.index
         rows.append(
             Step(
                 step_id=content_id("step", sampled.chain_id, span.index, context.label_config_hash),
@@ -187,36 +178,19 @@ def build_records(
                 text=span.text,
                 char_start=span.start,
                 char_end=span.end,
-                verdict=verdict.label,
-                verdict_reason=verdict.reason,
-                verdict_evidence=json.dumps(verdict.evidence, default=str),
-                verifier=context.verifier_name,
-                verifier_version=context.verifier_version,
-                mc_value=value.mc_value,
-                n_rollouts=value.n_rollouts,
-                n_rollouts_correct=value.n_correct,
-                hard_label=value.hard_label,
-                soft_label=value.soft_label,
-                value_source=value.value_source,
                 consensus=label,
                 labels_agree=agree,
                 first_error=is_first,
-                rollout_tokens=value.tokens,
-                rollout_seconds=value.seconds,
                 model=context.model_id,
                 label_config_hash=context.label_config_hash,
-                n_rollouts_judged=value.n_judged,
-                verifier_code=context.verifier_code,
-                reference_verdict=ref.label if ref else None,
-                reference_reason=ref.reason if ref else None,
-                reference_evidence=json.dumps(ref.evidence, default=str) if ref else None,
-                reference_labeler=context.reference_labeler if ref else None,
-                judge_verdict=critic.label if critic else None,
-                judge_reason=critic.reason if critic else None,
-                judge_labeler=judge_labeler if critic else None,
+                labels=step_labels,
             )
         )
-    chain = Chain(
+    return rows
+
+
+def chain_record(sampled: SampledChain, context: RecordContext, first_errors: Mapping[str, int]) -> Chain:
+    return Chain(
         chain_id=sampled.chain_id,
         problem_id=sampled.problem.problem_id,
         run_id=context.run_id,
@@ -233,14 +207,10 @@ def build_records(
         outcome_reason=sampled.outcome.reason,
         outcome_evidence=json.dumps(sampled.outcome.evidence, default=str),
         n_steps=len(sampled.steps),
-        first_error_verifier=first_error_verifier,
-        first_error_mc=values.first_error_mc if values else None,
         label_config_hash=context.label_config_hash,
-        first_error_reference=first_error_reference,
-        first_error_judge=judge_first_error if judge is not None else None,
         source_row_id=sampled.source_row_id,
+        first_errors=dict(first_errors),
     )
-    return chain, rows
 
 
 def join_steps(steps: Sequence[str], separator: str = "\n\n") -> tuple[str, tuple[StepSpan, ...]]:

@@ -1,51 +1,34 @@
-"""Combine a step's label sources into one consensus label, and find each source's first error.
+"""One consensus label per step from the registered sources' votes, and each source's first error.
 
-The sources: the verifier (a checked claim: correct | incorrect | unverifiable), the reference alignment
-(labels.reference: on track or not), and the Monte Carlo hard label (can the prefix still reach a correct
-answer). They fail differently: a
-verifier misses wrong reasoning that makes no false arithmetic claim, and MC misses a wrong step the model
-recovers from (or a right step a weak model cannot finish). Keeping both, plus whether they agree, lets a
-training export filter to agreeing steps (Qwen2.5-Math-PRM, "The Lessons of Developing PRMs", 2025).
+The sources fail differently: the verifier misses wrong reasoning that makes no false arithmetic claim, MC
+misses a wrong step the model recovers from (or a right step a weak model cannot finish), the reference
+sees only quantities off the worked solution. Keeping every source's label, the consensus and whether they
+agree lets a training export filter to agreeing steps (Qwen2.5-Math-PRM, "The Lessons of Developing PRMs",
+2025). Each source declares its vote (labels/source.py); `combine` is the one rule over the votes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
+from prm_factory.labels.source import LabelSource, Vote
 from prm_factory.rollouts.first_error import first_error_mc
+from prm_factory.schemas.step_labels import StepLabel
 
 Consensus = Literal["positive", "negative", "disputed", "unlabeled"]
 
-_VERDICTS = ("correct", "incorrect", "unverifiable")
 
+def combine(votes: Sequence[Vote]) -> tuple[Consensus, bool | None]:
+    """The consensus of one step's votes and whether they agree (None: at most one vote).
 
-def consensus(
-    verdict_label: str,
-    hard_label: bool | None,
-    reference_label: str | None = None,
-    judge_label: str | None = None,
-) -> tuple[Consensus, bool | None]:
-    """The step's consensus label and whether the sources agree (None: at most one source spoke).
-
-    Each source votes positive, negative or not at all, and the votes do not weigh the same:
-
-    - the verifier's `incorrect` is a checked false claim: the step is wrong whatever else says
-      (ProcessBench counts a wrong step even when the chain recovers);
-    - the reference's `incorrect` (a quantity off the worked solution in a wrong chain) is a negative that
-      only a positive from another strong source (an MC rollout that still reaches the answer) disputes;
-    - a generative judge's `incorrect` (it named this step as the earliest wrong one) counts like the
-      reference's; its `correct` like the reference's `correct`;
-    - the reference's `correct` and an MC hard label True are strong positives;
-    - the verifier's `correct` (the arithmetic holds) and an MC hard label False (no rollout of a possibly
-      weak policy reached the answer) are weak: a weak negative against any positive is `disputed`.
-
-    No vote: `unlabeled`. `labels_agree` is True when two or more sources voted and all alike, False when
-    they differ (whatever the consensus), None when at most one voted. `reference_label` (`judge_label`)
-    None means that source did not run.
+    Alike votes give their polarity. Against each other, the strongest negative decides when it is
+    stronger than every positive (negatives always may), the strongest positive decides when it is stronger
+    than every negative and may overrule (a reviewer's), and otherwise the step is `disputed`. No vote:
+    `unlabeled`. With today's sources (strengths in labels/source.py) that reads:
 
     ============== ============ ============ ============ ======
-    verdict        MC hard      reference    consensus    agree
+    verifier       MC hard      reference    consensus    agree
     ============== ============ ============ ============ ======
     correct        True         (not run)    positive     True
     incorrect      False        (not run)    negative     True
@@ -56,45 +39,54 @@ def consensus(
     unverifiable   True         incorrect    disputed     False
     correct        False        correct      disputed     False
     unverifiable   None         unverifiable unlabeled    None
+    incorrect (k)  True         (not run)    disputed     False
+    incorrect (k)  None         correct      disputed     False
+    incorrect (k)  False        (not run)    negative     True
     ============== ============ ============ ============ ======
 
-    >>> consensus("incorrect", False)
-    ('negative', True)
-    >>> consensus("correct", False)
-    ('disputed', False)
-    >>> consensus("unverifiable", True)
-    ('positive', None)
-    >>> consensus("correct", None, "incorrect")
-    ('negative', False)
-    >>> consensus("unverifiable", True, "incorrect")
-    ('disputed', False)
-    >>> consensus("correct", None, None, "incorrect")
-    ('negative', False)
+    `incorrect` is the verifier's of a final reading kind (or of none named); `incorrect (k)` of a kind the
+    verifier source does not count final (labels/sources/verifier.py, `FINAL_KINDS`), which votes as the
+    reference's `incorrect` does. The judge votes as the reference does.
 
-    An unknown verdict label raises ValueError rather than being guessed at.
+    >>> from prm_factory.labels.source import Strength
+    >>> weak_no, strong_yes = Vote(False, Strength.WEAK), Vote(True, Strength.STRONG)
+    >>> combine([weak_no, strong_yes]), combine([Vote(False, Strength.FINAL), strong_yes])
+    (('disputed', False), ('negative', False))
+    >>> combine([Vote(True, Strength.REVIEWED, overrules=True), Vote(False, Strength.FINAL)])
+    ('positive', False)
     """
-    verifier = _vote(verdict_label)
-    reference = _vote(reference_label) if reference_label is not None else None
-    judge = _vote(judge_label) if judge_label is not None else None
-    cast = [v for v in (verifier, hard_label, reference, judge) if v is not None]
-    agree = None if len(cast) < 2 else len(set(cast)) == 1
-    if not cast:
+    if not votes:
         return "unlabeled", None
-    if verifier is False:
+    agree = None if len(votes) < 2 else len({vote.positive for vote in votes}) == 1
+    negatives = [vote for vote in votes if not vote.positive]
+    positives = [vote for vote in votes if vote.positive]
+    if not negatives:
+        return "positive", agree
+    if not positives:
         return "negative", agree
-    strong_negative = reference is False or judge is False
-    strong_positive = reference is True or judge is True or hard_label is True
-    if strong_negative:
-        return ("disputed" if strong_positive else "negative"), agree
-    if hard_label is False:
-        return ("disputed" if True in cast else "negative"), agree
-    return ("positive" if strong_positive or verifier else "unlabeled"), agree
+    against, for_ = max(v.strength for v in negatives), max(v.strength for v in positives)
+    if against > for_ and any(v.decides for v in negatives if v.strength == against):
+        return "negative", agree
+    if for_ > against and any(v.decides for v in positives if v.strength == for_):
+        return "positive", agree
+    return "disputed", agree
 
 
-def _vote(label: str) -> bool | None:
-    if label not in _VERDICTS:
-        raise ValueError(f"unknown verdict label {label!r}; expected one of {_VERDICTS}")
-    return None if label == "unverifiable" else label == "correct"
+def step_consensus(
+    labels: Iterable[StepLabel], sources: Mapping[str, LabelSource]
+) -> tuple[Consensus, bool | None]:
+    """`combine` over the votes of one step's labels, each weighed by its source's declaration.
+
+    A label of a source `sources` does not name is an error, not a silent abstention.
+    """
+    votes = []
+    for label in labels:
+        if label.source not in sources:
+            raise ValueError(f"a label of {label.source!r}, which is no registered source")
+        vote = sources[label.source].vote(label)
+        if vote is not None:
+            votes.append(vote)
+    return combine(votes)
 
 
 def first_error_verifier(verdict_labels: Sequence[str]) -> int | None:

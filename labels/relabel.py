@@ -1,42 +1,41 @@
-"""Recompute a stored chain's verifier and reference labels with the current labelers, without sampling.
+"""Recompute a stored chain's labels with the current label sources, without sampling.
 
 A verifier fix should reach data already written. `relabel_chain` takes a chain and its step rows as stored
-in a dataset version, grades the chain's outcome again, judges its steps again, aligns them with the
-reference solution again, and rebuilds consensus and first-error flags. Monte Carlo values are kept as they
-were drawn (rollout texts are not stored, so they cannot be regraded); only the last step's value, which is
-the chain's own outcome, follows the new grade.
+in a dataset version and runs the chosen sources again (by default those that need no engine: the verifier,
+which also grades the chain's outcome again, the reference alignment, any plug-in source without one), then
+rebuilds consensus and first errors from every source's labels. The other sources' labels are kept as they
+were drawn (rollout texts are not stored, so MC values cannot be regraded; the judge needs an engine) and
+vote in the new consensus as in a fresh run; the one label that follows a new grade is the MC value of the
+last step, which is the chain's own outcome (`LabelSource.follow_outcome`).
 
-The new rows get a label hash derived from the old one and the new labelers' identities, so they replace the
-old rows in the new dataset version (storage.layout.REPLACE_WHEN_CHANGED) while older versions keep theirs.
-A chain whose stored labels already carry the current labelers is left alone (`None`).
+The new rows get a label hash derived from the old one and the rerun sources' identities, so they replace
+the old rows in the new dataset version (storage.layout.REPLACE_WHEN_CHANGED) while older versions keep
+theirs. A chain whose stored labels already carry the current labelers is left alone (`None`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 
-from prm_factory.labels.consensus import consensus
+from prm_factory.labels.assemble import RecordContext, SampledChain, build_records
+from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
+from prm_factory.sampling.protocol import Generation
+from prm_factory.sampling.segment import StepSpan
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Chain, Problem, Step
-from prm_factory.verifiers.identity import identity_tag
-from prm_factory.verifiers.protocol import Verdict, Verifier, outcome_value
-
-ReferenceLabeler = Callable[[Problem, list[str], str], list[Verdict]]
+from prm_factory.verifiers.protocol import Verdict
 
 
-def current(steps: Sequence[Step], labelers: Mapping[str, Mapping[str, str]]) -> bool:
-    """Were these rows written by exactly these labelers (verifier identity and reference labeler)?"""
-    verifier = labelers["verifier"]
-    reference = identity_tag(dict(labelers["reference"])) if "reference" in labelers else None
-    return all(
-        s.verifier == verifier["name"]
-        and s.verifier_version == verifier["version"]
-        and s.verifier_code == verifier["code"]
-        and s.reference_labeler == reference
-        for s in steps
-    )
+def current(steps: Sequence[Step], labelers: Mapping[str, str]) -> bool:
+    """Were these rows labelled by exactly these labelers (source name -> the labeler its labels carry)?"""
+    for step in steps:
+        for source, labeler in labelers.items():
+            label = step.label(source)
+            if label is None or label.labeler != labeler:
+                return False
+    return True
 
 
 def grade_text(chain: Chain) -> str:
@@ -47,73 +46,134 @@ def grade_text(chain: Chain) -> str:
     return chain.text
 
 
+def stored_labels(steps: Sequence[Step]) -> dict[str, ChainLabels]:
+    """Each source's labels of a chain as stored (a source that labelled only some steps is an error)."""
+    names = dict.fromkeys(label.source for step in steps for label in step.labels)
+    by_source: dict[str, ChainLabels] = {}
+    for name in names:
+        labels = [step.label(name) for step in steps]
+        if any(label is None for label in labels):
+            raise ValueError(f"chain {steps[0].chain_id}: {name} labels only some of its steps")
+        by_source[name] = tuple(label for label in labels if label is not None)
+    return by_source
+
+
+def stored_chain(problem: Problem, chain: Chain, steps: Sequence[Step], outcome: Verdict) -> SampledChain:
+    """A stored chain as the sources read it: its text, its steps' spans, its (new) outcome."""
+    return SampledChain(
+        chain_id=chain.chain_id,
+        problem=problem,
+        prompt=chain.prompt,
+        sample_index=chain.sample_index,
+        generation=Generation(chain.text, chain.n_tokens, chain.finish_reason),
+        steps=tuple(StepSpan(s.step_index, s.text, s.char_start, s.char_end) for s in steps),
+        outcome=outcome,
+        final_answer=chain.final_answer,
+        source_row_id=chain.source_row_id,
+    )
+
+
+LabelWith = Callable[
+    [Sequence[LabelSource], Sequence[SampledChain], Mapping[str, Sequence[ChainLabels | None]], SourceSetup],
+    dict[str, list[ChainLabels | None]],
+]
+"""How a pipeline runs sources over chains (flows/runner.ChunkExecutor.label_sources): `labels` plus each
+source's labels, the sources in order."""
+
+
+def label_directly(
+    sources: Sequence[LabelSource],
+    chains: Sequence[SampledChain],
+    labels: Mapping[str, Sequence[ChainLabels | None]],
+    setup: SourceSetup,
+) -> dict[str, list[ChainLabels | None]]:
+    """Each source's batch call in turn, in this process (what a pipeline's executor does as tasks)."""
+    out = {name: list(per_chain) for name, per_chain in labels.items()}
+    for source in sources:
+        out[source.name] = list(source.label(list(chains), dict(out), setup))
+    return out
+
+
+@dataclass(frozen=True)
+class StoredChain:
+    """A chain of a dataset version with its problem and its step rows."""
+
+    problem: Problem
+    chain: Chain
+    steps: Sequence[Step]
+
+
+def relabel_chains(
+    stored: Sequence[StoredChain],
+    rerun: Sequence[LabelSource],
+    sources: Mapping[str, LabelSource],
+    setup: SourceSetup,
+    run_id: str,
+    label_with: LabelWith = label_directly,
+) -> tuple[list[tuple[Chain, list[Step]]], int]:
+    """New chain and step rows for `run_id` of the chains whose stored labels are not `rerun`'s current
+    ones, in one batch call per source, and how many chains were already current.
+
+    `rerun` runs in that order (a source reading another's labels after it); every other source's stored
+    labels are kept and follow the new outcome where they depend on it (`LabelSource.follow_outcome`).
+    """
+    tags = {source.name: source.labeler(setup) for source in rerun}
+    names = set(tags)
+    chosen: list[tuple[StoredChain, list[Step]]] = []
+    unchanged = 0
+    for item in stored:
+        ordered = sorted(item.steps, key=lambda s: s.step_index)
+        if not ordered or current(ordered, tags):  # no steps: nothing to relabel either
+            unchanged += 1
+            continue
+        chosen.append((item, ordered))
+    if not chosen:
+        return [], unchanged
+    sampled: list[SampledChain] = []
+    kept: list[dict[str, ChainLabels]] = []
+    for item, ordered in chosen:
+        chain = item.chain
+        if "verifier" in names:  # the verifier grades the outcome, too
+            outcome = setup.verifier.grade(item.problem, grade_text(chain))
+        else:
+            outcome = Verdict(chain.outcome, chain.outcome_reason, json.loads(chain.outcome_evidence or "{}"))
+        sampled.append(stored_chain(item.problem, chain, ordered, outcome))
+        kept.append(
+            {
+                name: sources[name].follow_outcome(labels, outcome.label)
+                for name, labels in stored_labels(ordered).items()
+                if name not in names
+            }
+        )
+    held = sorted({name for chain_labels in kept for name in chain_labels})
+    prior = {name: [chain_labels.get(name) for chain_labels in kept] for name in held}
+    labels = label_with(rerun, sampled, prior, setup)
+    identities = {source.name: source.identity(setup) for source in rerun}
+    results = []
+    for position, ((item, ordered), chain) in enumerate(zip(chosen, sampled, strict=True)):
+        if all(labels[name][position] is None and ordered[0].label(name) is None for name in names):
+            unchanged += 1  # its sources left it unlabelled, as before (reviewers who answered none of it)
+            continue
+        base = item.chain.label_config_hash or ordered[0].label_config_hash
+        label_hash = content_id("relabel", base, identities)[:16]
+        context = RecordContext(
+            run_id, item.chain.model, item.chain.sampling, item.chain.seed, "", "", label_hash
+        )
+        by_source = {name: per_chain[position] for name, per_chain in labels.items()}
+        results.append(build_records(chain, by_source, context, sources))
+    return results, unchanged
+
+
 def relabel_chain(
     problem: Problem,
     chain: Chain,
     steps: Sequence[Step],
-    verifier: Verifier,
-    labelers: Mapping[str, Mapping[str, str]],
-    reference: ReferenceLabeler | None,
+    rerun: Sequence[LabelSource],
+    sources: Mapping[str, LabelSource],
+    setup: SourceSetup,
     run_id: str,
 ) -> tuple[Chain, list[Step]] | None:
-    """New chain and step rows for `run_id`, or None when the stored rows are already current."""
-    ordered = sorted(steps, key=lambda s: s.step_index)
-    if not ordered or current(ordered, labelers):
-        return None
-    texts = [s.text for s in ordered]
-    outcome = verifier.grade(problem, grade_text(chain))
-    verdicts = verifier.check_steps(problem, texts)
-    ref_verdicts = reference(problem, texts, outcome.label) if reference is not None else None
-    label_hash = content_id("relabel", chain.label_config_hash or ordered[0].label_config_hash, labelers)[:16]
-    ref_tag = identity_tag(dict(labelers["reference"])) if "reference" in labelers else None
-    rows: list[Step] = []
-    first_seen = False
-    first_verifier = first_reference = None
-    for position, (old, verdict) in enumerate(zip(ordered, verdicts, strict=True)):
-        ref = ref_verdicts[position] if ref_verdicts is not None else None
-        hard, mc = old.hard_label, old.mc_value
-        if old.value_source == "outcome":  # the last step's value is the chain's own (new) outcome
-            hard = outcome_value(outcome.label)
-            mc = None if hard is None else float(hard)
-        label, agree = consensus(verdict.label, hard, ref.label if ref else None)
-        is_first = label == "negative" and not first_seen
-        first_seen = first_seen or is_first
-        if verdict.label == "incorrect" and first_verifier is None:
-            first_verifier = old.step_index
-        if ref is not None and ref.label == "incorrect" and first_reference is None:
-            first_reference = old.step_index
-        rows.append(
-            replace(
-                old,
-                step_id=content_id("step", chain.chain_id, old.step_index, label_hash),
-                run_id=run_id,
-                verdict=verdict.label,
-                verdict_reason=verdict.reason,
-                verdict_evidence=json.dumps(verdict.evidence, default=str),
-                verifier=labelers["verifier"]["name"],
-                verifier_version=labelers["verifier"]["version"],
-                verifier_code=labelers["verifier"]["code"],
-                hard_label=hard,
-                mc_value=mc,
-                soft_label=mc if old.value_source == "outcome" else old.soft_label,
-                consensus=label,
-                labels_agree=agree,
-                first_error=is_first,
-                label_config_hash=label_hash,
-                reference_verdict=ref.label if ref else None,
-                reference_reason=ref.reason if ref else None,
-                reference_evidence=json.dumps(ref.evidence, default=str) if ref else None,
-                reference_labeler=ref_tag if ref else None,
-            )
-        )
-    new_chain = replace(
-        chain,
-        run_id=run_id,
-        outcome=outcome.label,
-        outcome_reason=outcome.reason,
-        outcome_evidence=json.dumps(outcome.evidence, default=str),
-        first_error_verifier=first_verifier,
-        first_error_reference=first_reference,
-        label_config_hash=label_hash,
-    )
-    return new_chain, rows
+    """`relabel_chains` of one chain: its new rows, or None when its stored rows already carry `rerun`'s
+    labels (or it has no steps)."""
+    results, _ = relabel_chains([StoredChain(problem, chain, steps)], rerun, sources, setup, run_id)
+    return results[0] if results else None

@@ -63,14 +63,16 @@ class RunTally:
             self.sampled_tokens += chain.n_tokens
         for step in steps:
             self.steps += 1
-            self.labels[(step.consensus, step.verdict)] += 1
+            verifier, mc = step.label("verifier"), step.label("mc")
+            self.labels[(step.consensus, verifier.verdict if verifier else "unverifiable")] += 1
             self.labeled_steps += step.consensus != "unlabeled"
-            self.rollout_tokens += step.rollout_tokens
-            if step.value_source == "rollouts":
+            evidence = json.loads(mc.evidence) if mc else {}
+            self.rollout_tokens += evidence.get("tokens", 0)
+            if evidence.get("value_source") == "rollouts":
                 self.probed_steps += 1
-                self.reaching_steps += (step.mc_value or 0) > 0
-                if step.mc_value is not None:
-                    self.mc_sum += step.mc_value
+                self.reaching_steps += (mc.value or 0) > 0  # type: ignore[union-attr]
+                if mc.value is not None:  # type: ignore[union-attr]
+                    self.mc_sum += mc.value  # type: ignore[union-attr]
                     self.mc_count += 1
         for chain_values in values:
             self.rollouts_drawn += chain_values.rollouts_drawn

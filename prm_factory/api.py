@@ -99,9 +99,11 @@ def label(
     return label_external(str(chains), config, rollouts=rollouts, solutions=solutions_path)
 
 
-def relabel(config: RunConfig, *, version: int | None = None) -> RelabelSummary:
-    """Recompute the labels of a version (None: the latest) of the config's dataset with today's labelers and
-    commit them as a new version; `summary.version` is None when every chain was already current.
+def relabel(config: RunConfig, *, version: int | None = None, sources: Sequence[str] = ()) -> RelabelSummary:
+    """Recompute the labels of a version (None: the latest) of the config's dataset with today's label
+    sources and commit them as a new version, consensus and first errors recomputed; `sources` re-runs only
+    those (by registered name, e.g. `["human"]`); `summary.version` is None when every chain was already
+    current.
 
     >>> relabel(load_config(None, {"dataset.root": "ds"})).version                      # doctest: +SKIP
     4
@@ -112,7 +114,7 @@ def relabel(config: RunConfig, *, version: int | None = None) -> RelabelSummary:
     _preflight(labeler_problems(config))
     # NoDatasetError / UnknownVersionError before Prefect starts
     open_dataset(config.dataset_root()).resolve_version(version)
-    return relabel_dataset(config, version)
+    return relabel_dataset(config, version, list(sources))
 
 
 def open_dataset(root: PathLike, storage_options: Mapping[str, str] | None = None) -> Dataset:

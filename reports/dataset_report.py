@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,8 @@ from typing import Any
 import duckdb
 import jinja2
 
+from prm_factory.labels.registry import registered_names
+from prm_factory.schemas.step_labels import first_error_column
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import connect
 from prm_factory.storage.stats import HEADLINE_SQL
@@ -49,7 +51,9 @@ COLOURS = {
     "unverifiable": "#78909c",
     "unlabeled": "#b0bec5",
 }
-FIRST_ERROR_SOURCES = {"verifier": "#1565c0", "mc": "#8e24aa", "consensus": "#ef6c00"}
+FIRST_ERROR_COLOURS = {"verifier": "#1565c0", "mc": "#8e24aa", "consensus": "#ef6c00"}
+"""Colours of the first sources in the first-error plot; other label sources take PALETTE's in turn."""
+PALETTE = ("#00897b", "#6d4c41", "#c0ca33", "#5e35b1", "#d81b60", "#546e7a")
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -76,6 +80,7 @@ class ReportData:
     agreement_matrix: list[dict[str, Any]]  # verdict, hard_label, n
     first_error_positions: list[dict[str, Any]]  # source, position (None = no error), n
     samples: list[SampleChain]
+    label_sources: list[dict[str, Any]] = field(default_factory=list)  # per label source: counts, labelers
 
 
 BY_STEP_INDEX_SQL = f"""
@@ -110,14 +115,39 @@ def _capped(column: str) -> str:
     return f"CASE WHEN {column} IS NULL THEN NULL ELSE least({column}, {MAX_STEP_INDEX}) END"
 
 
-FIRST_ERROR_SQL = f"""
-SELECT 'verifier' AS source, {_capped("first_error_verifier")} AS position, count(*) AS n
-FROM chains GROUP BY ALL
-UNION ALL
-SELECT 'mc', {_capped("first_error_mc")}, count(*) FROM chains GROUP BY ALL
-UNION ALL
-SELECT 'consensus', {_capped("first_error_index")}, count(*) FROM first_errors GROUP BY ALL
+def first_error_sql(sources: Sequence[str]) -> str:
+    """Where each label source (its `first_error_<source>` column of chains) and the consensus put each
+    chain's first error; a NULL position is a chain without one."""
+    parts = [
+        f"SELECT '{source}' AS source, {_capped(first_error_column(source))} AS position, count(*) AS n "
+        "FROM chains GROUP BY ALL"
+        for source in sources
+    ]
+    parts.append(
+        f"SELECT 'consensus', {_capped('first_error_index')}, count(*) FROM first_errors GROUP BY ALL"
+    )
+    return "\nUNION ALL\n".join(parts)
+
+
+LABEL_SOURCES_SQL = """
+SELECT source, count(*) AS steps_labelled,
+       count(*) FILTER (WHERE verdict = 'correct') AS correct,
+       count(*) FILTER (WHERE verdict = 'incorrect') AS incorrect,
+       count(*) FILTER (WHERE verdict = 'unverifiable') AS unverifiable,
+       avg(value) AS mean_value,
+       string_agg(DISTINCT labeler, ', ' ORDER BY labeler) AS labelers
+FROM step_labels
+GROUP BY source
 """
+
+SAMPLE_LABELS_SQL = """
+SELECT chain_id, step_index, source, verdict, value, reason
+FROM step_labels
+WHERE chain_id IN (SELECT unnest($chain_ids)) AND source NOT IN ('verifier', 'mc')
+ORDER BY chain_id, step_index, source
+"""
+"""The labels of the sample chains' steps beyond the verifier's and MC's (which have their own pills)."""
+
 
 RUNS_SQL = """
 SELECT left(run_id, 16) AS run_id, started_at, status, model, left(config_hash, 12) AS config_hash,
@@ -136,8 +166,7 @@ ranked AS (
     LEFT JOIN disputes AS d USING (chain_id),
     LATERAL (SELECT CASE WHEN d.disputed THEN 0 WHEN c.outcome = 'correct' THEN 1 ELSE 2 END AS kind)
 )
-SELECT c.chain_id, c.problem_id, c.run_id, c.model, c.outcome, c.outcome_reason, c.final_answer, c.n_steps,
-       c.first_error_verifier, c.first_error_mc, p.source, p.domain, p.text AS problem_text,
+SELECT c.* EXCLUDE (prompt, text, sampling, outcome_evidence), p.source, p.domain, p.text AS problem_text,
        p.reference_answer
 FROM ranked AS r
 JOIN chains AS c USING (chain_id)
@@ -164,14 +193,35 @@ def _rows(connection: duckdb.DuckDBPyConnection, sql: str, **params: Any) -> lis
 def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) -> ReportData:
     """Read and aggregate everything the page shows from one dataset version (None = latest)."""
     resolved = dataset.resolve_version(version)
-    connection = connect(dataset, resolved)
+    connection = connect(dataset, resolved, registered_names())
     try:
         headline: dict[str, Any] = {}
         for sql in HEADLINE_SQL.values():
             headline.update(_rows(connection, sql)[0])
         chains = _rows(connection, SAMPLE_CHAINS_SQL, n=n_samples) if n_samples > 0 else []
+        for chain in chains:  # each label source's first error, by source
+            chain["first_errors"] = {
+                name.removeprefix("first_error_"): chain[name]
+                for name in chain
+                if name.startswith("first_error_")
+            }
         chain_ids = [chain["chain_id"] for chain in chains]
         steps = _rows(connection, SAMPLE_STEPS_SQL, chain_ids=chain_ids) if chain_ids else []
+        others = _rows(connection, SAMPLE_LABELS_SQL, chain_ids=chain_ids) if chain_ids else []
+        for step in steps:
+            step["labels"] = [
+                label
+                for label in others
+                if (label["chain_id"], label["step_index"]) == (step["chain_id"], step["step_index"])
+            ]
+        label_sources = _rows(connection, LABEL_SOURCES_SQL)
+        present = {row["source"] for row in label_sources}  # sources that labelled this version
+        chain_columns = {row[0] for row in connection.execute("DESCRIBE chains").fetchall()}
+        ordered = [
+            *(s for s in registered_names() if s in present),
+            *sorted(present - set(registered_names())),
+        ]
+        with_first_errors = [s for s in ordered if first_error_column(s) in chain_columns]
         return ReportData(
             dataset_root=dataset.root,
             version=resolved,
@@ -180,11 +230,12 @@ def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) ->
             by_step_index=_rows(connection, BY_STEP_INDEX_SQL),
             mc_histogram=_rows(connection, MC_HISTOGRAM_SQL),
             agreement_matrix=_rows(connection, AGREEMENT_SQL),
-            first_error_positions=_rows(connection, FIRST_ERROR_SQL),
+            first_error_positions=_rows(connection, first_error_sql(with_first_errors)),
             samples=[
                 SampleChain(chain, [step for step in steps if step["chain_id"] == chain["chain_id"]])
                 for chain in chains
             ],
+            label_sources=label_sources,
         )
     finally:
         connection.close()
@@ -325,12 +376,14 @@ def plot_first_errors(rows: list[dict[str, Any]]) -> str:
         return _svg_data_uri(figure, "first-errors")
     positions = sorted({row["position"] for row in rows if row["position"] is not None})
     slots = [*positions, None]
-    width = 0.8 / len(FIRST_ERROR_SOURCES)
-    for k, (source, colour) in enumerate(FIRST_ERROR_SOURCES.items()):
+    sources = list(dict.fromkeys(row["source"] for row in rows))
+    width = 0.8 / len(sources)
+    for k, source in enumerate(sources):
+        colour = source_colour(source, sources)
         counts = [
             sum(r["n"] for r in rows if r["source"] == source and r["position"] == slot) for slot in slots
         ]
-        xs = [i + (k - 1) * width for i in range(len(slots))]
+        xs = [i + (k - (len(sources) - 1) / 2) * width for i in range(len(slots))]
         ax.bar(xs, counts, width=width, color=colour, label=source)
     ax.set_xticks(range(len(slots)), [*_index_labels(positions), "none"], fontsize=7)
     ax.set_xlabel("step index of the first error")
@@ -338,6 +391,14 @@ def plot_first_errors(rows: list[dict[str, Any]]) -> str:
     _headroom(ax, max(r["n"] for r in rows))
     ax.legend(fontsize=7, loc="upper right")
     return _svg_data_uri(figure, "first-errors")
+
+
+def source_colour(source: str, sources: Sequence[str]) -> str:
+    """The first sources keep their colours; others take the palette's in their order."""
+    if source in FIRST_ERROR_COLOURS:
+        return FIRST_ERROR_COLOURS[source]
+    others = [s for s in sources if s not in FIRST_ERROR_COLOURS]
+    return PALETTE[others.index(source) % len(PALETTE)]
 
 
 def plot_cost(rows: list[dict[str, Any]]) -> str:

@@ -8,10 +8,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+
+from prm_factory.schemas.step_labels import (
+    CORE_SOURCES,
+    StepLabel,
+    decode_labels,
+    encode_labels,
+    first_error_column,
+    label_arrow_fields,
+    label_of,
+    stored_sources,
+)
 
 
 @dataclass(frozen=True)
@@ -45,19 +56,20 @@ class Chain:
     outcome_reason: str
     outcome_evidence: str  # JSON: extracted answer span (math), per-test results (code)
     n_steps: int
-    first_error_verifier: int | None  # first step the verifier calls incorrect
-    first_error_mc: int | None  # first step no rollout could rescue
     # what decided this row's labels (config + labeler identities); a changed labeler replaces the row in a
     # new dataset version, older versions keep theirs
     label_config_hash: str | None = None
-    first_error_reference: int | None = None  # first step the reference alignment calls incorrect
-    first_error_judge: int | None = None  # earliest wrong step a generative judge named (-1: none)
     # chains labelled from elsewhere (`prm-factory label`): the input row's own id, to join labels back
     source_row_id: str | None = None
+    # each label source's first error (its own rule: labels.source.LabelSource.first_error), stored as
+    # `first_error_<source>`; a source that found none (or did not run on the chain) is absent
+    first_errors: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Step:
+    """One step of a chain with every source's label of it and the consensus over them."""
+
     step_id: str
     chain_id: str
     problem_id: str
@@ -66,37 +78,18 @@ class Step:
     text: str
     char_start: int
     char_end: int
-    verdict: str  # correct | incorrect | unverifiable
-    verdict_reason: str
-    verdict_evidence: str  # JSON
-    verifier: str
-    verifier_version: str
-    mc_value: float | None  # fraction of rollouts from this prefix that end correct
-    n_rollouts: int
-    n_rollouts_correct: int
-    hard_label: bool | None  # any rollout reached the reference (Math-Shepherd HE)
-    soft_label: float | None  # = mc_value (Math-Shepherd SE)
-    value_source: str  # "rollouts" | "outcome" (last step: the chain's own outcome) | "none"
-    consensus: str  # positive | negative | disputed | unlabeled
-    labels_agree: bool | None
-    first_error: bool
-    rollout_tokens: int
-    rollout_seconds: float
+    consensus: str  # positive | negative | disputed | unlabeled (labels.consensus)
+    labels_agree: bool | None  # every source that voted voted alike; None: at most one voted
+    first_error: bool  # the chain's earliest `negative` step
     model: str
     label_config_hash: str
-    # rollouts from this prefix the grader could judge; mc_value = n_rollouts_correct / n_rollouts_judged
-    n_rollouts_judged: int = 0
-    verifier_code: str = ""  # digest of the verifier's source (verifiers.identity): the label's provenance
-    # the `reference` source: alignment with a worked reference solution (labels.reference); None when the
-    # source did not run, `unverifiable` when it could not say
-    reference_verdict: str | None = None
-    reference_reason: str | None = None
-    reference_evidence: str | None = None  # JSON
-    reference_labeler: str | None = None  # name@version+code digest
-    # the `judge` source: a generative critic naming the earliest wrong step (labels.judge); None: not run
-    judge_verdict: str | None = None
-    judge_reason: str | None = None
-    judge_labeler: str | None = None  # judge model @ prompt hash
+    # one label per source that labelled the step (schemas.step_labels: verdict, value, reason, evidence,
+    # labeler), stored in that source's own columns
+    labels: tuple[StepLabel, ...] = ()
+
+    def label(self, source: str) -> StepLabel | None:
+        """The label `source` gave this step, None when it did not label it."""
+        return label_of(self.labels, source)
 
 
 @dataclass(frozen=True)
@@ -160,24 +153,73 @@ ARROW_TYPES: dict[Any, pa.DataType] = {
 }
 
 
-def arrow_schema(record_type: type) -> pa.Schema:
-    """Arrow schema of a record dataclass; `X | None` fields are nullable, the rest are not."""
+LABEL_MAPS = ("labels", "first_errors")
+"""Record fields that hold one entry per label source and are stored one column group per source
+(schemas.step_labels): a step's labels, a chain's first errors."""
+
+
+def arrow_schema(record_type: type, sources: Sequence[str] = CORE_SOURCES) -> pa.Schema:
+    """Arrow schema of a record dataclass; `X | None` fields are nullable, the rest are not. A record with
+    per-source fields gets the columns of `sources` (every table has the core sources' columns)."""
     fields = []
     for f in dataclasses.fields(record_type):
+        if f.name == "labels":
+            fields.extend(label_arrow_fields(sources))
+            continue
+        if f.name == "first_errors":
+            fields.extend(pa.field(first_error_column(s), pa.int64(), nullable=True) for s in sources)
+            continue
         type_name = f.type if isinstance(f.type, str) else f.type.__name__
         fields.append(pa.field(f.name, ARROW_TYPES[type_name], nullable=type_name.endswith("| None")))
     return pa.schema(fields)
 
 
+def record_sources(records: Sequence[Any]) -> list[str]:
+    """The core sources, then every other source the records carry a label or first error of."""
+    sources = list(CORE_SOURCES)
+    for record in records:
+        named = [label.source for label in getattr(record, "labels", ())]
+        named.extend(getattr(record, "first_errors", {}))
+        sources.extend(name for name in named if name not in sources)
+    return sources
+
+
 def to_table(record_type: type, records: Sequence[Any]) -> pa.Table:
-    schema = arrow_schema(record_type)
-    columns = {name: [getattr(r, name) for r in records] for name in schema.names}
+    sources = record_sources(records)
+    schema = arrow_schema(record_type, sources)
+    names = [f.name for f in dataclasses.fields(record_type)]
+    columns: dict[str, list[Any]] = {name: [] for name in schema.names}
+    for record in records:
+        row: dict[str, Any] = {}
+        for name in names:
+            if name == "labels":
+                row.update(encode_labels(record.labels, sources))
+            elif name == "first_errors":
+                row.update({first_error_column(s): record.first_errors.get(s) for s in sources})
+            else:
+                row[name] = getattr(record, name)
+        for name in schema.names:
+            columns[name].append(row[name])
     return pa.Table.from_pydict(columns, schema=schema)
 
 
 def from_table(record_type: type, table: pa.Table) -> list[Any]:
-    names = [f.name for f in dataclasses.fields(record_type)]
-    return [record_type(**{n: row.get(n) for n in names}) for row in table.to_pylist()]
+    names = [f.name for f in dataclasses.fields(record_type) if f.name not in LABEL_MAPS]
+    has_labels = any(f.name == "labels" for f in dataclasses.fields(record_type))
+    has_first_errors = any(f.name == "first_errors" for f in dataclasses.fields(record_type))
+    sources = stored_sources(table.column_names)
+    first_errors = [c for c in table.column_names if c.startswith("first_error_")]
+    records = []
+    for row in table.to_pylist():
+        extra: dict[str, Any] = {}
+        if has_labels:
+            extra["labels"] = decode_labels(row, sources)
+        if has_first_errors:
+            extra["first_errors"] = {
+                c.removeprefix("first_error_"): row[c] for c in first_errors if row.get(c) is not None
+            }
+        records.append(record_type(**{n: row.get(n) for n in names}, **extra))
+    return records
 
 
 RECORD_TYPES: dict[str, type] = {

@@ -10,16 +10,25 @@ correctly), so no DuckDB extension is ever downloaded.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import duckdb
 import pyarrow as pa
 
+from prm_factory.schemas.step_labels import (
+    CORE_SOURCES,
+    first_error_column,
+    label_arrow_fields,
+    stored_sources,
+)
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.errors import StorageError
 from prm_factory.storage.layout import PROBLEM_COLUMNS_ON_STEPS
 from prm_factory.storage.snapshot import TableSnapshot, arrow_dataset, snapshot
-from prm_factory.storage.views import DERIVED_VIEWS, label_stats_sql
+from prm_factory.storage.views import DERIVED_VIEWS, label_stats_sql, step_labels_sql
 
 BASE_VIEWS: tuple[str, ...] = ("problems", "chains", "steps", "runs", "rejections")
+"""The tables; the derived views are `label_stats`, `first_errors` and `step_labels` (storage/views.py)."""
 
 LATER_RUN_COLUMNS: dict[str, str] = {
     "parent_run_id": "VARCHAR",
@@ -92,45 +101,64 @@ def native_view_sql(connection: duckdb.DuckDBPyConnection, name: str, table: Tab
     return f"CREATE VIEW {_identifier(name)} AS SELECT {', '.join(columns)} FROM {source}{clause}"
 
 
-def connect(dataset: Dataset, version: int | None = None) -> duckdb.DuckDBPyConnection:
-    """In-memory DuckDB with the base and derived views of one dataset version (None = latest)."""
+def connect(
+    dataset: Dataset, version: int | None = None, sources: Sequence[str] = ()
+) -> duckdb.DuckDBPyConnection:
+    """In-memory DuckDB with the base and derived views of one dataset version (None = latest).
+
+    `sources` are label sources whose columns the `steps` view (and whose first errors the `chains` view)
+    shows even where the table has none yet (NULL: that source never wrote to this dataset), e.g. every
+    registered source (labels.registry).
+    """
     state = snapshot(dataset, version)
     steps = state.tables["steps"]
-    # a steps table from before storage added the problem columns gets them as NULLs (label_stats then joins)
-    legacy_steps = not set(PROBLEM_COLUMNS_ON_STEPS) <= set(steps.schema.names)
+    stored = set(steps.schema.names)
+    # columns the steps view adds as NULLs: the problem columns of a table from before storage added them,
+    # label columns added after the table was made (`verdict_kind`, `judge_evidence`, ...), and those of
+    # sources that never wrote here
+    missing: dict[str, str] = {name: "VARCHAR" for name in PROBLEM_COLUMNS_ON_STEPS if name not in stored}
+    legacy_steps = bool(missing)
+    label_sources = list(dict.fromkeys([*CORE_SOURCES, *stored_sources(stored), *sources]))
+    for field in label_arrow_fields(label_sources):  # a table older than a column, or a source never here
+        if field.name not in stored:
+            missing[field.name] = _duckdb_type(field.type)
+    chain_columns = set(state.tables["chains"].schema.names)
+    chains_lack = [first_error_column(s) for s in label_sources if first_error_column(s) not in chain_columns]
     runs_lack = [name for name in LATER_RUN_COLUMNS if name not in state.tables["runs"].schema.names]
     connection = duckdb.connect(":memory:")
     for name in BASE_VIEWS:
         table = state.tables[name]
-        view = "_steps_base" if name == "steps" and legacy_steps else name
+        view = "_steps_base" if name == "steps" and missing else name
+        view = "_chains_base" if name == "chains" and chains_lack else view
         view = "_runs_base" if name == "runs" and runs_lack else view
         if table.local:
             connection.execute(native_view_sql(connection, view, table))
         else:  # arrow_dataset applies the run filter; string_view typing keeps DuckDB's pushdown working
             connection.register(view, arrow_dataset(dataset, table, strings_as_views=True))
-    if legacy_steps:
-        missing = ", ".join(
-            f"CAST(NULL AS VARCHAR) AS {name}"
-            for name in PROBLEM_COLUMNS_ON_STEPS
-            if name not in steps.schema.names
-        )
-        connection.execute(f"CREATE VIEW steps AS SELECT *, {missing} FROM _steps_base")
+    if missing:
+        nulls = ", ".join(f"CAST(NULL AS {kind}) AS {_identifier(name)}" for name, kind in missing.items())
+        connection.execute(f"CREATE VIEW steps AS SELECT *, {nulls} FROM _steps_base")
+    if chains_lack:  # a label source's first error: no chain of this dataset has one
+        nulls = ", ".join(f"CAST(NULL AS BIGINT) AS {_identifier(name)}" for name in chains_lack)
+        connection.execute(f"CREATE VIEW chains AS SELECT *, {nulls} FROM _chains_base")
     if runs_lack:
         nulls = ", ".join(f"CAST(NULL AS {LATER_RUN_COLUMNS[name]}) AS {name}" for name in runs_lack)
         connection.execute(f"CREATE VIEW runs AS SELECT *, {nulls} FROM _runs_base")
     views = dict(DERIVED_VIEWS)
     views["label_stats"] = label_stats_sql(
         not legacy_steps and steps.has_everywhere(*PROBLEM_COLUMNS_ON_STEPS),
-        "reference_verdict" in steps.schema.names,
+        "reference_verdict" in stored,
     )
+    views["step_labels"] = step_labels_sql(label_sources)
     for sql in views.values():
         connection.execute(sql)
     return connection
 
 
-def query(dataset: Dataset, sql: str, version: int | None = None) -> pa.Table:
-    """Run one SQL statement over a dataset version and return its result as an Arrow table."""
-    connection = connect(dataset, version)
+def query(dataset: Dataset, sql: str, version: int | None = None, sources: Sequence[str] = ()) -> pa.Table:
+    """Run one SQL statement over a dataset version and return its result as an Arrow table (`sources`:
+    label sources whose columns the views show even where this dataset has none, see `connect`)."""
+    connection = connect(dataset, version, sources)
     try:
         relation = connection.sql(sql)
         if relation is None:  # a statement with no result set (SET, CREATE VIEW, ...)

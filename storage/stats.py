@@ -5,6 +5,7 @@ One SQL pass per table over the version's views, so the numbers agree with what 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from prm_factory.storage.dataset import Dataset
@@ -46,16 +47,34 @@ HEADLINE_SQL: dict[str, str] = {
 }
 
 
-def headline_stats(dataset: Dataset, version: int | None = None) -> dict[str, Any]:
-    """Counts, chain accuracy, label mix, agreement and cost of a version, as one flat dict."""
+SOURCE_COUNTS_SQL = """
+    SELECT source,
+           count(*) FILTER (WHERE verdict = 'correct') AS correct,
+           count(*) FILTER (WHERE verdict = 'incorrect') AS incorrect
+    FROM step_labels
+    WHERE source NOT IN ('verifier', 'mc')
+    GROUP BY source
+    ORDER BY source
+"""
+"""Label counts of the sources beyond the verifier's and MC's (the steps query above counts those)."""
+
+
+def headline_stats(
+    dataset: Dataset, version: int | None = None, sources: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Counts, chain accuracy, label mix, agreement and cost of a version, as one flat dict; each other label
+    source with labels in the version adds `<source>_correct` and `<source>_incorrect` (`sources`: label
+    sources the views show even where the dataset has none, storage.sql.connect)."""
     resolved = dataset.resolve_version(version)
-    connection = connect(dataset, resolved)
+    connection = connect(dataset, resolved, sources)
     try:
         stats: dict[str, Any] = {"version": resolved}
         for sql in HEADLINE_SQL.values():
             relation = connection.execute(sql)
             names = [column[0] for column in relation.description]
             stats.update(zip(names, relation.fetchone(), strict=True))
+        for source, correct, incorrect in connection.execute(SOURCE_COUNTS_SQL).fetchall():
+            stats[f"{source}_correct"], stats[f"{source}_incorrect"] = correct, incorrect
     finally:
         connection.close()
     return stats

@@ -6,6 +6,10 @@ describe whichever dataset version that connection was opened on.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from prm_factory.schemas.step_labels import LABEL_FIELDS, columns_of
+
 
 def label_stats_sql(steps_carry_problem_columns: bool = True, steps_have_reference: bool = True) -> str:
     """Per source, domain and step index: label counts of every label source (verifier, reference, MC,
@@ -95,6 +99,30 @@ LEFT JOIN problems AS p USING (problem_id)
 LEFT JOIN first_error_steps AS f USING (chain_id)
 """
 """One row per chain with its first error step (the step flagged `first_error`); NULL index = no error."""
+
+
+def step_labels_sql(sources: Sequence[str]) -> str:
+    """The long view `step_labels`: one row per step and label source (source, verdict, value, reason,
+    evidence, labeler, kind), read off each source's columns of `steps` (schemas/step_labels.py); a step a
+    source did not label has no row of it. `problem_source` is the problem's dataset (`steps.source`)."""
+    parts = []
+    for source in sources:
+        columns = columns_of(source)
+        fields = columns.sql()
+        selected = ", ".join(f"{fields[name]} AS {name}" for name in LABEL_FIELDS)
+        parts.append(
+            f"SELECT step_id, chain_id, problem_id, run_id, step_index, source AS problem_source, domain, "
+            f"'{source}' AS source, {selected} FROM steps WHERE {fields['verdict']} IS NOT NULL"
+        )
+    empty = (
+        "SELECT NULL::VARCHAR AS step_id, NULL::VARCHAR AS chain_id, NULL::VARCHAR AS problem_id, "
+        "NULL::VARCHAR AS run_id, NULL::BIGINT AS step_index, NULL::VARCHAR AS problem_source, "
+        "NULL::VARCHAR AS domain, NULL::VARCHAR AS source, NULL::VARCHAR AS verdict, NULL::DOUBLE AS value, "
+        "NULL::VARCHAR AS reason, NULL::VARCHAR AS evidence, NULL::VARCHAR AS labeler, NULL::VARCHAR AS kind "
+        "WHERE false"
+    )
+    return "CREATE VIEW step_labels AS " + ("\nUNION ALL\n".join(parts) if parts else empty)
+
 
 DERIVED_VIEWS: dict[str, str] = {"label_stats": LABEL_STATS, "first_errors": FIRST_ERRORS}
 """The derived views over a dataset whose steps all carry source and domain."""

@@ -47,3 +47,30 @@ def committed_fixture_dataset(root: Path, n_problems: int = 2, config_name: str 
 def run_factory() -> Callable[..., Any]:
     """`make_run` of the storage tests, for tests of what reads datasets (exports, the feed)."""
     return storage_fixtures().make_run
+
+
+def with_label(step: Any, source: str, **changes: Any) -> Any:
+    """`step` with its `source` label's fields changed (or that label added, from `changes`)."""
+    import dataclasses
+
+    from prm_factory.schemas.step_labels import StepLabel
+
+    old = step.label(source)
+    new = dataclasses.replace(old, **changes) if old else StepLabel(source, **changes)
+    kept = tuple(label for label in step.labels if label.source != source)
+    return dataclasses.replace(step, labels=(*kept, new))
+
+
+OLD_DATASET = REPO / "tests" / "storage" / "data" / "dataset_ns_move"
+"""A dataset written by the code before label sources became plug-ins (see build_ns_move_dataset.py)."""
+
+
+def copy_of_old_dataset(tmp_path: Path) -> Any:
+    """A writable copy of OLD_DATASET as a storage.dataset.Dataset (tests never write into the repository)."""
+    import shutil
+
+    from prm_factory.storage.dataset import Dataset
+
+    root = tmp_path / "old"
+    shutil.copytree(OLD_DATASET, root)
+    return Dataset(str(root))

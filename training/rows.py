@@ -4,10 +4,10 @@ Which steps a chain keeps is the exports' rule (exports.formats.select_steps, no
 prefix of steps whose label of the chosen source is set, with `--agreement-only` and `--since-version` as
 there. The label sources are named as a trainer user thinks of them:
 
-* `consensus`, `verifier`, `reference`: the export kinds of the same name (booleans);
+* `consensus`, and every registered label source by name (`verifier`, `reference`, `judge`, a plug-in's,
+  labels.registry): the export kinds of the same name (booleans);
 * `mc`: the Monte Carlo labels, hard (any rollout reached the reference) or, with `soft`, the MC value in
-  [0, 1] as the regression target; the hard label stays the truth the evaluation compares against;
-* `judge`: a generative critic's verdicts, once the exports carry them (exports.formats.LABEL_SQL).
+  [0, 1] as the regression target; the hard label stays the truth the evaluation compares against.
 
 Held-out problems are chosen by a stable hash of `problem_id`, so a rerun, another machine or another
 trainer (examples/train_prm_trl.py uses the same rule) holds out the same problems.
@@ -21,15 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-LABEL_SOURCES: tuple[str, ...] = ("consensus", "verifier", "reference", "mc", "judge")
-EXPORT_KIND: dict[str, str] = {
-    "consensus": "consensus",
-    "verifier": "verifier",
-    "reference": "reference",
-    "mc": "hard",
-    "judge": "judge",
-}
-"""The exports.formats label kind behind each training label source (`mc` with `soft`: "soft")."""
+
+def label_sources() -> tuple[str, ...]:
+    """What `train --label` and `score --label` may name: the consensus, then every registered source."""
+    from prm_factory.labels.registry import registered_names
+
+    return ("consensus", *registered_names())
 
 
 class RowsError(ValueError):
@@ -55,11 +52,13 @@ def export_kind(label: str, soft: bool) -> str:
     >>> export_kind("mc", soft=True), export_kind("consensus", soft=False)
     ('soft', 'consensus')
     """
-    if label not in EXPORT_KIND:
-        raise RowsError(f"unknown label source {label!r}; choose one of {', '.join(LABEL_SOURCES)}")
+    if label not in label_sources():
+        raise RowsError(f"unknown label source {label!r}; choose one of {', '.join(label_sources())}")
     if soft and label != "mc":
         raise RowsError(f"--soft trains on MC values: it needs --label mc, not --label {label}")
-    return "soft" if soft else EXPORT_KIND[label]
+    if soft:
+        return "soft"
+    return "hard" if label == "mc" else label
 
 
 def rows_from_dataset(
@@ -72,13 +71,10 @@ def rows_from_dataset(
     since_version: int | None = None,
 ) -> list[TrainRow]:
     """The chains of a dataset version (storage.dataset.Dataset), steps chosen as the exports choose them."""
-    from prm_factory.exports.formats import LABEL_SQL, ExportOptions, select_steps
+    from prm_factory.exports.formats import ExportOptions, select_steps
 
-    kind = export_kind(label, soft)
-    if kind not in LABEL_SQL:
-        raise RowsError(f"the exports carry no {label!r} labels yet (exports.formats.LABEL_SQL)")
     options = ExportOptions(
-        label=kind,  # type: ignore[arg-type]  # one of LABEL_SQL's kinds, checked above
+        label=export_kind(label, soft),
         agreement_only=agreement_only,
         since_version=since_version,
     )

@@ -94,3 +94,46 @@ def step_metrics(
         first_error_f1=f1,
         always_correct=sum(flat_labels) / n if n else 0.0,
     )
+
+
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """The threshold on P(right) a PRM's step verdicts use, and where it came from (recorded in the
+    checkpoint's `prm_factory.json`, read by the `prm` label source)."""
+
+    threshold: float
+    rule: str
+    n_steps: int
+    balanced_accuracy: float | None  # at the threshold, on the steps it was chosen on
+
+
+def choose_threshold(scores: Sequence[Sequence[float]], labels: Sequence[Sequence[bool]]) -> ThresholdChoice:
+    """The threshold with the best balanced accuracy (mean of the right-step and wrong-step recalls:
+    Youden's J) over held-out steps, midway between two neighbouring scores; ties go to the lower one.
+    Balanced, because most steps are right and plain accuracy would call them all right. Without both kinds
+    of step it falls back to THRESHOLD and says so.
+
+    >>> choose_threshold([[0.9, 0.2], [0.7, 0.6, 0.1]], [[True, False], [True, True, False]]).threshold
+    0.4
+    """
+    flat = [
+        (s, t)
+        for chain_s, chain_t in zip(scores, labels, strict=True)
+        for s, t in zip(chain_s, chain_t, strict=True)
+    ]
+    positives = sum(t for _, t in flat)
+    negatives = len(flat) - positives
+    if not positives or not negatives:
+        return ThresholdChoice(THRESHOLD, "default: the held-out steps are all of one kind", len(flat), None)
+    values = sorted({s for s, _ in flat})
+    candidates = [values[0] - 1e-6, *((a + b) / 2 for a, b in zip(values, values[1:], strict=False))]
+    best, best_score = THRESHOLD, -1.0
+    for candidate in candidates:
+        recall_right = sum(s >= candidate for s, t in flat if t) / positives
+        recall_wrong = sum(s < candidate for s, t in flat if not t) / negatives
+        score = (recall_right + recall_wrong) / 2
+        if score > best_score + 1e-12:
+            best, best_score = candidate, score
+    return ThresholdChoice(
+        round(best, 6), "max balanced accuracy on the held-out steps", len(flat), best_score
+    )

@@ -36,7 +36,13 @@ from prm_factory.training.model import (
     step_loss,
 )
 from prm_factory.training.rows import TrainRow, split_by_problem
-from prm_factory.training.step_metrics import StepMetrics, step_metrics
+from prm_factory.training.step_metrics import (
+    THRESHOLD,
+    StepMetrics,
+    ThresholdChoice,
+    choose_threshold,
+    step_metrics,
+)
 
 STATE_FILE = "trainer_state.json"
 
@@ -232,6 +238,9 @@ def train(
         aside[0] += time.perf_counter() - mark
         aside[1] += time.process_time() - mark_cpu
 
+    # the last held-out evaluation's threshold choice: the `prm` label source calls steps with it
+    threshold: list[ThresholdChoice] = [ThresholdChoice(THRESHOLD, "default: no held-out steps", 0, None)]
+
     def evaluate(epoch: int) -> None:
         mark, mark_cpu = time.perf_counter(), time.process_time()
         accelerator.wait_for_everyone()
@@ -245,6 +254,7 @@ def train(
             )
             metrics = step_metrics(scores, [e.labels for e in held_examples])
             evaluations.append((epoch, metrics))
+            threshold[0] = choose_threshold(scores, [e.labels for e in held_examples])
             say(f"epoch {epoch + 1} held out: {metrics.line()}")
         accelerator.wait_for_everyone()
         aside[0] += time.perf_counter() - mark
@@ -303,7 +313,16 @@ def train(
     train_loss = sum(losses) / len(losses) if losses else None
     if main:
         _write_final(
-            accelerator, model, tokenizer, settings, provenance, evaluations, train_loss, state, skipped
+            accelerator,
+            model,
+            tokenizer,
+            settings,
+            provenance,
+            evaluations,
+            train_loss,
+            state,
+            skipped,
+            threshold[0],
         )
     accelerator.wait_for_everyone()
     return TrainResult(
@@ -356,6 +375,7 @@ def _write_final(
     train_loss: float | None,
     state: dict[str, Any],
     skipped: list[Skipped],
+    threshold: ThresholdChoice,
 ) -> None:
     from prm_factory.training.card import model_card
 
@@ -371,6 +391,7 @@ def _write_final(
         "train_loss": train_loss,
         "held_out": [{"epoch": e + 1, **asdict(m)} for e, m in evaluations],
         "skipped": [asdict(s) for s in skipped],
+        "threshold": asdict(threshold),
     }
     HeadSpec(settings.head, settings.separator, settings.max_length).save(out, record)
     (out / "README.md").write_text(

@@ -29,6 +29,7 @@ from prm_factory.commands.options import (
     VersionOption,
 )
 from prm_factory.console import print_whole
+from prm_factory.labels.registry import registered_names
 from prm_factory.storage.errors import StorageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -157,7 +158,7 @@ def query_command(
         str,
         typer.Argument(
             help="DuckDB SQL over the views problems, chains, steps, runs, "
-            "rejections, label_stats, first_errors."
+            "rejections, label_stats, first_errors, step_labels (one row per step and label source)."
         ),
     ],
     dataset: DatasetOption = None,
@@ -171,7 +172,7 @@ def query_command(
 
     _check_format(fmt)
     data = _dataset(dataset)
-    emit(query(data, sql, version=_version(data, version, as_of)), fmt, output)
+    emit(query(data, sql, version=_version(data, version, as_of), sources=registered_names()), fmt, output)
 
 
 @app.command("versions")
@@ -229,11 +230,11 @@ def stats_command(
     if run is not None and costs.num_rows == 0:
         raise typer.BadParameter(f"no run {run!r} in this version", param_hint="--run")
     if fmt != "table":
-        stats = headline_stats(data, resolved)
+        stats = headline_stats(data, resolved, registered_names())
         emit(pa.Table.from_pylist([{**stats, "runs_cost": costs.to_pylist()}]), fmt, output)
         return
     if run is None:
-        stats = headline_stats(data, resolved)
+        stats = headline_stats(data, resolved, registered_names())
         emit(pa.table({"metric": list(stats), "value": [_cell(v) for v in stats.values()]}), fmt, output)
     rows = costs.to_pylist()  # one column per run: the metrics are many, the runs of a version few
     columns = {"cost": [name for name in costs.column_names if name != "run_id"]}
@@ -247,7 +248,12 @@ ExportOutputOption = Annotated[
     Path, typer.Option("--output", "-o", help="File to write: .parquet or .jsonl.")
 ]
 LabelSourceOption = Annotated[
-    str, typer.Option(help="Label source: hard | soft (MC) | verifier | reference | consensus.")
+    str,
+    typer.Option(
+        help="Label: hard | soft (MC's hard label and value) | consensus | a label source: "
+        + " | ".join(registered_names())
+        + " (labels/registry.py; plug-ins included)."
+    ),
 ]
 ThresholdOption = Annotated[
     float | None, typer.Option(help="Soft labels: positive when soft_label >= THRESHOLD.")

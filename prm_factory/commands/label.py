@@ -15,6 +15,7 @@ from rich.console import Console
 
 from prm_factory.commands.options import ConfigOption
 from prm_factory.console import fail
+from prm_factory.labels.registry import registered_names
 
 if TYPE_CHECKING:
     from prm_factory.config.run_config import RunConfig
@@ -41,6 +42,16 @@ def _labelling_config(config: Path | None, dataset: Path | None) -> RunConfig:
     for line in labeler_problems(cfg):
         fail(line)
     return cfg
+
+
+def _source_counts(steps: list, skip: tuple[str, ...] = ()) -> str:
+    """Each label source's verdict counts over the steps, e.g. `verifier {'correct': 3}, reference {...}`."""
+    counts: dict[str, Counter[str]] = {}
+    for step in steps:
+        for label in step.labels:
+            if label.source not in skip:
+                counts.setdefault(label.source, Counter())[label.verdict] += 1
+    return ", ".join(f"{source} {dict(verdicts)}" for source, verdicts in counts.items())
 
 
 def _print_log(console: Console, log_path: Path) -> None:
@@ -91,18 +102,29 @@ def label(
     with quiet_output(cfg.dataset_root()) as log_path:
         summary = label_chains(input_path, cfg, rollouts=rollouts, solutions=solutions)
     console = Console()
-    verdicts = dict(Counter(step.verdict for step in summary.steps))
-    references = dict(Counter(step.reference_verdict or "not run" for step in summary.steps))
     outcomes = dict(Counter(chain.outcome for chain in summary.chains))
     console.print(f"dataset: {summary.dataset_root}  (version {summary.version})")
     console.print(f"chains {len(summary.chains)}, outcomes {outcomes}")
-    console.print(f"steps {len(summary.steps)}, verifier {verdicts}, reference {references}")
+    console.print(
+        f"steps {len(summary.steps)}, {_source_counts(summary.steps, skip=() if rollouts else ('mc',))}"
+    )
     if rollouts:
-        probed = sum(1 for s in summary.steps if s.value_source == "rollouts")
+        probed = sum(1 for s in summary.steps if s.label("mc") and '"rollouts"' in s.label("mc").evidence)
         console.print(f"MC values on {probed} probed steps")
     for r in summary.rejected:
         console.print(f"  rejected {r.file}:{r.line}: {r.reason}")
     _print_log(console, log_path)
+
+
+SourceOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--source",
+        help="run only this label source again (repeatable): "
+        + " | ".join(registered_names())
+        + "; one that needs an engine starts the config's",
+    ),
+]
 
 
 @app.command()
@@ -110,21 +132,28 @@ def relabel(
     dataset: DatasetRootOption = None,
     version: Annotated[int | None, typer.Option(help="dataset version to relabel (default: latest)")] = None,
     config: ConfigOption = None,
+    source: SourceOption = None,
 ) -> None:
-    """Recompute the verifier and reference labels of a dataset version with the current verifiers and
-    commit them as a new version (no sampling, no rollouts: MC values are kept as drawn). Chains whose
-    labels already carry the current verifier version and code are left as they are."""
+    """Recompute the labels of a dataset version with the current label sources and commit them as a new
+    version, with consensus and first errors recomputed. By default every configured source that needs no
+    engine runs again (verifier, reference, plug-ins); MC values and the judge's verdicts are kept as
+    drawn. Chains whose labels already carry the current labelers are left as they are."""
     cfg = _labelling_config(config, dataset)
+    names = list(source or ())
+    unknown = [name for name in names if name not in registered_names()]
+    if unknown:
+        fail(f"no label source {', '.join(unknown)}; registered: {', '.join(registered_names())}")
     from prm_factory.api import open_dataset
     from prm_factory.api import relabel as relabel_version
+    from prm_factory.labels.registry import RegistryError
     from prm_factory.progress import quiet_output
     from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
 
     try:  # before Prefect starts, and before the log would make a folder where no dataset is
         open_dataset(cfg.dataset_root()).resolve_version(version)
         with quiet_output(cfg.dataset_root()) as log_path:
-            summary = relabel_version(cfg, version=version)
-    except (NoDatasetError, UnknownVersionError) as err:
+            summary = relabel_version(cfg, version=version, sources=names)
+    except (NoDatasetError, UnknownVersionError, RegistryError) as err:
         fail(str(err))
     console = Console()
     if summary.version is None:
@@ -135,7 +164,7 @@ def relabel(
     else:
         console.print(
             f"dataset: {summary.dataset_root}  version {summary.from_version} -> {summary.version}  "
-            f"({len(summary.chains)} chains and {len(summary.steps)} steps relabelled, "
-            f"{summary.unchanged} already current)"
+            f"({len(summary.chains)} chains and {len(summary.steps)} steps relabelled by "
+            f"{', '.join(summary.sources)}, {summary.unchanged} already current)"
         )
     _print_log(console, log_path)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from prm_factory.commands.options import AgreementOnlyOption, SinceVersionOption, VersionOption
+from prm_factory.training.rows import label_sources
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -39,7 +40,7 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option(help="Train from a `prm-factory export trl` file instead of a dataset.")
         ] = None,
         label: Annotated[
-            str, typer.Option(help="Label source: consensus | verifier | reference | mc | judge.")
+            str, typer.Option(help="Label source: " + " | ".join(label_sources()) + " (plug-ins included).")
         ] = "consensus",
         soft: Annotated[
             bool, typer.Option("--soft", help="With --label mc: regress the MC value (1 output, BCE).")
@@ -170,7 +171,7 @@ def register(app: typer.Typer) -> None:
         label: Annotated[
             str,
             typer.Option(
-                help="With --dataset: the labels scored against: consensus | verifier | reference | mc."
+                help="With --dataset: the labels scored against: " + " | ".join(label_sources()) + "."
             ),
         ] = "consensus",
         agreement_only: AgreementOnlyOption = False,

@@ -7,6 +7,7 @@ same dataset: `build_dataset(root)`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -15,9 +16,11 @@ import pytest
 from prm_factory.audit.create import create_audit
 from prm_factory.audit.sample import SampleDesign
 from prm_factory.audit.store import AuditStore
-from prm_factory.labels.consensus import consensus
+from prm_factory.labels.consensus import step_consensus
+from prm_factory.labels.registry import registry
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Chain, Problem, RunInfo, Step
+from prm_factory.schemas.step_labels import StepLabel, mc_label
 from prm_factory.storage.dataset import Dataset
 
 HOSTILE_STEP = "<script>window.__pwned = 1; alert('step')</script> 2 + 2 = 4 <img src=x onerror=\"alert(1)\">"
@@ -33,6 +36,33 @@ SHAPES: tuple[tuple[tuple[str, bool | None], ...], ...] = (
 )
 
 
+def _labels(verdict: str, hard: bool | None) -> tuple[StepLabel, ...]:
+    """The verifier's verdict and the MC label of one step (mc_value 0.75 / 0.0, 4 rollouts where known)."""
+    evidence = {
+        "value_source": "none" if hard is None else "rollouts",
+        "n_rollouts": 0 if hard is None else 4,
+        "n_correct": 3 if hard else 0,
+        "n_judged": 0,
+        "tokens": 10,
+        "seconds": 0.1,
+    }
+    verifier = StepLabel(
+        "verifier",
+        verdict,
+        reason=f"verifier says <{verdict}>",
+        evidence=json.dumps({"claims": [f"{verdict}"]}),
+        labeler="sympy@1+",
+    )
+    return verifier, mc_label(
+        hard, None if hard is None else (0.75 if hard else 0.0), evidence, "mc@toy-model"
+    )
+
+
+def consensus(verdict: str, hard: bool | None) -> tuple[str, bool | None]:
+    """The consensus of the two sources' labels (labels/consensus.py)."""
+    return step_consensus(_labels(verdict, hard), registry())
+
+
 def _step(
     chain_id: str,
     problem: Problem,
@@ -44,6 +74,8 @@ def _step(
     first_error: bool,
 ) -> Step:
     label, agree = consensus(verdict, hard)
+    verifier, mc = _labels(verdict, hard)
+    verifier = dataclasses.replace(verifier, evidence=json.dumps({"claims": [text[:20]]}))
     return Step(
         step_id=content_id("step", chain_id, index),
         chain_id=chain_id,
@@ -53,24 +85,12 @@ def _step(
         text=text,
         char_start=0,
         char_end=len(text),
-        verdict=verdict,
-        verdict_reason=f"verifier says <{verdict}>",
-        verdict_evidence=json.dumps({"claims": [text[:20]]}),
-        verifier="sympy",
-        verifier_version="1",
-        mc_value=None if hard is None else (0.75 if hard else 0.0),
-        n_rollouts=0 if hard is None else 4,
-        n_rollouts_correct=3 if hard else 0,
-        hard_label=hard,
-        soft_label=None if hard is None else (0.75 if hard else 0.0),
-        value_source="none" if hard is None else "rollouts",
         consensus=label,
         labels_agree=agree,
         first_error=first_error,
-        rollout_tokens=10,
-        rollout_seconds=0.1,
         model="toy-model",
         label_config_hash="labelhash",
+        labels=(verifier, mc),
     )
 
 
@@ -100,8 +120,6 @@ def _chain(
         outcome_reason="matched" if outcome == "correct" else "mismatch",
         outcome_evidence=json.dumps(evidence),
         n_steps=len(texts),
-        first_error_verifier=None,
-        first_error_mc=None,
     )
 
 

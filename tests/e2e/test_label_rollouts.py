@@ -41,20 +41,24 @@ def test_label_with_rollouts_continues_every_prefix_on_the_engine(
     summary = label_external(str(path), cfg, rollouts=True)
 
     assert sorted(c.outcome for c in summary.chains) == ["correct", "incorrect"]
-    probed = [s for s in summary.steps if s.value_source == "rollouts"]
+    mc = [(s.label("mc"), json.loads(s.label("mc").evidence)) for s in summary.steps]
+    probed = [(label, evidence) for label, evidence in mc if evidence["value_source"] == "rollouts"]
     assert probed, "some step prefix must have been continued by the policy"
-    for step in probed:
-        assert step.n_rollouts == 2 and 0 <= step.n_rollouts_judged <= 2
-        if step.n_rollouts_judged:
-            assert step.mc_value == step.n_rollouts_correct / step.n_rollouts_judged
+    for label, evidence in probed:
+        assert evidence["n_rollouts"] == 2 and 0 <= evidence["n_judged"] <= 2
+        if evidence["n_judged"]:
+            assert label.value == evidence["n_correct"] / evidence["n_judged"]
     # both chains open with the same step: its rollouts are drawn once and charged to one chain
-    assert sum(s.rollout_tokens for s in probed) > 0
-    last = [s for s in summary.steps if s.value_source == "outcome"]
-    assert sorted(s.hard_label for s in last) == [False, True]  # the chain's own graded outcome
+    assert sum(evidence["tokens"] for _, evidence in probed) > 0
+    last = [label for label, evidence in mc if evidence["value_source"] == "outcome"]
+    assert sorted(label.verdict for label in last) == [
+        "correct",
+        "incorrect",
+    ]  # the chain's own graded outcome
 
     ds = Dataset(str(tmp_path / "ds"))
     (run,) = query(ds, "SELECT model, rollouts_drawn, rollout_tokens FROM runs").to_pylist()
     assert run["model"] != "external" and run["rollouts_drawn"] > 0 and run["rollout_tokens"] > 0
     assert any(p.name.startswith("rollouts-") for p in cache_dir(tmp_path / "ds").iterdir())
     again = label_external(str(path), cfg, rollouts=True)  # the cached stage is reused, not drawn again
-    assert [s.mc_value for s in again.steps] == [s.mc_value for s in summary.steps]
+    assert [s.label("mc").value for s in again.steps] == [s.label("mc").value for s in summary.steps]

@@ -44,7 +44,7 @@ def test_prm_trainer_trains_on_exactly_the_exported_labels(tmp_path, command_app
     # the truth, from the records rather than the export: each chain's verifier labels in step order
     truth = sorted(
         [
-            int(s.verdict == "correct")
+            int(s.label("verifier").verdict == "correct")
             for s in sorted(records.steps, key=lambda s: s.step_index)
             if s.chain_id == c
         ]

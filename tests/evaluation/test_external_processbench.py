@@ -138,6 +138,38 @@ def test_reference_source_runs_where_a_solution_is_attached_and_uses_the_graded_
     assert source_figures(report.sources["verifier"]).accuracy_erroneous == 0.0
 
 
+class KindVerifier(MarkedVerifier):
+    """MarkedVerifier naming a reading kind: a step marked WRONG is an `equation_step` flag (not final),
+    one marked FALSE a `closed_arithmetic` flag (final)."""
+
+    def check_steps(self, problem: Problem, steps: Sequence[str]) -> list[Verdict]:
+        def one(step: str) -> Verdict:
+            if "FALSE" in step:
+                return Verdict("incorrect", "marked", kind="closed_arithmetic")
+            return Verdict("incorrect" if "WRONG" in step else "correct", "marked", kind="equation_step")
+
+        return [one(step) for step in steps]
+
+
+def test_combined_is_the_consensus_a_flag_of_a_kind_not_final_gives_way_to_the_reference() -> None:
+    right = ExternalChain(
+        "r",
+        JANET,
+        ("She has 16 - 3 - 4 = 9 eggs. WRONG", "9 * 2 = 18", "The answer is 18. FALSE"),
+        first_error_label=-1,
+        final_answer_correct=True,
+        reference_answer="18",
+        reference_solution=JANET_SOLUTION,
+    )
+    bare = ExternalChain("b", "Another problem", ("1 + 1 = 3 WRONG",), first_error_label=0)
+    labelled = label_sources([right, bare], KindVerifier())
+    assert labelled["verifier"] == [["incorrect", "correct", "incorrect"], ["incorrect"]]
+    assert labelled["reference"] == [["correct", "correct", "correct"], ["unverifiable"]]
+    # an equation-step flag against the reference's `correct` is disputed, so not `incorrect`; alone it
+    # flags; a closed-arithmetic flag is final whatever the reference says
+    assert labelled["combined"] == [["unverifiable", "correct", "incorrect"], ["incorrect"]]
+
+
 def test_the_outcome_is_the_sources_grade_else_graded_against_the_reference_answer() -> None:
     verifier = MarkedVerifier()
     given = ExternalChain("g", "p", ("x = 3",), final_answer_correct=True, reference_answer="4")

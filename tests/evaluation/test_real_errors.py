@@ -1,4 +1,5 @@
-"""The real-errors evaluation: each label source scored alone, and the union keeps both kinds of error."""
+"""The real-errors evaluation: each label source scored alone, and their consensus keeps both kinds of error
+(a verifier flag of a reading kind not counted final gives way to the reference's `correct`)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from prm_factory.evaluation.real_errors import (
-    combine_step_labels,
+    consensus_step_labels,
     evaluate_real_errors,
     format_table,
     load_samples,
     main,
 )
 from prm_factory.verifiers.math import MathVerifier
+from prm_factory.verifiers.protocol import Verdict
 
 QUESTION = (
     "Janet's ducks lay 16 eggs per day. She eats three for breakfast and bakes muffins with four. "
@@ -55,12 +57,14 @@ def write(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def test_combine_takes_incorrect_from_either_source() -> None:
-    assert combine_step_labels(["correct", "unverifiable"], ["unverifiable", "unverifiable"]) == [
-        "correct",
-        "unverifiable",
-    ]
-    assert combine_step_labels(["correct", "correct"], ["incorrect", "correct"])[0] == "incorrect"
+def test_the_consensus_takes_incorrect_from_either_source_unless_a_verifier_kind_is_not_final() -> None:
+    ok, unsure = Verdict("correct"), Verdict("unverifiable")
+    assert consensus_step_labels([ok, unsure], [unsure, unsure]) == ["correct", "unverifiable"]
+    assert consensus_step_labels([ok, ok], [Verdict("incorrect"), ok])[0] == "incorrect"
+    for kind, expected in (("closed_arithmetic", "incorrect"), ("word_problem_arithmetic", "unverifiable")):
+        flagged = Verdict("incorrect", kind=kind)
+        assert consensus_step_labels([flagged], [ok]) == [expected], kind  # unverifiable: disputed
+        assert consensus_step_labels([flagged], [unsure]) == ["incorrect"], kind  # alone, any kind flags
 
 
 def test_each_source_finds_its_own_kind_of_error(tmp_path: Path, verifier: MathVerifier) -> None:

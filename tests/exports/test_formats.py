@@ -100,15 +100,13 @@ def test_steps_export_and_files(dataset, tmp_path):
 
 def test_reference_labels_are_an_export_source_and_counted_in_label_stats(tmp_path, run_factory):
     """Each label source is chosen by name; steps whose reference source did not run have no label."""
-    import dataclasses
-
     from prm_factory.storage.sql import query
+    from tests.storage_fixtures import with_label
 
     data = Dataset(str(tmp_path / "ref"))
     run = run_factory("r", n_problems=1)
     run.steps = [
-        dataclasses.replace(s, reference_verdict="incorrect" if s.step_index == 2 else "correct")
-        for s in run.steps
+        with_label(s, "reference", verdict="incorrect" if s.step_index == 2 else "correct") for s in run.steps
     ]
     version = data.commit_run(*run.args())
     rows = export_table(data, "trl", version, ExportOptions(label="reference")).to_pylist()

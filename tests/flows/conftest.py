@@ -71,6 +71,8 @@ class FakeEngine:
 def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
     import prm_factory.flows.plan as plan
     import prm_factory.flows.tasks as gen
+    import prm_factory.rollouts as rollouts
+    import prm_factory.sampling.backends as backends
 
     engine = FakeEngine(FakeSampler())
     checkpoint = tmp_path / "fake-checkpoint"
@@ -83,7 +85,7 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
         engine.starts += 1
         return engine.sampler
 
-    real_draw, real_estimate = gen.draw_chains, gen.estimate_values
+    real_draw, real_estimate = gen.draw_chains, rollouts.estimate_values
 
     def draw_chains(*args, **kwargs):
         engine.call("sample", "engine died while sampling")
@@ -98,7 +100,10 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
     monkeypatch.setattr(gen, "get_sampler", get_sampler)
     monkeypatch.setattr(gen, "drop_sampler", lambda _settings: None)
     monkeypatch.setattr(gen, "draw_chains", draw_chains)
-    monkeypatch.setattr(gen, "estimate_values", estimate_values)
+    monkeypatch.setattr(rollouts, "estimate_values", estimate_values)  # what the mc source calls
+    # label sources with an engine (the judge) reach it through sampling.backends
+    monkeypatch.setattr(backends, "get_sampler", get_sampler)
+    monkeypatch.setattr(backends, "drop_sampler", lambda _settings: None)
     # the engine tasks retry with delays; a test of failure wants the failure at once
     for name in ("start_engine_task", "sample_task", "rollouts_task"):
         monkeypatch.setattr(gen, name, getattr(gen, name).with_options(retries=0))

@@ -81,12 +81,12 @@ def test_chains_are_graded_against_the_rows_reference_and_aligned(
     }
     by_chain = {c.chain_id: c for c in summary.chains}
     wrong_chain = next(c for c in summary.chains if c.outcome == "incorrect")
-    assert wrong_chain.first_error_reference == 0  # 13 eggs is off the reference; the arithmetic is true
-    assert wrong_chain.first_error_verifier is None
+    assert wrong_chain.first_errors["reference"] == 0  # 13 eggs is off the reference; the arithmetic is true
+    assert "verifier" not in wrong_chain.first_errors  # no false claim
     for step in summary.steps:
-        assert step.reference_labeler.startswith("reference-align@")
+        assert step.label("reference").labeler.startswith("reference-align@")
         if by_chain[step.chain_id].outcome == "unparsed":
-            assert step.reference_verdict == "unverifiable"  # no worked solution: never a guess
+            assert step.label("reference").verdict == "unverifiable"  # no worked solution: never a guess
 
 
 def test_a_verifier_change_relabels_into_a_new_version(
@@ -121,7 +121,7 @@ def test_a_verifier_change_relabels_into_a_new_version(
     assert query(ds, sql).to_pylist() == [{"verifier_version": "100.0.0", "n": 4}]
     assert query(ds, sql, version=rerun.version).to_pylist() == [{"verifier_version": "99.0.0", "n": 4}]
     labels = query(ds, "SELECT verdict FROM steps ORDER BY chain_id, step_index").to_pylist()
-    assert sorted(r["verdict"] for r in labels) == sorted(s.verdict for s in rerun.steps)
+    assert sorted(r["verdict"] for r in labels) == sorted(s.label("verifier").verdict for s in rerun.steps)
     again = relabel_dataset(config)  # nothing changed since: no new version
     assert again.version is None and again.unchanged == 2
 
@@ -152,5 +152,5 @@ def test_solutions_file_supplies_worked_solutions_by_question_text(
     assert [(r.file, r.line, r.field) for r in summary.rejected] == [(str(solutions), 2, "answer")]
     graded = {c.text.split("\n")[0]: c for c in summary.chains}
     assert graded["16 - 3 = 13 eggs."].outcome == "incorrect"  # graded against the file's #### 18
-    assert graded["16 - 3 = 13 eggs."].first_error_reference == 0
+    assert graded["16 - 3 = 13 eggs."].first_errors["reference"] == 0
     assert graded["6 * 2 = 12"].outcome == "unparsed"  # no match: no reference, never a guess

@@ -13,6 +13,7 @@ from prm_factory.flows.observe import StageEvents, event_line, progress_sink
 from prm_factory.flows.preflight import config_problems
 from prm_factory.labels.tally import RunTally
 from prm_factory.schemas.records import Chain, Step
+from prm_factory.schemas.step_labels import StepLabel, mc_label
 
 
 def test_event_lines_are_key_value_pairs_an_operator_can_grep() -> None:
@@ -68,16 +69,13 @@ def test_preflight_gives_one_line_per_problem(tmp_path: Path) -> None:
 
 
 def _step(index: int, consensus: str, verdict: str, tokens: int) -> Step:
-    return Step(
-        f"s{index}", "c1", "p1", "r", index, "t", 0, 1, verdict, "", "{}", "v", "1", None, 0, 0, None,
-        None, "none", consensus, None, False, tokens, 0.0, "m", "h",
-    )  # fmt: skip
+    evidence = {"value_source": "none", "tokens": tokens}
+    labels = (StepLabel("verifier", verdict, labeler="v@1+"), mc_label(None, None, evidence, "mc@m"))
+    return Step(f"s{index}", "c1", "p1", "r", index, "t", 0, 1, consensus, None, False, "m", "h", labels)
 
 
 def test_the_artifact_markdown_counts_labels_and_cost() -> None:
-    chain = Chain(
-        "c1", "p1", "r", "m", "{}", 0, 0, "", "", 30, "stop", "7", "correct", "", "{}", 3, None, None
-    )
+    chain = Chain("c1", "p1", "r", "m", "{}", 0, 0, "", "", 30, "stop", "7", "correct", "", "{}", 3)
     steps = [
         _step(0, "positive", "correct", 10),
         _step(1, "negative", "incorrect", 20),

@@ -107,3 +107,22 @@ def test_a_failed_runs_summary_pickles_with_its_message() -> None:
     failed = pickle.loads(pickle.dumps(RunFailed("run r failed", summary)))
     assert str(failed) == "run r failed" and failed.summary == summary
     assert str(RunFailed("other", summary)) != str(failed)
+
+
+def test_a_plugin_sources_identity_keys_the_labels(fake_engine, flow_config, tmp_path, monkeypatch) -> None:
+    """A package's source joins the labelers, so its new release gives new label rows and stage keys."""
+    from prm_factory.labels.registry import registry
+    from tests.plugin_fixtures import install_plugin, uninstall_plugin
+
+    install_plugin(tmp_path / "plugin", monkeypatch)
+    try:
+        config = flow_config(**{"labels.sources": ["reference", "digits"]})
+        first = make_plan(config)
+        assert first.labelers["digits"]["version"] == "1.0"
+        monkeypatch.setattr(type(registry()["digits"]), "version", "2.0")
+        second = make_plan(config)
+        assert second.context.label_config_hash != first.context.label_config_hash
+        assert second.chunks[0].keys["rows"] != first.chunks[0].keys["rows"]
+        assert first.chunks[0].keys["sample"] == second.chunks[0].keys["sample"]  # the chains stay
+    finally:
+        uninstall_plugin(monkeypatch)

@@ -1,6 +1,9 @@
 import json
 
 from prm_factory.labels.assemble import RecordContext, SampledChain, build_records, chain_id_for
+from prm_factory.labels.registry import registry
+from prm_factory.labels.sources.mc import from_values
+from prm_factory.labels.sources.verifier import from_verdicts
 from prm_factory.rollouts.values import ChainValues, StepValue
 from prm_factory.sampling.protocol import Generation
 from prm_factory.sampling.segment import segment
@@ -30,10 +33,14 @@ def value(i: int, hard: bool | None, source: str = "rollouts") -> StepValue:
 
 
 def build(verdicts: list[str], values: list[StepValue]):
+    chain = sampled()
+    labels = {
+        "verifier": from_verdicts([Verdict(v, "r", {"claim": "x"}) for v in verdicts], "math-sympy@1+abc"),
+        "mc": from_values(ChainValues("c1", tuple(values), None, 6, 40, 0.4), len(chain.steps), "m"),
+    }
     return build_records(
-        sampled(),
-        [Verdict(v, "r", {"claim": "x"}) for v in verdicts],
-        ChainValues("c1", tuple(values), None, 6, 40, 0.4),
+        chain,
+        labels,
         RecordContext(
             run_id="r1",
             model_id="m",
@@ -43,6 +50,7 @@ def build(verdicts: list[str], values: list[StepValue]):
             verifier_version="1",
             label_config_hash="h",
         ),
+        registry(),
     )
 
 
@@ -54,16 +62,19 @@ def test_consensus_first_error_and_provenance() -> None:
     assert [s.consensus for s in steps] == ["positive", "negative", "disputed", "negative"]
     assert [s.labels_agree for s in steps] == [True, True, False, None]
     assert [s.first_error for s in steps] == [False, True, False, False]
-    assert chain.first_error_verifier == 1 and chain.n_steps == 4 and chain.outcome == "incorrect"
-    assert all(s.verifier == "math-sympy" and s.model == "m" and s.label_config_hash == "h" for s in steps)
-    assert json.loads(steps[1].verdict_evidence) == {"claim": "x"}
+    assert chain.first_errors["verifier"] == 1 and chain.n_steps == 4 and chain.outcome == "incorrect"
+    assert all(
+        s.label("verifier").labeler == "math-sympy@1+abc" and s.model == "m" and s.label_config_hash == "h"
+        for s in steps
+    )
+    assert json.loads(steps[1].label("verifier").evidence) == {"claim": "x"}
     assert TEXT[steps[1].char_start : steps[1].char_end] == "7 * 2 = 15"
 
 
 def test_steps_without_values_follow_the_verifier() -> None:
     _, steps = build(["correct", "correct", "incorrect", "unverifiable"], [])
     assert [s.consensus for s in steps] == ["positive", "positive", "negative", "unlabeled"]
-    assert [s.value_source for s in steps] == ["none"] * 4
+    assert [json.loads(s.label("mc").evidence)["value_source"] for s in steps] == ["none"] * 4
     assert [s.first_error for s in steps] == [False, False, True, False]
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from prm_factory.labels.consensus import consensus as label_consensus
+from prm_factory.labels.consensus import step_consensus
+from prm_factory.labels.registry import registry
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Chain, Problem, RunInfo, Step
+from prm_factory.schemas.step_labels import StepLabel, mc_label
 from prm_factory.storage.dataset import Dataset
 from tests.storage.conftest import RunRecords
 
@@ -30,7 +32,20 @@ def _steps(chain_id: str, problem_id: str, run_id: str, shape, texts: list[str])
     steps, seen_error = [], False
     for index, ((verdict, mc_value, value_source), text) in enumerate(zip(shape, texts, strict=True)):
         hard = None if mc_value is None else mc_value > 0
-        consensus, agree = label_consensus(verdict, hard)
+        rollouts = value_source == "rollouts"
+        evidence = {
+            "value_source": value_source,
+            "n_rollouts": 4 if rollouts else 0,
+            "n_correct": round(4 * (mc_value or 0)) if rollouts else 0,
+            "n_judged": 0,
+            "tokens": 100 if rollouts else 0,
+            "seconds": 0.5 if rollouts else 0.0,
+        }
+        labels = (
+            StepLabel("verifier", verdict, reason=f"reason <{verdict}>", labeler="sympy@1+"),
+            mc_label(hard, mc_value, evidence, "mc@toy-model"),
+        )
+        consensus, agree = step_consensus(labels, registry())
         first_error = consensus == "negative" and not seen_error
         seen_error = seen_error or first_error
         steps.append(
@@ -43,27 +58,21 @@ def _steps(chain_id: str, problem_id: str, run_id: str, shape, texts: list[str])
                 text=text,
                 char_start=10 * index,
                 char_end=10 * index + 9,
-                verdict=verdict,
-                verdict_reason=f"reason <{verdict}>",
-                verdict_evidence="{}",
-                verifier="sympy",
-                verifier_version="1",
-                mc_value=mc_value,
-                n_rollouts=4 if value_source == "rollouts" else 0,
-                n_rollouts_correct=round(4 * (mc_value or 0)) if value_source == "rollouts" else 0,
-                hard_label=hard,
-                soft_label=mc_value,
-                value_source=value_source,
                 consensus=consensus,
                 labels_agree=agree,
                 first_error=first_error,
-                rollout_tokens=100 if value_source == "rollouts" else 0,
-                rollout_seconds=0.5 if value_source == "rollouts" else 0.0,
                 model="toy-model",
                 label_config_hash="labelhash",
+                labels=labels,
             )
         )
     return steps
+
+
+def _first_errors(steps: list[Step]) -> dict[str, int]:
+    verifier = next((s.step_index for s in steps if s.label("verifier").verdict == "incorrect"), None)
+    mc = next((s.step_index for s in steps if s.label("mc").verdict == "incorrect"), None)
+    return {name: index for name, index in (("verifier", verifier), ("mc", mc)) if index is not None}
 
 
 def make_run(config_name: str, n_problems: int = 2, problem_offset: int = 0) -> RunRecords:
@@ -97,10 +106,7 @@ def make_run(config_name: str, n_problems: int = 2, problem_offset: int = 0) -> 
                     outcome_reason="matched" if c == 0 else "mismatch",
                     outcome_evidence="{}",
                     n_steps=len(chain_steps),
-                    first_error_verifier=next(
-                        (s.step_index for s in chain_steps if s.verdict == "incorrect"), None
-                    ),
-                    first_error_mc=next((s.step_index for s in chain_steps if s.hard_label is False), None),
+                    first_errors=_first_errors(chain_steps),
                 )
             )
             assert len(errors) <= 1
@@ -125,7 +131,9 @@ def make_run(config_name: str, n_problems: int = 2, problem_offset: int = 0) -> 
         n_steps=len(steps),
         n_rejected=0,
         chain_accuracy=0.25,
-        rollout_tokens=sum(s.rollout_tokens for s in steps),
+        rollout_tokens=100
+        * sum(v == "rollouts" for shape in CHAIN_SHAPES for _, _, v in shape)
+        * len(problems),
     )
     return RunRecords(run, problems, chains, steps)
 

@@ -9,6 +9,7 @@ import pytest
 
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Chain, Problem, Rejection, RunInfo, Step
+from prm_factory.schemas.step_labels import StepLabel, mc_label
 
 
 @dataclass
@@ -71,8 +72,7 @@ def make_run(
                     outcome_reason="matched" if c % 2 == 0 else "mismatch",
                     outcome_evidence="{}",
                     n_steps=steps_per_chain,
-                    first_error_verifier=first_error,
-                    first_error_mc=first_error,
+                    first_errors={} if first_error is None else {"verifier": first_error, "mc": first_error},
                 )
             )
             for s in range(steps_per_chain):
@@ -88,24 +88,32 @@ def make_run(
                         text=f"step {s}",
                         char_start=10 * s,
                         char_end=10 * s + 9,
-                        verdict="incorrect" if wrong else "correct",
-                        verdict_reason="claim checked",
-                        verdict_evidence="{}",
-                        verifier="sympy",
-                        verifier_version="1",
-                        mc_value=mc_value,
-                        n_rollouts=4,
-                        n_rollouts_correct=0 if wrong else 3,
-                        hard_label=None if mc_value is None else not wrong,
-                        soft_label=mc_value,
-                        value_source="rollouts",
                         consensus="negative" if wrong else "positive",
                         labels_agree=None if mc_value is None else True,
                         first_error=first_error is not None and s == first_error,
-                        rollout_tokens=120,
-                        rollout_seconds=0.5,
                         model=model,
                         label_config_hash="labelhash",
+                        labels=(
+                            StepLabel(
+                                "verifier",
+                                "incorrect" if wrong else "correct",
+                                reason="claim checked",
+                                labeler="sympy@1+",
+                            ),
+                            mc_label(
+                                None if mc_value is None else not wrong,
+                                mc_value,
+                                {
+                                    "value_source": "rollouts",
+                                    "n_rollouts": 4,
+                                    "n_correct": 0 if wrong else 3,
+                                    "n_judged": 0,
+                                    "tokens": 120,
+                                    "seconds": 0.5,
+                                },
+                                f"mc@{model}",
+                            ),
+                        ),
                     )
                 )
     rejections = [Rejection(run_id, "train.jsonl", 99, "question", "empty question")]

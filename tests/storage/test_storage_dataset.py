@@ -10,6 +10,7 @@ from prm_factory.schemas.records import RECORD_TYPES, from_table
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
 from prm_factory.storage.layout import DATA_KINDS, KEYS, table_uri
+from tests.storage_fixtures import with_label
 
 
 def _rows(dataset: Dataset, kind: str, version: int | None = None) -> list:
@@ -34,7 +35,8 @@ def test_round_trip_every_record_kind(tmp_path, run_factory):
     assert _rows(dataset, "rejections") == _sorted("rejections", records.rejections)
     assert _rows(dataset, "runs") == [records.run]
     # nulls survive (a step without MC value, a chain without final answer)
-    assert any(step.mc_value is None and step.hard_label is None for step in _rows(dataset, "steps"))
+    mc = [step.label("mc") for step in _rows(dataset, "steps")]
+    assert any(label.value is None and label.verdict == "unverifiable" for label in mc)
 
 
 def test_versions_number_runs_and_old_versions_stay_readable(tmp_path, run_factory):
@@ -175,14 +177,18 @@ def test_a_changed_labeler_replaces_step_rows_in_the_new_version_only(tmp_path, 
     v1 = dataset.commit_run(*first.args())
     relabel = run_factory("relabel", source="math")
     relabel.steps = [
-        dataclasses.replace(s, step_id=s.step_id + "-v2", verifier_version="9.9.9", run_id=relabel.run.run_id)
+        with_label(
+            dataclasses.replace(s, step_id=s.step_id + "-v2", run_id=relabel.run.run_id),
+            "verifier",
+            labeler="sympy@9.9.9+",
+        )
         for s in relabel.steps
     ]
     v2 = dataset.commit_run(*relabel.args())
     sql = "SELECT verifier_version, count(*) AS n FROM steps GROUP BY ALL"
     assert query(dataset, sql, version=v2).to_pylist() == [{"verifier_version": "9.9.9", "n": 12}]
     old = query(dataset, sql, version=v1).to_pylist()
-    assert old == [{"verifier_version": first.steps[0].verifier_version, "n": 12}]
+    assert old == [{"verifier_version": "1", "n": 12}]  # first's labeler: sympy@1+
     again = run_factory("again", source="math")
     again.steps = [dataclasses.replace(s, run_id=again.run.run_id) for s in relabel.steps]
     v3 = dataset.commit_run(*again.args())

@@ -18,11 +18,16 @@ class StepNextRelease(Step):
     step_entropy: float | None = None
 
 
+def _fields(step: Step) -> dict:
+    """A step's fields, its labels kept as `StepLabel`s (`dataclasses.asdict` would turn them into dicts)."""
+    return {field.name: getattr(step, field.name) for field in dataclasses.fields(step)}
+
+
 def test_added_column_keeps_old_versions_readable(tmp_path, run_factory):
     dataset = Dataset(str(tmp_path / "ds"))
     dataset.commit_run(*run_factory("old").args())
     newer = run_factory("new", problem_offset=5)
-    newer.steps = [StepNextRelease(**dataclasses.asdict(step), step_entropy=0.5) for step in newer.steps]
+    newer.steps = [StepNextRelease(**_fields(step), step_entropy=0.5) for step in newer.steps]
     assert dataset.commit_run(*newer.args()) == 2
 
     old_columns = dataset.tables(1)["steps"].schema.names

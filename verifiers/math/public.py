@@ -9,7 +9,9 @@ as long as these names keep their meaning:
   the written-precision helpers `round_half_up` and `truncate`;
 - checking a step: `check_plain_step` (one step's claims against the values bound so far) and `walk_steps`
   (a chain's steps in order, carrying `StepState`);
-- final answers: `boxed_answer` (the content of a chain's last `\\boxed{}`).
+- final answers: `boxed_answer` (the content of a chain's last `\\boxed{}`);
+- how far a verdict can be trusted: `FINAL_KINDS`, the reading kinds (`Verdict.kind`) whose `incorrect`
+  measured precise enough to be final (`reading_kinds`); the verifier label source weighs its votes by it.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from prm_factory.verifiers.math.arithmetic import NotEvaluable, Token, evaluate,
 from prm_factory.verifiers.math.claims import StepState, check_plain_step, walk_steps
 from prm_factory.verifiers.math.final_answer import boxed_answer
 from prm_factory.verifiers.math.numbers import Literal, round_half_up, truncate
+from prm_factory.verifiers.math.reading_kinds import FINAL_KINDS
 
 __all__ = [
+    "FINAL_KINDS",
     "Literal",
     "NotEvaluable",
     "StepState",

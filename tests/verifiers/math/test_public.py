@@ -23,9 +23,25 @@ from prm_factory.verifiers.math.public import (
 
 def test_the_public_names_are_exactly_what_labels_import():
     assert sorted(public.__all__) == sorted(
-        ["Literal", "NotEvaluable", "StepState", "Token", "boxed_answer", "check_plain_step", "evaluate"]
+        [
+            "FINAL_KINDS",
+            "Literal",
+            "NotEvaluable",
+            "StepState",
+            "Token",
+            "boxed_answer",
+            "check_plain_step",
+            "evaluate",
+        ]
         + ["lex", "parse_side", "round_half_up", "truncate", "walk_steps"]
     )
+
+
+def test_the_final_kinds_are_the_reading_kinds_measured_final():
+    from prm_factory.verifiers.math.reading_kinds import KIND_PRECISION, READING_KINDS, final_kinds
+
+    assert public.FINAL_KINDS == final_kinds(KIND_PRECISION) and public.FINAL_KINDS <= set(READING_KINDS)
+    assert "closed_arithmetic" in public.FINAL_KINDS  # 21 / 21 on the olympiad-level dev split
 
 
 def test_quantities_are_read_exactly_and_refused_when_not_numbers():

@@ -1,0 +1,115 @@
+"""The `human` label source: reviewers' answers of an audit (audit/human.py's rule) as step labels of a
+dataset version, the strongest vote of the consensus.
+
+An audit's answers reach the dataset through `prm-factory relabel --source human` with the audit named in the
+config (`[labels.options.human] audit = "PATH/audit.sqlite"`, or its folder): each answered step of the
+version gets its `human_*` columns (verdict, the reviewers' words as its reason, evidence naming the
+reviewers, `human:ana+ben`, the time of the latest answer and every answer) in a new version, and the
+consensus and first errors are recomputed with it. Steps nobody answered stay unlabelled by it (no vote),
+and so does a chain none of whose steps was answered.
+
+Its vote is `Strength.REVIEWED`, above every automatic source: a reviewer's `incorrect` decides against any
+positive, and a reviewer's `correct` overrules an automatic `incorrect` (labels/source.py). Its first error is
+the step a reviewer marked as the chain's first wrong one; an `incorrect` without that mark locates none.
+Its identity covers the answers (their digest): new answers make new labels, as a new release of any source
+does.
+
+An audit measures the automatic sources against these answers; a version that holds them measures a consensus
+that includes them, so draw an audit from a version without them (audit/sources.py leaves `human` out).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prm_factory.audit.human import SOURCE as NAME
+from prm_factory.audit.human import HumanStepLabel, human_labels
+from prm_factory.audit.store import AuditStore
+from prm_factory.labels.source import BaseSource, ChainLabels, SourceSetup, Strength
+from prm_factory.schemas.step_labels import StepLabel
+
+if TYPE_CHECKING:
+    from prm_factory.labels.assemble import SampledChain
+
+
+class HumanSource(BaseSource):
+    name = NAME
+    version = "1.0.0"
+    positive = Strength.REVIEWED
+    negative = Strength.REVIEWED
+    positive_overrules = True
+    code_modules = ("prm_factory.audit.human", "prm_factory.audit.human_source", "prm_factory.audit.store")
+
+    def applies(self, setup: SourceSetup) -> bool:
+        """Where the config names an audit (`[labels.options.human] audit`)."""
+        return bool(setup.options(self.name).get("audit"))
+
+    def audit_path(self, setup: SourceSetup) -> Path:
+        return Path(str(setup.options(self.name)["audit"])).expanduser()
+
+    def answered(self, setup: SourceSetup) -> dict[tuple[str, int], HumanStepLabel]:
+        """The audit's human labels by (chain id, step index)."""
+        store = AuditStore.open(self.audit_path(setup))
+        try:
+            steps = {item.item_id: (item.chain_id, item.step_index) for item in store.items()}
+            labels = human_labels(steps, store.answers())
+        finally:
+            store.close()
+        return {(label.chain_id, label.step_index): label for label in labels}
+
+    def identity(self, setup: SourceSetup) -> dict[str, str]:
+        """Name, version and code digest, with a digest of the answers (new answers: new rows)."""
+        base = super().identity(setup)
+        if not self.applies(setup):
+            return base
+        answers = sorted((key, label.verdict, label.evidence) for key, label in self.answered(setup).items())
+        digest = hashlib.sha256(json.dumps(answers).encode()).hexdigest()[:12]
+        return {**base, "version": f"{self.version}+answers.{digest}"}
+
+    def label(
+        self,
+        chains: Sequence[SampledChain],
+        prior: Mapping[str, Sequence[ChainLabels | None]],
+        setup: SourceSetup,
+    ) -> list[ChainLabels | None]:
+        answered, tag = self.answered(setup), self.labeler(setup)
+        out: list[ChainLabels | None] = []
+        for chain in chains:
+            given = [answered.get((chain.chain_id, index)) for index in range(len(chain.steps))]
+            if not any(given):
+                out.append(None)
+                continue
+            out.append(tuple(step_label(label, tag) for label in given))
+        return out
+
+    def first_error(self, labels: Sequence[StepLabel]) -> int | None:
+        return next(
+            (
+                index
+                for index, label in enumerate(labels)
+                if label.verdict == "incorrect" and json.loads(label.evidence).get("first_error") == "this"
+            ),
+            None,
+        )
+
+
+def step_label(label: HumanStepLabel | None, tag: str) -> StepLabel:
+    """A human label as a step label carrying the source's labeler `tag` (so a relabel knows it current); the
+    reviewers (`human:ana+ben`), the time of the latest answer and every answer are its evidence, the
+    reviewers' words its reason. No answer: `unverifiable`, no vote."""
+    if label is None:
+        return StepLabel(NAME, "unverifiable", None, "not reviewed", "{}", tag)
+    evidence = {
+        "reviewers": label.labeler,
+        "labeled_at": label.labeled_at,
+        "first_error": label.first_error,
+        "answers": json.loads(label.evidence),
+    }
+    return StepLabel(NAME, label.verdict, None, label.reason, json.dumps(evidence), tag)
+
+
+SOURCE = HumanSource()

@@ -1,0 +1,180 @@
+"""The one shape of a label source, and how its labels vote in the consensus.
+
+A label source is a name, an identity (name, version, code digest: a changed source writes new rows), what
+it needs (`engine`, `sandbox`, a worked `solution`, a `checkpoint`), a batch call that labels a chunk's
+chains step by step, its own first-error rule, and its vote. The verifier, the reference alignment, Monte
+Carlo rollouts and the generative judge are four such sources (labels/sources/); a package adds its own
+through the `prm_factory.label_sources` entry-point group (labels/registry.py).
+
+Votes. A label votes positive (`correct`), negative (`incorrect`) or not at all (`unverifiable`), with a
+strength its source declares, which may depend on the label (its `kind`, for a verifier whose readings
+differ in precision). Where votes disagree, the strongest negative decides against weaker positives (a
+check that found an error is not outvoted by a weaker check that found none), a positive that `overrules`
+(a human reviewer) decides against weaker negatives, and anything else is `disputed`
+(labels.consensus.combine). Today's four sources:
+
+=========== ===================== =====================
+source      `correct`             `incorrect`
+=========== ===================== =====================
+verifier    weak                  final
+reference   strong                strong
+judge       strong                strong
+mc          strong (hard True)    weak (hard False)
+=========== ===================== =====================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from prm_factory.config.run_config import RunConfig
+from prm_factory.schemas.step_labels import StepLabel
+from prm_factory.verifiers.protocol import Verifier
+
+if TYPE_CHECKING:
+    from prm_factory.labels.assemble import SampledChain
+    from prm_factory.sampling.vllm_sampler import EngineSettings
+
+NEEDS: frozenset[str] = frozenset({"engine", "sandbox", "solution", "checkpoint"})
+"""What a source may need: the policy engine, the code sandbox, a worked solution, a checkpoint."""
+
+
+class Strength(IntEnum):
+    """How much a vote weighs against an opposite one (labels.consensus.combine)."""
+
+    WEAK = 1  # a check that can miss: an MC hard label False (a weak policy), arithmetic that holds
+    STRONG = 2  # a reading of the whole step: the reference alignment, a judge, a rollout that got there
+    FINAL = 3  # a checked false claim: wrong whatever else says
+    REVIEWED = 4  # a person's verdict (a `human` source): above every automatic one
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One label's vote: its polarity, its strength, and whether it decides against weaker opposite votes
+    (negatives do; a positive does only when its source says so, else it can only dispute)."""
+
+    positive: bool
+    strength: Strength
+    overrules: bool = False
+
+    @property
+    def decides(self) -> bool:
+        return self.overrules or not self.positive
+
+
+@dataclass(frozen=True)
+class SourceSetup:
+    """What a pipeline hands its label sources: the run's config, domain and verifier, and the policy
+    engine's settings when the pipeline has an engine (sources that need one derive theirs from it)."""
+
+    config: RunConfig
+    domain: str
+    verifier: Verifier
+    engine: EngineSettings | None = None
+    run_id: str = ""
+    pipeline: Literal["run", "label", "relabel"] = "run"
+    rollouts: bool = True  # whether this pipeline continues step prefixes (`label` without --rollouts: no)
+
+    def options(self, source: str) -> dict[str, Any]:
+        """The source's own settings: `[labels.options.<source>]` of the config."""
+        return dict(self.config.labels.options.get(source, {}))
+
+
+ChainLabels = tuple[StepLabel, ...]
+"""One source's labels of one chain's steps, in step order."""
+
+
+@runtime_checkable
+class LabelSource(Protocol):
+    """A way to label steps. See the module docstring; `BaseSource` gives the usual defaults."""
+
+    name: str
+    needs: frozenset[str]
+    reads: tuple[str, ...]  # sources whose labels its batch call reads: they run before it
+
+    def applies(self, setup: SourceSetup) -> bool:
+        """Whether this source runs in this pipeline (its domain, its config switch, what it needs)."""
+        ...
+
+    def identity(self, setup: SourceSetup) -> dict[str, str]:
+        """`{"name", "version", "code"}`: it keys the label rows and caches (a change gives new rows)."""
+        ...
+
+    def label(
+        self,
+        chains: Sequence[SampledChain],
+        prior: Mapping[str, Sequence[ChainLabels | None]],
+        setup: SourceSetup,
+    ) -> list[ChainLabels | None]:
+        """Labels of each chain's steps, in chain order (None: this source leaves that chain unlabelled).
+        `prior` holds what the sources in `reads` said, chain by chain."""
+        ...
+
+    def vote(self, label: StepLabel) -> Vote | None:
+        """The consensus vote of one of its labels (None: no vote, e.g. `unverifiable`)."""
+        ...
+
+    def first_error(self, labels: Sequence[StepLabel]) -> int | None:
+        """The chain's first error by this source's labels (None: none found, or it cannot be located)."""
+        ...
+
+    def labeler(self, setup: SourceSetup) -> str:
+        """The labeler its labels carry (a relabel compares it with the stored one)."""
+        ...
+
+    def follow_outcome(self, labels: ChainLabels, outcome: str) -> ChainLabels:
+        """Its kept labels of a chain whose outcome was graded again (relabel); most do not change."""
+        ...
+
+
+class BaseSource:
+    """Defaults of the `LabelSource` shape: runs everywhere, first error = earliest `incorrect`, votes
+    `correct` and `incorrect` with the strengths set below, nothing read from other sources."""
+
+    name: str = ""
+    version: str = "0"
+    needs: frozenset[str] = frozenset()
+    reads: tuple[str, ...] = ()
+    positive: Strength = Strength.STRONG
+    negative: Strength = Strength.STRONG
+    positive_overrules: bool = False
+    code_modules: tuple[str, ...] = ()  # modules whose source the identity's code digest covers
+
+    def applies(self, setup: SourceSetup) -> bool:
+        return True
+
+    def identity(self, setup: SourceSetup) -> dict[str, str]:
+        from prm_factory.verifiers.identity import code_digest
+
+        modules = self.code_modules or (type(self).__module__,)
+        return {"name": self.name, "version": self.version, "code": code_digest(tuple(modules))}
+
+    def label(
+        self,
+        chains: Sequence[SampledChain],
+        prior: Mapping[str, Sequence[ChainLabels | None]],
+        setup: SourceSetup,
+    ) -> list[ChainLabels | None]:
+        raise NotImplementedError(f"label source {self.name!r} has no batch call")
+
+    def vote(self, label: StepLabel) -> Vote | None:
+        if label.verdict == "correct":
+            return Vote(True, self.positive, self.positive_overrules)
+        if label.verdict == "incorrect":
+            return Vote(False, self.negative)
+        return None
+
+    def first_error(self, labels: Sequence[StepLabel]) -> int | None:
+        return next((i for i, label in enumerate(labels) if label.verdict == "incorrect"), None)
+
+    def labeler(self, setup: SourceSetup) -> str:
+        """The labeler string its labels carry: name@version+code digest."""
+        from prm_factory.verifiers.identity import identity_tag
+
+        return identity_tag(self.identity(setup))
+
+    def follow_outcome(self, labels: ChainLabels, outcome: str) -> ChainLabels:
+        return labels

@@ -1,0 +1,186 @@
+"""The four built-in label sources behind one shape (labels/sources/): each labels a chain's steps through
+its batch call, names its first error by its own rule, and votes with its declared strength."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from prm_factory.config.run_config import RunConfig, load_config
+from prm_factory.labels.assemble import SampledChain, join_steps
+from prm_factory.labels.source import SourceSetup, Strength, Vote
+from prm_factory.labels.sources import judge, mc, reference, verifier
+from prm_factory.rollouts.values import ChainValues, StepValue
+from prm_factory.sampling.protocol import Generation, GenerationParams
+from prm_factory.sampling.vllm_sampler import EngineSettings
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.step_labels import StepLabel
+from prm_factory.verifiers.protocol import Verdict
+
+JANET = Problem(
+    "p",
+    "gsm8k",
+    "math",
+    "Janet's ducks lay 16 eggs. She eats 3 and bakes with 4. She sells the rest at $2 each. How much?",
+    reference_answer="18",
+    reference_solution="16 - 3 - 4 = <<16-3-4=9>>9 eggs.\n9 * 2 = <<9*2=18>>18\n#### 18",
+)
+
+
+def chain(steps: list[str], outcome: str = "incorrect", chain_id: str = "c") -> SampledChain:
+    text, spans = join_steps(steps)
+    return SampledChain(chain_id, JANET, "", 0, Generation(text, 0, "stop"), spans, Verdict(outcome), None)
+
+
+@dataclass(frozen=True)
+class KindVerdict(Verdict):
+    kind: str | None = None
+
+
+class Checker:
+    name, version = "checker", "1"
+
+    def check_steps(self, problem, steps):
+        return [KindVerdict("incorrect", "false", {"c": 1}, "closed_arithmetic") for _ in steps]
+
+
+def test_the_verifier_source_keeps_reason_evidence_and_the_reading_kind() -> None:
+    [label] = verifier.from_verdicts(Checker().check_steps(JANET, ["2 + 2 = 5"]), "checker@1+ab")
+    assert (label.verdict, label.reason, json.loads(label.evidence), label.kind) == (
+        "incorrect",
+        "false",
+        {"c": 1},
+        "closed_arithmetic",
+    )
+    assert verifier.SOURCE.vote(label) == Vote(False, Strength.FINAL)
+    assert verifier.SOURCE.vote(StepLabel("verifier", "correct")) == Vote(True, Strength.WEAK)
+
+
+def test_a_verifier_incorrect_of_a_kind_not_final_is_disputed_by_a_strong_positive() -> None:
+    """The registered verifier source weighs its `incorrect` by the math verifier's FINAL_KINDS: a final kind
+    stays negative against any positive, another kind votes strong (as the reference's), so a strong
+    positive (a rollout that reached the answer, the reference's `correct`) disputes it; alone, or against
+    the verifier's own weak kind of positive, it is still negative."""
+    from prm_factory.labels.consensus import step_consensus
+    from prm_factory.labels.registry import registry
+    from prm_factory.schemas.step_labels import mc_label
+    from prm_factory.verifiers.math.public import FINAL_KINDS
+
+    assert verifier.SOURCE.final_kinds == FINAL_KINDS and "closed_arithmetic" in FINAL_KINDS
+    assert "equation_step" not in FINAL_KINDS and "word_problem_arithmetic" not in FINAL_KINDS
+    sources = registry()
+    reached = mc_label(True, 1.0, {}, "mc@m")  # a rollout from the prefix reached the answer
+    on_track = StepLabel("reference", "correct")
+    missed = mc_label(False, 0.0, {}, "mc@m")  # no rollout got there: a weak negative
+    for kind, against, expected in (
+        ("closed_arithmetic", reached, "negative"),
+        ("closed_arithmetic", on_track, "negative"),
+        ("equation_step", reached, "disputed"),
+        ("word_problem_arithmetic", on_track, "disputed"),
+        ("equation_step", missed, "negative"),
+        (None, reached, "negative"),  # no kind named (the code verifier): final
+    ):
+        labels = [StepLabel("verifier", "incorrect", kind=kind), against]
+        assert step_consensus(labels, sources)[0] == expected, (kind, against.source)
+    assert verifier.SOURCE.vote(StepLabel("verifier", "incorrect", kind="equation_step")) == Vote(
+        False, Strength.STRONG
+    )
+    # a source without final kinds keeps every `incorrect` final, as before verifiers named kinds
+    unweighed = verifier.VerifierSource()
+    unweighed.final_kinds = None
+    labels = [StepLabel("verifier", "incorrect", kind="equation_step"), reached]
+    assert step_consensus(labels, {**sources, "verifier": unweighed})[0] == "negative"
+
+
+def test_the_reference_source_runs_on_math_chains_only_and_aligns_them() -> None:
+    setup = SourceSetup(RunConfig(), "math", Checker())  # type: ignore[arg-type]
+    assert reference.SOURCE.applies(setup)
+    assert not reference.SOURCE.applies(SourceSetup(RunConfig(), "code", Checker()))  # type: ignore[arg-type]
+    [labels] = reference.SOURCE.label([chain(["She has 16 - 3 = 13 eggs.", "13 * 2 = 26"])], {}, setup)
+    assert [label.verdict for label in labels] == ["incorrect", "incorrect"]
+    assert labels[0].labeler.startswith("reference-align@") and reference.SOURCE.first_error(labels) == 0
+
+
+def test_mc_labels_come_from_the_rollout_values_and_its_first_error_needs_known_steps() -> None:
+    values = ChainValues(
+        "c",
+        (
+            StepValue(0, 0.5, 2, 1, True, 0.5, "rollouts", 30, 0.2, 2),
+            StepValue(1, 0.0, 2, 0, False, 0.0, "rollouts", 20, 0.1, 2),
+        ),
+        1,
+        4,
+        50,
+    )
+    labels = mc.from_values(values, 3, "policy")
+    assert [(lb.verdict, lb.value) for lb in labels] == [
+        ("correct", 0.5),
+        ("incorrect", 0.0),
+        ("unverifiable", None),
+    ]
+    assert json.loads(labels[0].evidence)["tokens"] == 30 and labels[0].labeler == "mc@policy"
+    assert mc.SOURCE.first_error(labels) == 1
+    assert mc.SOURCE.first_error(mc.from_values(None, 2, "policy")) is None
+    assert mc.SOURCE.vote(labels[0]) == Vote(True, Strength.STRONG)
+    assert mc.SOURCE.vote(labels[1]) == Vote(False, Strength.WEAK)
+
+
+class ScriptedJudge:
+    """A sampler that answers every critique with `answer`."""
+
+    model_id = "critic"
+
+    def __init__(self, answer: str) -> None:
+        self.answer, self.prompts = answer, 0
+
+    def render_chat(self, system, user):
+        return user
+
+    def generate(self, prompts, params: GenerationParams):
+        self.prompts += len(prompts)
+        return [[Generation(self.answer, 5, "stop")] for _ in prompts]
+
+
+def test_the_judge_budget_sends_only_chains_whose_sources_disagree(monkeypatch) -> None:
+    calm, split = (
+        chain(["16 - 3 - 4 = 9", "9 * 2 = 18"], chain_id="calm"),
+        chain(["a", "b"], chain_id="split"),
+    )
+    prior = {
+        "verifier": [tuple(StepLabel("verifier", "correct") for _ in range(2))] * 2,
+        "mc": [
+            tuple(StepLabel("mc", "correct") for _ in range(2)),
+            (StepLabel("mc", "correct"), StepLabel("mc", "incorrect")),
+        ],
+    }
+    config = RunConfig()
+    assert [c.chain_id for c in judge.picked(config, [calm, split], prior)] == ["split"]
+    everything = load_config(None, {"judge.budget": "all"})
+    assert [c.chain_id for c in judge.picked(everything, [calm, split], prior)] == ["calm", "split"]
+    sampler = ScriptedJudge(r"The first error is in paragraph 1. \boxed{1}")
+    monkeypatch.setattr("prm_factory.sampling.backends.get_sampler", lambda settings: sampler)
+    engine = EngineSettings(checkpoint="/none", model_id="critic", seed=0)
+    setup = SourceSetup(config, "math", Checker(), engine)  # type: ignore[arg-type]
+    out = judge.SOURCE.label([calm, split], prior, setup)
+    assert out[0] is None and [lb.verdict for lb in out[1]] == ["correct", "incorrect"]
+    assert sampler.prompts == 1 and out[1][0].labeler == judge.SOURCE.labeler(setup) == f"critic@{_hash()}"
+
+
+def _hash() -> str:
+    from prm_factory.labels.judge import prompt_hash
+
+    return prompt_hash()
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "first"),
+    [
+        (["correct", "correct"], -1),  # the judge found no error
+        (["correct", "incorrect"], 1),
+        (["unverifiable", "unverifiable"], None),  # an unreadable judgement
+    ],
+)
+def test_the_judges_first_error_is_the_step_it_named(verdicts, first) -> None:
+    assert judge.SOURCE.first_error([StepLabel("judge", v) for v in verdicts]) == first
