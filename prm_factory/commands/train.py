@@ -76,7 +76,8 @@ def register(app: typer.Typer) -> None:
         """Train a PRM on a dataset version's step labels (hard: cross-entropy; --soft: BCE on MC values)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from prm_factory.storage.errors import StorageError
-        from prm_factory.training.rows import RowsError, rows_from_dataset, rows_from_export
+        from prm_factory.training.chain_source import DatasetRows
+        from prm_factory.training.rows import RowsError, rows_from_export
         from prm_factory.training.trainer import Provenance, TrainingError, TrainSettings, train
 
         console = Console()
@@ -88,7 +89,9 @@ def register(app: typer.Typer) -> None:
                         "--data reads an export file as it is: --soft, --agreement-only, --since-version and "
                         "--version apply to a dataset"
                     )
-                rows = rows_from_export(data)
+                rows = rows_from_export(data)  # in memory: the file is read whole
+                if not rows:
+                    _fail("no rows with labels of that source: nothing to train on", 1)
                 provenance = Provenance(str(data), None, f"export file ({label} as given at export)")
             else:
                 from prm_factory.config.run_config import default_dataset_root
@@ -98,14 +101,13 @@ def register(app: typer.Typer) -> None:
                 store = Dataset(str(dataset or default_dataset_root()))
                 resolved = resolve(store, version)
                 since = None if since_version is None else resolve(store, since_version)
-                rows = rows_from_dataset(
+                # streamed a partition at a time (training/chain_source.py), never held whole
+                rows = DatasetRows(
                     store, resolved, label, soft=soft, agreement_only=agreement_only, since_version=since
                 )
                 provenance = Provenance(store.root, resolved, label, agreement_only, since)
         except (RowsError, StorageError, OSError) as error:
             _fail(str(error), 1)
-        if not rows:
-            _fail("no rows with labels of that source: nothing to train on", 1)
         if model is None:
             from prm_factory.sampling.model_prep import prepare_default_model
 
@@ -135,7 +137,7 @@ def register(app: typer.Typer) -> None:
                 progress=lambda line: console.print(escape(line), soft_wrap=True, highlight=False),
                 console=console,
             )
-        except TrainingError as error:
+        except (TrainingError, RowsError, StorageError) as error:  # the rows are read while training
             _fail(str(error), 1)
         if not result.main_process:
             return
