@@ -114,10 +114,20 @@ def _positive_sql(options: ExportOptions) -> str:
     return raw
 
 
-def select_steps(dataset: Dataset, version: int | None, options: ExportOptions, prefix: bool) -> pa.Table:
+def select_steps(
+    dataset: Dataset,
+    version: int | None,
+    options: ExportOptions,
+    prefix: bool,
+    problem_filter: str | None = None,
+) -> pa.Table:
     """Steps to export, ordered by chain and step index, with `label` (raw) and `positive` (boolean).
 
     `prefix` keeps, per chain, only the longest usable prefix (chain formats); otherwise every usable step.
+    `problem_filter`, an SQL condition on `problem_id`, keeps only those problems' steps: every rule here
+    looks at one chain at a time and a chain has one problem, so disjoint filters that cover all problems
+    cut the selection into pieces that together are the whole (the trainer streams a version this way,
+    training/chain_source.py).
     """
     if options.threshold is not None and options.label != "soft":
         raise ExportError("--threshold applies to soft labels only")
@@ -126,7 +136,13 @@ def select_steps(dataset: Dataset, version: int | None, options: ExportOptions, 
         since_filter = ""
         if options.since_version is not None:
             old = dataset.tables(options.since_version)["steps"]
-            connection.register("since_steps", old.scanner(columns=["step_id"]).to_reader())
+            if problem_filter is None:
+                connection.register("since_steps", old.scanner(columns=["step_id"]).to_reader())
+            else:  # only these problems' old steps: the anti-join's set stays as small as the piece
+                connection.register("since_all", old.scanner(columns=["step_id", "problem_id"]).to_reader())
+                connection.execute(
+                    f"CREATE VIEW since_steps AS SELECT step_id FROM since_all WHERE {problem_filter}"
+                )
             since_filter = "AND s.step_id NOT IN (SELECT step_id FROM since_steps)"
         usable = f"""
             {label_sql(options.label)} IS NOT NULL
@@ -148,6 +164,7 @@ def select_steps(dataset: Dataset, version: int | None, options: ExportOptions, 
                 JOIN problems AS p USING (problem_id)
                 WHERE (len($sources) = 0 OR list_contains($sources, p.source))
                   AND (len($domains) = 0 OR list_contains($domains, p.domain))
+                  AND ({problem_filter or "true"})
             ), bounded AS (
                 SELECT *,
                     min(CASE WHEN NOT usable THEN step_index END) OVER chain AS first_unusable,

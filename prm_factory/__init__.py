@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         relabel,
         run,
         score,
+        training_rows,
         versions,
     )
     from prm_factory.config.run_config import ConfigError, RunConfig
@@ -40,13 +41,14 @@ __all__ = [
     "query",
     "export",
     "feed",
+    "training_rows",
     "score",
     "RunConfig",
     "ConfigError",
     "StorageError",
 ]
 
-_HOMES = dict.fromkeys(__all__[:10], "prm_factory.api") | {
+_HOMES = dict.fromkeys(__all__[:11], "prm_factory.api") | {
     "RunConfig": "prm_factory.config.run_config",
     "ConfigError": "prm_factory.config.run_config",
     "StorageError": "prm_factory.storage.errors",

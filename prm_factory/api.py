@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from prm_factory.flows.relabel_run import RelabelSummary
     from prm_factory.flows.run_summary import RunSummary
     from prm_factory.storage.dataset import Dataset, VersionInfo
-    from prm_factory.training.feed import FeedKind, StepFeed
+    from prm_factory.training.feed import FeedKind, RowDataset, StepFeed
     from prm_factory.training.step_scorer import StepScores
 
 PathLike = str | Path
@@ -138,17 +138,22 @@ def versions(root: PathLike) -> list[VersionInfo]:
     return open_dataset(root).versions()
 
 
-def query(root: PathLike | Dataset, sql: str, *, version: int | None = None) -> pa.Table:
+def query(
+    root: PathLike | Dataset, sql: str, *, version: int | None = None, sources: Sequence[str] | None = None
+) -> pa.Table:
     """Run DuckDB SQL over one version (None: the latest) of a dataset, whose tables are views named
     problems, chains, steps, runs and rejections (and label_stats, first_errors); returns an Arrow table.
-    Raises `StorageError`.
+    `sources`: label sources whose columns the views show even where this dataset has none (default: every
+    registered source, plug-ins included). Raises `StorageError`.
 
     >>> query("ds", "SELECT count(*) AS n FROM steps").column("n")[0].as_py()           # doctest: +SKIP
     412
     """
+    from prm_factory.labels.registry import registered_names
     from prm_factory.storage.sql import query as run_sql
 
-    return run_sql(_dataset(root), sql, version)
+    shown = registered_names() if sources is None else list(sources)
+    return run_sql(_dataset(root), sql, version, shown)
 
 
 def export(
@@ -215,6 +220,33 @@ def feed(
     from prm_factory.training.feed import StepFeed
 
     return StepFeed(_dataset(root), kind, version, columns, batch_size, follow=follow, **options)
+
+
+def training_rows(
+    root: PathLike | Dataset,
+    label: str = "consensus",
+    *,
+    version: int | None = None,
+    soft: bool = False,
+    agreement_only: bool = False,
+    since_version: int | None = None,
+) -> RowDataset:
+    """The rows `prm-factory train` learns from, as a torch `IterableDataset` of `TrainRow`s (prompt, steps,
+    one label per step, MC values), read a partition of problems at a time (never the whole version);
+    `label` is "consensus" or a source's name, `soft` keeps MC values (with label "mc"), `agreement_only`
+    keeps steps whose sources agree. DataLoader workers split the partitions.
+
+    >>> rows = training_rows("ds", "consensus", agreement_only=True)                   # doctest: +SKIP
+    >>> next(iter(rows)).labels                                                        # doctest: +SKIP
+    (True, True, False)
+    """
+    from prm_factory.training.chain_source import DatasetRows
+    from prm_factory.training.feed import RowDataset
+
+    source = DatasetRows(
+        _dataset(root), version, label, soft=soft, agreement_only=agreement_only, since_version=since_version
+    )
+    return RowDataset(source)
 
 
 def score(

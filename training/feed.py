@@ -22,7 +22,7 @@ import random
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +35,10 @@ from torch.utils.data import IterableDataset, get_worker_info
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.layout import RUN_SCOPED_KINDS
 from prm_factory.storage.snapshot import snapshot
+
+if TYPE_CHECKING:
+    from prm_factory.training.chain_source import RowSource
+    from prm_factory.training.rows import TrainRow
 
 FeedKind = Literal["steps", "chains", "problems"]
 OutputFormat = Literal["torch", "arrow"]
@@ -207,3 +211,20 @@ def _distributed_position(rank: int | None, world_size: int | None) -> tuple[int
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank(), torch.distributed.get_world_size()
     return 0, 1
+
+
+class RowDataset(IterableDataset):
+    """A row source as a torch `IterableDataset` of `TrainRow`s (prompt, steps, labels, values), one partition
+    in memory at a time; DataLoader workers take partitions round robin, so none reads another's. Start
+    workers with `multiprocessing_context="spawn"`: the rows are read through DuckDB, which a forked
+    worker cannot use after its parent did."""
+
+    def __init__(self, source: RowSource) -> None:
+        super().__init__()
+        self.source = source
+
+    def __iter__(self) -> Iterator[TrainRow]:
+        worker = get_worker_info()
+        index, count = (0, 1) if worker is None else (worker.id, worker.num_workers)
+        for partition in range(index, self.source.partitions, count):
+            yield from self.source.read(partition)

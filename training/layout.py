@@ -105,6 +105,12 @@ class Skipped:
     reason: str
 
 
+def example_of(row: Any, tokenizer: Any, separator: str, max_length: int | None = None) -> Example:
+    """One row (training.rows.TrainRow) laid out, without the alignment check: for a row that passed it."""
+    laid = layout_chain(tokenizer, row.prompt, row.steps, separator, max_length)
+    return Example(row.chain_id, laid.input_ids, laid.positions, row.labels, row.values)
+
+
 def prepare(
     rows: Sequence[Any], tokenizer: Any, separator: str, max_length: int | None = None
 ) -> tuple[list[Example], list[Skipped]]:
@@ -115,6 +121,5 @@ def prepare(
         if reason is not None:
             skipped.append(Skipped(row.chain_id, reason))
             continue
-        laid = layout_chain(tokenizer, row.prompt, row.steps, separator, max_length)
-        examples.append(Example(row.chain_id, laid.input_ids, laid.positions, row.labels, row.values))
+        examples.append(example_of(row, tokenizer, separator, max_length))
     return examples, skipped

@@ -1,14 +1,21 @@
 """The training loop: accelerate, checkpoints and resume, held-out evaluation each epoch, the final model.
 
 One process trains on CPU or one GPU; `accelerate launch -m prm_factory.cli train ...` (or `accelerate launch
-$(which prm-factory) train ...`) spreads batches over GPUs with the same code: `Accelerator` shards the
-data loader and averages gradients, and only the main process evaluates, prints and writes.
+$(which prm-factory) train ...`) spreads batches over GPUs with the same code: each process streams its own
+batches (training/stream.py), `Accelerator` averages gradients, and only the main process evaluates, prints
+and writes.
 
-Resumable by construction: the batch order of epoch e is a permutation seeded by (seed, e), and a checkpoint
-(`OUTPUT/checkpoints/step-N`: accelerate's state of model, optimiser, scheduler and RNGs, plus
-`trainer_state.json`) records the epoch and the batches of it already done, so `--resume` skips exactly those
-and continues with the next batch. A checkpoint made from other rows or settings is refused, not silently
-mixed (its fingerprint of rows and settings must match).
+Streamed, with flat memory: the rows come from a row source (training/chain_source.py) one partition at a
+time (about 16 k steps of a dataset version, whatever its size), are laid out into tokens as batches need
+them, and the held-out split is scored a partition at a time. A census pass first counts every partition, so
+the epoch's length, the learning-rate schedule and the checkpoint fingerprint are known before the first
+step (training/stream.py). Rows given as a list (an `export trl` file) are one partition, held in memory.
+
+Resumable by construction: the order of epoch e is a pure function of (seed, e) and the rows, and a
+checkpoint (`OUTPUT/checkpoints/step-N`: accelerate's state of model, optimiser, scheduler and RNGs, plus
+`trainer_state.json`) records the epoch and the batches of it already done, so `--resume` starts the stream
+right after them and continues with the next batch. A checkpoint made from other rows or settings is
+refused, not silently mixed (its fingerprint of rows and settings must match).
 
 The final checkpoint in OUTPUT is a Hugging Face folder (weights, tokenizer, `prm_factory.json` with head and
 layout, README.md model card naming the data, label source and provenance).
@@ -26,29 +33,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prm_factory.training.layout import Example, Skipped, prepare
-from prm_factory.training.model import (
-    HeadSpec,
-    collate,
-    load_model,
-    position_logits,
-    score_examples,
-    step_loss,
-)
-from prm_factory.training.rows import TrainRow, split_by_problem
-from prm_factory.training.step_metrics import (
-    THRESHOLD,
-    StepMetrics,
-    ThresholdChoice,
-    choose_threshold,
-    step_metrics,
+from prm_factory.training.chain_source import RowSource, as_source
+from prm_factory.training.layout import Skipped
+from prm_factory.training.model import HeadSpec, collate, load_model, position_logits, step_loss
+from prm_factory.training.rows import TrainRow
+from prm_factory.training.step_metrics import THRESHOLD, StepMetrics, ThresholdChoice
+from prm_factory.training.stream import (
+    Census,
+    EpochExamples,
+    ExampleSpec,
+    TrainingError,
+    batches_per_process,
+    held_out_tally,
+    take_census,
 )
 
 STATE_FILE = "trainer_state.json"
-
-
-class TrainingError(RuntimeError):
-    """Training cannot start or resume as asked (no rows, an empty split, a checkpoint of other data)."""
 
 
 @dataclass(frozen=True)
@@ -104,15 +104,13 @@ class TrainResult:
     main_process: bool = True  # False in the other processes of `accelerate launch`: they print nothing
 
 
-def fingerprint(examples: Sequence[Example], settings: TrainSettings, processes: int = 1) -> str:
-    """Rows and the settings that decide batches and targets: a resume must see the same. The number of
-    processes is part of it when above 1: a checkpoint counts the batches each process has done, which
-    another number of processes would skip wrongly."""
+def fingerprint(digests: Sequence[str], settings: TrainSettings, processes: int = 1) -> str:
+    """Rows (the census's digest of each partition's examples) and the settings that decide batches and
+    targets: a resume must see the same. The number of processes is part of it when above 1: a checkpoint
+    counts the batches each process has done, which another number of processes would skip wrongly."""
     digest = hashlib.sha256()
-    for example in examples:
-        digest.update(
-            json.dumps([example.chain_id, example.input_ids, example.labels, example.values]).encode()
-        )
+    for part in digests:
+        digest.update(part.encode())
     fixed = {
         k: str(v) for k, v in asdict(settings).items() if k in ("separator", "max_length", "soft", "seed")
     }
@@ -126,13 +124,6 @@ def fingerprint(examples: Sequence[Example], settings: TrainSettings, processes:
     return digest.hexdigest()[:16]
 
 
-def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
-    import torch
-
-    generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
-    return torch.randperm(n, generator=generator).tolist()
-
-
 def latest_checkpoint(output_dir: Path) -> Path | None:
     folder = output_dir / "checkpoints"
     found = [p for p in folder.glob("step-*") if (p / STATE_FILE).exists()] if folder.is_dir() else []
@@ -140,7 +131,7 @@ def latest_checkpoint(output_dir: Path) -> Path | None:
 
 
 def train(
-    rows: Sequence[TrainRow],
+    rows: Sequence[TrainRow] | RowSource,
     settings: TrainSettings,
     provenance: Provenance,
     *,
@@ -148,10 +139,12 @@ def train(
     progress: Callable[[str], Any] | None = None,
     console: Any | None = None,
 ) -> TrainResult:
-    """Train a PRM on `rows` (training.rows) and write the checkpoint to `settings.output_dir`."""
+    """Train a PRM on `rows` (a row source of training.chain_source, streamed; or a list of training.rows
+    rows, held in memory) and write the checkpoint to `settings.output_dir`."""
     import torch
     from accelerate import Accelerator
-    from accelerate.utils import set_seed
+    from accelerate.data_loader import prepare_data_loader
+    from accelerate.utils import gather_object, set_seed
     from torch.utils.data import DataLoader
     from transformers import get_linear_schedule_with_warmup
 
@@ -160,35 +153,23 @@ def train(
     main = accelerator.is_main_process
     if not main:
         say = lambda _line: None  # noqa: E731
+    processes, rank = accelerator.num_processes, accelerator.process_index
 
     model, tokenizer = load_model(settings.base_model, num_labels=1 if settings.soft else 2)
-    if settings.soft and any(row.values is None for row in rows):
-        raise TrainingError("soft training needs MC values on every row (rows from --label mc --soft)")
-    examples, skipped = prepare(rows, tokenizer, settings.separator, settings.max_length)
-    for problem in skipped:
+    source = as_source(rows)
+    spec = ExampleSpec(tokenizer, settings.separator, settings.max_length, settings.held_out)
+    census = take_census(source, spec, rank, processes, gather_object if processes > 1 else None)
+    _check_census(census, settings)
+    for problem in census.skipped:
         say(f"skipped {problem.chain_id}: {problem.reason}")
-    by_id = {row.chain_id: row for row in rows}
-    train_rows, held_rows = split_by_problem([by_id[e.chain_id] for e in examples], settings.held_out)
-    train_ids, held_ids = {r.chain_id for r in train_rows}, {r.chain_id for r in held_rows}
-    train_examples = [e for e in examples if e.chain_id in train_ids]
-    held_examples = [e for e in examples if e.chain_id in held_ids]
-    if not train_examples:
-        raise TrainingError(
-            f"no training rows: {len(rows)} rows, {len(skipped)} skipped by the alignment check, "
-            f"{len(held_examples)} held out (--held-out {settings.held_out})"
-        )
-    n_train_steps = sum(len(e.positions) for e in train_examples)
-    n_held_steps = sum(len(e.positions) for e in held_examples)
     say(
-        f"{len(rows)} rows: {len(train_examples)} train ({n_train_steps} steps), "
-        f"{len(held_examples)} held out ({n_held_steps} steps), "
-        f"{len(skipped)} skipped by the alignment check"
+        f"{census.total('rows')} rows: {census.train} train ({census.total('train_steps')} steps), "
+        f"{census.held_out} held out ({census.total('held_out_steps')} steps), "
+        f"{len(census.skipped)} skipped by the alignment check"
     )
 
-    steps_per_epoch = math.ceil(
-        math.ceil(len(train_examples) / settings.batch_size / accelerator.num_processes)
-        / settings.gradient_accumulation
-    )
+    n_batches = batches_per_process(census.train, settings.batch_size, processes)
+    steps_per_epoch = math.ceil(n_batches / settings.gradient_accumulation)
     total_steps = settings.epochs * steps_per_epoch
     if settings.max_steps is not None:
         total_steps = min(total_steps, settings.max_steps) if settings.max_steps > 0 else total_steps
@@ -199,21 +180,12 @@ def train(
     scheduler = get_linear_schedule_with_warmup(optimizer, 0, max(total_steps, 1))
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
 
-    stamp = fingerprint(examples, settings, accelerator.num_processes)
+    stamp = fingerprint(census.digests, settings, processes)
     state = {"global_step": 0, "epoch": 0, "batches_done": 0, "fingerprint": stamp}
     if resume:
-        checkpoint = latest_checkpoint(settings.output_dir)
-        if checkpoint is None:
-            raise TrainingError(f"--resume: no checkpoint under {settings.output_dir / 'checkpoints'}")
-        saved = json.loads((checkpoint / STATE_FILE).read_text())
-        if saved["fingerprint"] != stamp:
-            raise TrainingError(
-                f"--resume: {checkpoint} was made from other rows, settings or number of processes "
-                f"(fingerprint {saved['fingerprint']}, now {stamp}); train into a new --output-dir"
-            )
-        accelerator.load_state(str(checkpoint))
-        state = saved
-        say(f"resumed from {checkpoint} (step {state['global_step']}, epoch {state['epoch'] + 1})")
+        state = _resume(accelerator, settings.output_dir, stamp)
+        folder = state.pop("checkpoint")
+        say(f"resumed from {folder} (step {state['global_step']}, epoch {state['epoch'] + 1})")
 
     pad_id = tokenizer.pad_token_id
     losses: list[float] = []
@@ -244,17 +216,19 @@ def train(
     def evaluate(epoch: int) -> None:
         mark, mark_cpu = time.perf_counter(), time.process_time()
         accelerator.wait_for_everyone()
-        if main and held_examples:
-            scores = score_examples(
+        if main and census.held_out:
+            tally = held_out_tally(
                 accelerator.unwrap_model(model),
-                held_examples,
+                source,
+                census,
+                spec,
                 settings.head,
                 pad_id,
                 settings.eval_batch_size,
             )
-            metrics = step_metrics(scores, [e.labels for e in held_examples])
+            metrics = tally.metrics()
             evaluations.append((epoch, metrics))
-            threshold[0] = choose_threshold(scores, [e.labels for e in held_examples])
+            threshold[0] = tally.threshold_choice()
             say(f"epoch {epoch + 1} held out: {metrics.line()}")
         accelerator.wait_for_everyone()
         aside[0] += time.perf_counter() - mark
@@ -265,18 +239,31 @@ def train(
     with bar as live:
         task = live.add_task("train", total=total_steps, completed=state["global_step"]) if live else None
         while state["epoch"] < settings.epochs and state["global_step"] < total_steps:
-            order = epoch_order(len(train_examples), settings.seed, state["epoch"])
-            loader = accelerator.prepare_data_loader(
-                DataLoader(
-                    [train_examples[i] for i in order],
-                    batch_size=settings.batch_size,
-                    shuffle=False,
-                    collate_fn=lambda chunk: collate(chunk, pad_id),
-                )
+            examples = EpochExamples(
+                source,
+                census,
+                spec,
+                seed=settings.seed,
+                epoch=state["epoch"],
+                batch_size=settings.batch_size,
+                rank=rank,
+                processes=processes,
+                batches_done=state["batches_done"],
             )
-            n_batches = len(loader)
-            if state["batches_done"]:
-                loader = accelerator.skip_first_batches(loader, state["batches_done"])
+            # this process's batches already: accelerate only moves them to the device and tells the
+            # gradient accumulation where the epoch ends (no sharding of its own: num_processes=1)
+            loader = prepare_data_loader(
+                DataLoader(
+                    examples,
+                    batch_size=settings.batch_size,
+                    collate_fn=lambda chunk: collate(chunk, pad_id),
+                ),
+                device=accelerator.device,
+                num_processes=1,
+                process_index=0,
+                put_on_device=True,
+                dispatch_batches=False,
+            )
             step_losses: list[float] = []
             for batch in loader:
                 # dropout's draws depend on the batch's place only, so a resumed run continues exactly
@@ -321,7 +308,7 @@ def train(
             evaluations,
             train_loss,
             state,
-            skipped,
+            census.skipped,
             threshold[0],
         )
     accelerator.wait_for_everyone()
@@ -330,9 +317,9 @@ def train(
         epochs_done=state["epoch"],
         train_loss=train_loss,
         evaluations=evaluations,
-        skipped=skipped,
-        n_train=len(train_examples),
-        n_held_out=len(held_examples),
+        skipped=census.skipped,
+        n_train=census.train,
+        n_held_out=census.held_out,
         train_seconds=seconds,
         other_seconds=aside[0],
         train_cpu_seconds=cpu_seconds,
@@ -340,6 +327,36 @@ def train(
         output_dir=settings.output_dir,
         main_process=main,
     )
+
+
+def _check_census(census: Census, settings: TrainSettings) -> None:
+    """Refuse what cannot train before anything is written."""
+    rows = census.total("rows")
+    if not rows:
+        raise TrainingError("no rows with labels of that source: nothing to train on")
+    if settings.soft and census.total("without_values"):
+        raise TrainingError("soft training needs MC values on every row (rows from --label mc --soft)")
+    if not census.train:
+        raise TrainingError(
+            f"no training rows: {rows} rows, {len(census.skipped)} skipped by the alignment check, "
+            f"{census.held_out} held out (--held-out {settings.held_out})"
+        )
+
+
+def _resume(accelerator: Any, output_dir: Path, stamp: str) -> dict[str, Any]:
+    """The saved state of the latest checkpoint (with its folder under "checkpoint"), loaded into
+    `accelerator`; refused unless it was made from the same rows and settings."""
+    checkpoint = latest_checkpoint(output_dir)
+    if checkpoint is None:
+        raise TrainingError(f"--resume: no checkpoint under {output_dir / 'checkpoints'}")
+    saved = json.loads((checkpoint / STATE_FILE).read_text())
+    if saved["fingerprint"] != stamp:
+        raise TrainingError(
+            f"--resume: {checkpoint} was made from other rows, settings or number of processes "
+            f"(fingerprint {saved['fingerprint']}, now {stamp}); train into a new --output-dir"
+        )
+    accelerator.load_state(str(checkpoint))
+    return {**saved, "checkpoint": checkpoint}
 
 
 class _NoBar:

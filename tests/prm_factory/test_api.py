@@ -121,3 +121,22 @@ def test_the_cli_calls_the_api(dataset: Dataset, monkeypatch: pytest.MonkeyPatch
     result = runner.invoke(app, ["export", "steps", "--output", str(out), "--dataset", dataset.root])
     assert result.exit_code == 0, result.output
     assert calls == ["query", "export"]
+
+
+def _as_is(row: object) -> object:
+    return row
+
+
+def test_training_rows_are_a_torch_dataset_of_the_rows_train_reads(dataset: Dataset) -> None:
+    from torch.utils.data import DataLoader, IterableDataset
+
+    from prm_factory.training.rows import rows_from_dataset
+
+    rows = prm_factory.training_rows(dataset.root, "verifier")
+    assert isinstance(rows, IterableDataset)
+    expected = rows_from_dataset(dataset, dataset.latest_version(), "verifier")
+    assert expected and sorted(r.chain_id for r in rows) == sorted(r.chain_id for r in expected)
+    loaded = list(
+        DataLoader(rows, batch_size=None, num_workers=2, collate_fn=_as_is, multiprocessing_context="spawn")
+    )
+    assert sorted(r.chain_id for r in loaded) == sorted(r.chain_id for r in expected)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from prm_factory.training.step_metrics import auroc, gold_first_error, predicted_first_error, step_metrics
+from prm_factory.training.step_metrics import (
+    StepTally,
+    auroc,
+    gold_first_error,
+    predicted_first_error,
+    step_metrics,
+)
 
 
 def test_auroc_counts_ties_half_and_needs_both_classes() -> None:
@@ -36,3 +42,31 @@ def test_step_metrics_against_stored_labels() -> None:
     assert metrics.first_error_f1 == pytest.approx(2 / 3)
     with pytest.raises(ValueError):
         step_metrics([[0.1]], [[True, False]])
+
+
+def test_auroc_is_the_share_of_right_wrong_pairs_ordered_right() -> None:
+    import random
+
+    draw = random.Random(4)
+    scores = [
+        draw.choice([0.1, 0.25, 0.5, 0.5, 0.75, 0.9]) + draw.random() * 0.01 * (i % 3 == 0)
+        for i in range(300)
+    ]
+    truths = [draw.random() < 0.6 for _ in scores]
+    right = [s for s, t in zip(scores, truths, strict=True) if t]
+    wrong = [s for s, t in zip(scores, truths, strict=True) if not t]
+    pairs = sum(1.0 if r > w else 0.5 if r == w else 0.0 for r in right for w in wrong)
+    assert auroc(scores, truths) == pytest.approx(pairs / (len(right) * len(wrong)), abs=1e-12)
+
+
+def test_a_tally_chain_by_chain_gives_the_figures_of_the_whole() -> None:
+    scores = [[0.9, 0.2], [0.8, 0.7], [0.1], [0.6, 0.4, 0.3]]
+    labels = [[True, False], [True, True], [True], [True, False, False]]
+    tally = StepTally()
+    for chain_scores, chain_labels in zip(scores, labels, strict=True):
+        tally.add(chain_scores, chain_labels)
+    assert tally.metrics() == step_metrics(scores, labels)
+    assert tally.metrics().n_steps == 8 and tally.metrics().n_chains == 4
+    assert StepTally().metrics().n_steps == 0 and StepTally().metrics().auroc is None
+    with pytest.raises(ValueError, match="2 scores but 1 labels"):
+        tally.add([0.1, 0.2], [True])

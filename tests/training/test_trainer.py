@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
+import weakref
 from pathlib import Path
 
 import pytest
 
+from prm_factory.training.chain_source import DatasetRows
 from prm_factory.training.rows import rows_from_dataset
 from prm_factory.training.trainer import Provenance, TrainingError, TrainSettings, latest_checkpoint, train
 
@@ -74,6 +77,67 @@ def test_train_checkpoints_resumes_exactly_and_writes_a_card(tiny_base, committe
         train(rows, _settings(tiny_base, tmp_path / "c"), provenance, resume=True)
 
 
+class Watched:
+    """A row source that notes, as each read begins, how many rows of earlier reads are still alive."""
+
+    def __init__(self, inner: DatasetRows) -> None:
+        self.inner = inner
+        self.live: weakref.WeakSet = weakref.WeakSet()
+        self.alive_at_read: list[int] = []
+        self.sizes: list[int] = []
+
+    @property
+    def partitions(self) -> int:
+        return self.inner.partitions
+
+    def read(self, partition: int) -> list:
+        gc.collect()
+        self.alive_at_read.append(len(self.live))
+        rows = self.inner.read(partition)
+        self.live.update(rows)
+        self.sizes.append(len(rows))
+        return rows
+
+
+def test_streamed_training_holds_one_partition_of_rows_and_resumes_exactly(
+    tiny_base, committed_dataset, tmp_path
+) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    data = committed_dataset(12)  # 72 steps: 6 partitions of about 12
+
+    def source() -> Watched:
+        return Watched(DatasetRows(data, None, "verifier", partition_steps=12))
+
+    provenance = Provenance(data.root, 1, "verifier")
+    watched = source()
+    settings = _settings(tiny_base, tmp_path / "a", **_streamed_changes())
+    straight = train(watched, settings, provenance)
+    n_rows = straight.n_train + straight.n_held_out
+    assert watched.partitions == 6 and straight.global_step == 2 * -(-straight.n_train // 2)
+    # the census, then two epochs and two held-out evaluations (partitions with nothing for them unread)
+    assert sum(watched.sizes[:6]) == n_rows and len(watched.sizes) > 3 * 6
+    assert max(watched.alive_at_read) == 0  # no row of an earlier partition outlived it
+    assert max(watched.sizes) < n_rows / 2
+    assert [e for e, _ in straight.evaluations] == [0, 1]
+    assert straight.evaluations[-1][1].n_chains == straight.n_held_out
+
+    # interrupted inside the first epoch and inside the second, and resumed: the same weights
+    for step in (3, 12):
+        checkpoint = tmp_path / "a" / "checkpoints" / f"step-{step}"
+        again = tmp_path / f"from-{step}"
+        shutil.copytree(checkpoint, again / "checkpoints" / checkpoint.name)
+        resumed = train(source(), _settings(tiny_base, again, **_streamed_changes()), provenance, resume=True)
+        assert resumed.global_step == straight.global_step
+        ours, theirs = _weights(tmp_path / "a"), _weights(again)
+        assert all(torch.equal(ours[k], theirs[k]) for k in ours), step
+
+
+def _streamed_changes() -> dict:
+    return {"max_steps": None, "epochs": 2, "save_every": 3, "held_out": 0.3, "keep_checkpoints": 10}
+
+
 def test_soft_labels_train_a_one_output_value_head(tiny_base, committed_dataset, tmp_path) -> None:
     data = committed_dataset(6)
     rows = rows_from_dataset(data, None, "mc", soft=True)
@@ -99,12 +163,13 @@ def test_no_training_rows_is_an_error(tiny_base, committed_dataset, tmp_path) ->
 
 def test_the_fingerprint_counts_processes_above_one(tmp_path) -> None:
     from prm_factory.training.layout import Example
+    from prm_factory.training.stream import examples_digest
     from prm_factory.training.trainer import fingerprint
 
-    examples = [Example("c1", (1, 2, 3), (2,), (True,))]
+    digests = [examples_digest([Example("c1", (1, 2, 3), (2,), (True,))])]
     settings = _settings(tmp_path, tmp_path / "out")
-    assert fingerprint(examples, settings) == fingerprint(
-        examples, settings, 1
-    )  # old checkpoints still resume
-    assert fingerprint(examples, settings, 2) != fingerprint(examples, settings, 1)
-    assert fingerprint(examples, settings, 2) != fingerprint(examples, settings, 4)
+    assert fingerprint(digests, settings) == fingerprint(digests, settings, 1)  # one process: left out
+    assert fingerprint(digests, settings, 2) != fingerprint(digests, settings, 1)
+    assert fingerprint(digests, settings, 2) != fingerprint(digests, settings, 4)
+    other = [examples_digest([Example("c1", (1, 2, 3), (2,), (False,))])]
+    assert fingerprint(other, settings) != fingerprint(digests, settings)  # another label: other rows
