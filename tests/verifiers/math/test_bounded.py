@@ -123,3 +123,19 @@ def test_workers_start_inside_a_daemonic_process() -> None:
         assert results.get(timeout=180) == "correct"
     finally:
         process.join(timeout=30)
+
+
+def test_the_worker_warm_up_runs_each_hot_path_without_error() -> None:
+    """The warm-up swallows errors (it only buys the first item its head start), so pin here that it works."""
+    import importlib
+
+    from prm_factory.verifiers.math.bounded import _WARM_UP
+
+    firsts = []
+    for target, payload in _WARM_UP:
+        module_name, _, function_name = target.partition(":")
+        results = list(getattr(importlib.import_module(module_name), function_name)(payload))
+        assert len(results) == len(payload)
+        firsts.append(results[0])
+    answer, claims = firsts
+    assert answer[0] == "correct" and claims[0][1] is True
