@@ -14,12 +14,20 @@ the step a reviewer marked as the chain's first wrong one; an `incorrect` withou
 Its identity covers the answers (their digest): new answers make new labels, as a new release of any source
 does.
 
+Human labels that already exist come in the same way: `prm-factory label FILE --human-labels` (or
+`[labels.options.human] input = true`) reads the gold labels a ProcessBench or PRM800K row carries
+(audit/human.py `external_human_labels`: ProcessBench's first wrong step, PRM800K's ratings) as this source's
+labels of that chain, `human:processbench` or `human:prm800k` as the reviewers. Where an audit answered a
+step too, the audit's answer is the label. A relabel keeps the human labels no new answer replaces (the
+source reads its own stored labels).
+
 An audit measures the automatic sources against these answers; a version that holds them measures a consensus
 that includes them, so draw an audit from a version without them (audit/sources.py leaves `human` out).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -27,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prm_factory.audit.human import SOURCE as NAME
-from prm_factory.audit.human import HumanStepLabel, human_labels
+from prm_factory.audit.human import HumanStepLabel, external_human_labels, human_labels
 from prm_factory.audit.store import AuditStore
 from prm_factory.labels.source import BaseSource, ChainLabels, SourceSetup, Strength
 from prm_factory.schemas.step_labels import StepLabel
@@ -38,21 +46,28 @@ if TYPE_CHECKING:
 
 class HumanSource(BaseSource):
     name = NAME
-    version = "1.0.0"
+    version = "1.1.0"
+    reads = (NAME,)  # in a relabel: its own stored labels, kept where no new answer replaces them
     positive = Strength.REVIEWED
     negative = Strength.REVIEWED
     positive_overrules = True
     code_modules = ("prm_factory.audit.human", "prm_factory.audit.human_source", "prm_factory.audit.store")
 
     def applies(self, setup: SourceSetup) -> bool:
-        """Where the config names an audit (`[labels.options.human] audit`)."""
-        return bool(setup.options(self.name).get("audit"))
+        """Where the config names an audit (`[labels.options.human] audit`), or where `label` reads the
+        input rows' own gold labels (`[labels.options.human] input = true`)."""
+        return bool(setup.options(self.name).get("audit")) or self.reads_input(setup)
+
+    def reads_input(self, setup: SourceSetup) -> bool:
+        return setup.pipeline == "label" and bool(setup.options(self.name).get("input"))
 
     def audit_path(self, setup: SourceSetup) -> Path:
         return Path(str(setup.options(self.name)["audit"])).expanduser()
 
     def answered(self, setup: SourceSetup) -> dict[tuple[str, int], HumanStepLabel]:
-        """The audit's human labels by (chain id, step index)."""
+        """The audit's human labels by (chain id, step index); none where no audit is named."""
+        if not setup.options(self.name).get("audit"):
+            return {}
         store = AuditStore.open(self.audit_path(setup))
         try:
             steps = {item.item_id: (item.chain_id, item.step_index) for item in store.items()}
@@ -62,13 +77,19 @@ class HumanSource(BaseSource):
         return {(label.chain_id, label.step_index): label for label in labels}
 
     def identity(self, setup: SourceSetup) -> dict[str, str]:
-        """Name, version and code digest, with a digest of the answers (new answers: new rows)."""
+        """Name, version and code digest, with a digest of the answers (new answers: new rows) and `+input`
+        where the input rows' labels are read."""
         base = super().identity(setup)
         if not self.applies(setup):
             return base
-        answers = sorted((key, label.verdict, label.evidence) for key, label in self.answered(setup).items())
-        digest = hashlib.sha256(json.dumps(answers).encode()).hexdigest()[:12]
-        return {**base, "version": f"{self.version}+answers.{digest}"}
+        version = self.version
+        if setup.options(self.name).get("audit"):
+            answered = self.answered(setup).items()
+            answers = sorted((key, label.verdict, label.evidence) for key, label in answered)
+            version += f"+answers.{hashlib.sha256(json.dumps(answers).encode()).hexdigest()[:12]}"
+        if self.reads_input(setup):
+            version += "+input"
+        return {**base, "version": version}
 
     def label(
         self,
@@ -76,14 +97,26 @@ class HumanSource(BaseSource):
         prior: Mapping[str, Sequence[ChainLabels | None]],
         setup: SourceSetup,
     ) -> list[ChainLabels | None]:
+        """Per step: the audit's answer, else the input row's gold label, else the label stored before."""
         answered, tag = self.answered(setup), self.labeler(setup)
+        from_input = self.reads_input(setup)
+        stored = prior.get(self.name, [None] * len(chains))
         out: list[ChainLabels | None] = []
-        for chain in chains:
-            given = [answered.get((chain.chain_id, index)) for index in range(len(chain.steps))]
+        for chain, before in zip(chains, stored, strict=True):
+            given: list[StepLabel | None] = [None] * len(chain.steps)
+            if before is not None:
+                given = list(before)
+            if from_input and chain.external is not None:
+                for label in external_human_labels(chain.external, chain.chain_id):
+                    if label.step_index < len(given):
+                        given[label.step_index] = step_label(label, tag)
+            for index in range(len(chain.steps)):
+                if (chain.chain_id, index) in answered:
+                    given[index] = step_label(answered[(chain.chain_id, index)], tag)
             if not any(given):
                 out.append(None)
                 continue
-            out.append(tuple(step_label(label, tag) for label in given))
+            out.append(tuple(retagged(label, tag) for label in given))
         return out
 
     def first_error(self, labels: Sequence[StepLabel]) -> int | None:
@@ -95,6 +128,14 @@ class HumanSource(BaseSource):
             ),
             None,
         )
+
+
+def retagged(label: StepLabel | None, tag: str) -> StepLabel:
+    """A kept label under the source's current labeler `tag` (so a relabel knows it current); no label: no
+    vote."""
+    if label is None:
+        return step_label(None, tag)
+    return dataclasses.replace(label, labeler=tag)
 
 
 def step_label(label: HumanStepLabel | None, tag: str) -> StepLabel:

@@ -90,6 +90,7 @@ def to_sampled(
         outcome=outcome,
         final_answer=chain.final_answer,
         source_row_id=chain.id,
+        external=chain,
     )
 
 

@@ -56,11 +56,26 @@ def labeler_problems(config: RunConfig) -> list[str]:
     problems = source_problems(config)
     if problems or config.problems.domain != "math":
         return problems
+    return math_dependency_problems()
+
+
+_math_dependencies_ok = False
+
+
+def math_dependency_problems() -> list[str]:
+    """The math check starts a worker (seconds), and what it checks is the installed environment, not the
+    config: once it passes in a process, it is not run again (the CLI checks before it redirects output and
+    then calls the Python API, which checks too)."""
+    global _math_dependencies_ok
+    if _math_dependencies_ok:
+        return []
     from prm_factory.verifiers.math.answers import check_dependencies
     from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig
 
     pool = BoundedPool(PoolConfig(workers=1))
     try:
-        return [f"math verifier: {line}" for line in check_dependencies(pool=pool)]
+        problems = [f"math verifier: {line}" for line in check_dependencies(pool=pool)]
     finally:
         pool.close()
+    _math_dependencies_ok = not problems
+    return problems

@@ -14,6 +14,7 @@ from prm_factory.rollouts.items import RolloutItem
 from prm_factory.sampling.chains import DrawnChain
 from prm_factory.sampling.protocol import Generation
 from prm_factory.sampling.segment import StepSpan
+from prm_factory.schemas.external_chains import ExternalChain
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Chain, Problem, Step
 from prm_factory.verifiers.protocol import Verdict, outcome_value
@@ -32,6 +33,7 @@ class SampledChain:
     outcome: Verdict
     final_answer: str | None
     source_row_id: str | None = None  # a chain from elsewhere: its input row's own id
+    external: ExternalChain | None = None  # a chain from elsewhere: its input row (gold labels it carries)
 
 
 def chain_id_for(

@@ -186,6 +186,7 @@ def order_by_reads(sources: Sequence[LabelSource]) -> list[LabelSource]:
             if all(
                 dependency not in names or dependency in {p.name for p in placed}
                 for dependency in source.reads
+                if dependency != source.name  # reading itself: its stored labels, in a relabel
             ):
                 placed.append(source)
                 pending.remove(source)

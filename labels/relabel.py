@@ -115,7 +115,9 @@ def relabel_chains(
     ones, in one batch call per source, and how many chains were already current.
 
     `rerun` runs in that order (a source reading another's labels after it); every other source's stored
-    labels are kept and follow the new outcome where they depend on it (`LabelSource.follow_outcome`).
+    labels are kept and follow the new outcome where they depend on it (`LabelSource.follow_outcome`). A
+    rerun source that lists itself in `reads` is handed its own stored labels (the `human` source keeps the
+    labels no new answer replaces).
     """
     tags = {source.name: source.labeler(setup) for source in rerun}
     names = set(tags)
@@ -142,7 +144,7 @@ def relabel_chains(
             {
                 name: sources[name].follow_outcome(labels, outcome.label)
                 for name, labels in stored_labels(ordered).items()
-                if name not in names
+                if name not in names or name in sources[name].reads  # a source reading itself sees its own
             }
         )
     held = sorted({name for chain_labels in kept for name in chain_labels})

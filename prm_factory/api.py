@@ -75,12 +75,19 @@ def run(config: RunConfig, *, shard: str | None = None, parent_run: str | None =
 
 
 def label(
-    chains: PathLike, config: RunConfig, *, rollouts: bool = False, solutions: PathLike | None = None
+    chains: PathLike,
+    config: RunConfig,
+    *,
+    rollouts: bool = False,
+    solutions: PathLike | None = None,
+    human_labels: bool = False,
 ) -> LabelSummary:
     """Label chains written elsewhere (ProcessBench / PRM800K jsonl, a json list, or a folder of split files)
     with the config's sources and commit them as a dataset version. `rollouts` adds Monte Carlo values from
     the configured policy; `solutions` (GSM8K / MATH-style jsonl) supplies worked solutions by question text
-    for the reference source. Rows that do not parse are in `summary.rejected` with file, line and reason.
+    for the reference source; `human_labels` loads the gold labels the rows carry (ProcessBench's first wrong
+    step, PRM800K's ratings) as the `human` source. Rows that do not parse are in `summary.rejected` with
+    file, line and reason.
 
     >>> summary = label("chains.jsonl", load_config(None, {"dataset.root": "ds"}))       # doctest: +SKIP
     >>> len(summary.steps), summary.rejected                                             # doctest: +SKIP
@@ -94,9 +101,19 @@ def label(
         raise ConfigError(f"input not found: {chains}")
     if solutions is not None and not Path(solutions).is_file():
         raise ConfigError(f"solutions file not found: {solutions}")
+    if human_labels:
+        config = _with_input_human_labels(config)
     _preflight(labeler_problems(config))
     solutions_path = str(solutions) if solutions is not None else None
     return label_external(str(chains), config, rollouts=rollouts, solutions=solutions_path)
+
+
+def _with_input_human_labels(config: RunConfig) -> RunConfig:
+    """`config` with the `human` source on, reading the rows' own labels (`label(human_labels=True)`)."""
+    options = {**config.labels.options, "human": {**config.labels.options.get("human", {}), "input": True}}
+    sources = [*config.labels.sources, *(() if "human" in config.labels.sources else ("human",))]
+    labels = config.labels.model_copy(update={"sources": sources, "options": options})
+    return config.model_copy(update={"labels": labels})
 
 
 def relabel(config: RunConfig, *, version: int | None = None, sources: Sequence[str] = ()) -> RelabelSummary:

@@ -76,6 +76,14 @@ SolutionsOption = Annotated[
         "that carry none (the reference label source needs them)",
     ),
 ]
+HumanLabelsOption = Annotated[
+    bool,
+    typer.Option(
+        "--human-labels",
+        help="load the gold labels the rows carry (ProcessBench's first wrong step, PRM800K's ratings) as "
+        "the `human` label source, the strongest vote of the consensus",
+    ),
+]
 DatasetRootOption = Annotated[Path | None, typer.Option(help="dataset root")]
 
 
@@ -86,11 +94,12 @@ def label(
     config: ConfigOption = None,
     rollouts: RolloutsOption = False,
     solutions: SolutionsOption = None,
+    human_labels: HumanLabelsOption = False,
 ) -> None:
     """Label chains produced outside the factory and commit them as a dataset version: verifier
     verdicts, reference alignment where a worked solution is given (or found by --solutions),
     outcome graded against the reference answer, and with --rollouts Monte Carlo values from the
-    configured policy."""
+    configured policy; with --human-labels the rows' own gold labels as the `human` source."""
     if not input_path.exists():
         fail(f"input not found: {input_path}")
     if solutions is not None and not solutions.is_file():
@@ -100,7 +109,9 @@ def label(
     from prm_factory.progress import quiet_output
 
     with quiet_output(cfg.dataset_root()) as log_path:
-        summary = label_chains(input_path, cfg, rollouts=rollouts, solutions=solutions)
+        summary = label_chains(
+            input_path, cfg, rollouts=rollouts, solutions=solutions, human_labels=human_labels
+        )
     console = Console()
     outcomes = dict(Counter(chain.outcome for chain in summary.chains))
     console.print(f"dataset: {summary.dataset_root}  (version {summary.version})")

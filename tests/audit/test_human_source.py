@@ -117,3 +117,101 @@ def test_answers_land_in_a_new_version_and_show_in_exports_and_training_rows(
     trained = rows_from_dataset(ds, None, "human")
     assert trained and all(r.labels for r in trained)
     assert relabel_dataset(config, sources=["human"]).version is None  # nothing new answered: current
+
+
+def test_label_loads_the_rows_gold_labels_as_the_human_source_and_a_relabel_keeps_them(
+    prefect_server: None, tmp_path
+) -> None:
+    """ProcessBench's first wrong step and PRM800K's ratings land as `human` labels; the reviewers' vote
+    decides the consensus (a gold `correct` overrules the verifier's `incorrect`), and a later audit's answer
+    replaces one step's label while the relabel keeps every other."""
+    from prm_factory.api import label, load_config
+    from prm_factory.flows.relabel_run import relabel_dataset
+
+    processbench = [
+        {
+            "id": "pb-all-right",
+            "problem": "2 boxes of 6 eggs?",
+            "steps": ["6 * 2 = 13", "13 eggs"],
+            "label": -1,
+        },
+        {
+            "id": "pb-wrong",
+            "problem": "3 bags of 4?",
+            "steps": ["3 * 4 = 12", "12 + 1 = 14", "14"],
+            "label": 1,
+        },
+    ]
+    prm800k = {
+        "question": {"problem": "1 + 1?", "ground_truth_answer": "2"},
+        "label": {
+            "steps": [
+                {"completions": [{"text": "1 + 1 = 2", "rating": 1}], "chosen_completion": 0},
+                {"completions": [{"text": "so it is 3", "rating": -1}], "chosen_completion": 0},
+                {"completions": [{"text": "done", "rating": None}], "chosen_completion": 0},
+            ]
+        },
+    }
+    (tmp_path / "pb.jsonl").write_text("\n".join(json.dumps(row) for row in processbench) + "\n")
+    (tmp_path / "prm800k.jsonl").write_text(json.dumps(prm800k) + "\n")
+    config = load_config(None, {"dataset.root": str(tmp_path / "ds")})
+
+    plain = label(tmp_path / "pb.jsonl", config)
+    assert all(step.label("human") is None for step in plain.steps)  # off unless asked for
+    label(tmp_path / "pb.jsonl", config, human_labels=True)
+    summary = label(tmp_path / "prm800k.jsonl", config, human_labels=True)
+    by_row = {c.chain_id: c.source_row_id for c in summary.chains}
+    ds = Dataset(str(tmp_path / "ds"))
+    rows = query(
+        ds,
+        "SELECT c.source_row_id AS row, s.step_index AS i, s.human_verdict AS human, s.verdict AS "
+        "verifier, s.consensus, s.human_labeler AS labeler FROM steps s JOIN chains c USING (chain_id) "
+        "WHERE s.human_verdict IS NOT NULL ORDER BY row, i",
+    ).to_pylist()
+    got = {(r["row"], r["i"]): (r["human"], r["verifier"], r["consensus"]) for r in rows}
+    assert got[("pb-all-right", 0)] == ("correct", "incorrect", "positive")  # the reviewers overrule
+    assert got[("pb-wrong", 0)][0] == "correct" and got[("pb-wrong", 1)][:2] == ("incorrect", "incorrect")
+    assert got[("pb-wrong", 2)] == ("unverifiable", "unverifiable", got[("pb-wrong", 2)][2])  # not judged
+    prm = [v[0] for k, v in got.items() if k[0] not in ("pb-all-right", "pb-wrong")]
+    assert prm == ["correct", "incorrect", "unverifiable"]
+    assert all(r["labeler"].startswith("human@1.1.0+input") for r in rows)
+    first = query(
+        ds, "SELECT first_error_human AS f FROM chains WHERE source_row_id = 'pb-wrong'"
+    ).to_pylist()
+    assert first == [{"f": 1}]
+    evidence = json.loads(next(s for s in summary.steps if s.step_index == 1).label("human").evidence)
+    assert evidence["reviewers"] == "human:prm800k" and evidence["first_error"] == "this"
+    assert set(by_row.values()) == {"line-1"}
+
+    # an audit answer on one step of the ProcessBench chain: relabel replaces that label, keeps the rest
+    store = create_audit(ds, tmp_path / "audit", SampleDesign(size=100, seed=0, double_share=0.0))
+    item = next(i for i in store.items() if (i.step_index, i.chain_id) == (0, _chain_of(ds, "pb-all-right")))
+    store.record_answer(
+        item.item_id, "ana", "incorrect", answered_at="2026-01-02T10:00:00Z", first_error="this"
+    )
+    store.close()
+    audited = load_config(
+        None,
+        {
+            "dataset.root": str(tmp_path / "ds"),
+            "labels.options": {"human": {"audit": str(tmp_path / "audit")}},
+        },
+    )
+    relabel_dataset(audited, sources=["human"])
+    after = query(
+        Dataset(str(tmp_path / "ds")),
+        "SELECT c.source_row_id AS row, s.step_index AS i, s.human_verdict AS human FROM steps s "
+        "JOIN chains c USING (chain_id) WHERE s.human_verdict IS NOT NULL ORDER BY row, i",
+    ).to_pylist()
+    now = {(r["row"], r["i"]): r["human"] for r in after}
+    assert now[("pb-all-right", 0)] == "incorrect"  # the audit's answer
+    assert now[("pb-all-right", 1)] == "correct" and now[("pb-wrong", 1)] == "incorrect"  # kept
+    assert sum(1 for v in now.values() if v != "unverifiable") == sum(
+        1 for v in got.values() if v[0] != "unverifiable"
+    )
+
+
+def _chain_of(ds: Dataset, row_id: str) -> str:
+    found = query(ds, f"SELECT DISTINCT chain_id FROM chains WHERE source_row_id = '{row_id}'").to_pylist()
+    assert len(found) == 1, found
+    return found[0]["chain_id"]
