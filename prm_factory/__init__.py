@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         relabel,
         run,
         score,
+        train,
         training_rows,
         versions,
     )
@@ -42,13 +43,14 @@ __all__ = [
     "export",
     "feed",
     "training_rows",
+    "train",
     "score",
     "RunConfig",
     "ConfigError",
     "StorageError",
 ]
 
-_HOMES = dict.fromkeys(__all__[:11], "prm_factory.api") | {
+_HOMES = dict.fromkeys(__all__[:12], "prm_factory.api") | {
     "RunConfig": "prm_factory.config.run_config",
     "ConfigError": "prm_factory.config.run_config",
     "StorageError": "prm_factory.storage.errors",

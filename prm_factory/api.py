@@ -13,7 +13,7 @@ traceback from deep inside.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from prm_factory.storage.dataset import Dataset, VersionInfo
     from prm_factory.training.feed import FeedKind, RowDataset, StepFeed
     from prm_factory.training.step_scorer import StepScores
+    from prm_factory.training.trainer import TrainResult
 
 PathLike = str | Path
 
@@ -264,6 +265,117 @@ def training_rows(
         _dataset(root), version, label, soft=soft, agreement_only=agreement_only, since_version=since_version
     )
     return RowDataset(source)
+
+
+def train(
+    output_dir: PathLike,
+    *,
+    dataset: PathLike | Dataset | None = None,
+    version: int | str | None = None,
+    export_file: PathLike | None = None,
+    label: str = "consensus",
+    soft: bool = False,
+    agreement_only: bool = False,
+    since_version: int | str | None = None,
+    base_model: PathLike | None = None,
+    resume: bool = False,
+    progress: Callable[[str], object] | None = None,
+    console: Any | None = None,
+    **settings: Any,
+) -> TrainResult:
+    """Train a PRM (transformers + accelerate; hard labels: cross-entropy, `soft` with `label="mc"`: BCE on
+    the MC values) on a dataset version's step labels, streamed a partition at a time (never held whole), or
+    on an `export trl` file (`export_file`, read as it is); the checkpoint, its model card and
+    `prm_factory.json` (where the rows came from) go to `output_dir`. `dataset` defaults to the default
+    dataset root; `base_model` to the embedded SmolLM2-135M-Instruct; `resume` continues from the latest
+    checkpoint in `output_dir`. `settings` are the trainer's: `epochs`, `max_steps`, `batch_size`,
+    `gradient_accumulation`, `learning_rate`, `weight_decay`, `held_out`, `seed`, `max_length`, `separator`,
+    `save_every`, `keep_checkpoints`, `eval_batch_size` (training/trainer.py `TrainSettings`). `progress`
+    receives one line per evaluation and checkpoint, `console` (a rich Console) shows a progress bar.
+    Raises `ConfigError` (a wrong call, no rows to train on, a checkpoint of other rows) or `StorageError`.
+
+    >>> result = train("prm-out", dataset="ds", label="consensus", max_steps=50)          # doctest: +SKIP
+    >>> result.global_step, result.output_dir                                            # doctest: +SKIP
+    (50, PosixPath('prm-out'))
+    """
+    import dataclasses
+
+    from prm_factory.config.run_config import ConfigError
+    from prm_factory.training.layout import DEFAULT_SEPARATOR
+    from prm_factory.training.rows import RowsError
+    from prm_factory.training.stream import TrainingError
+    from prm_factory.training.trainer import TrainSettings
+    from prm_factory.training.trainer import train as train_prm
+
+    fixed = {"base_model", "output_dir", "soft"}
+    known = {field.name for field in dataclasses.fields(TrainSettings)} - fixed
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ConfigError(f"unknown training settings {unknown}; known: {sorted(known)}")
+    if export_file is not None and (dataset is not None or version is not None or soft or agreement_only):
+        raise ConfigError(
+            "export_file is read as it is: dataset, version, soft and agreement_only apply to a dataset"
+        )
+    if export_file is not None and since_version is not None:
+        raise ConfigError("export_file is read as it is: since_version applies to a dataset")
+    options = {"separator": DEFAULT_SEPARATOR, **settings}
+    prm_settings = TrainSettings(
+        base_model=Path(base_model) if base_model is not None else _default_model(),
+        output_dir=Path(output_dir),
+        soft=soft,
+        **options,
+    )
+    try:
+        if export_file is not None:
+            rows, provenance = _export_rows(Path(export_file), label)
+        else:
+            rows, provenance = _dataset_rows(dataset, version, label, soft, agreement_only, since_version)
+        return train_prm(rows, prm_settings, provenance, resume=resume, progress=progress, console=console)
+    except (RowsError, TrainingError) as err:  # the rows are read while training: these come from there too
+        raise ConfigError(str(err)) from err
+
+
+def _default_model() -> Path:
+    from prm_factory.sampling.model_prep import prepare_default_model
+
+    return prepare_default_model()
+
+
+def _export_rows(path: Path, label: str) -> tuple[Any, Any]:
+    """The rows of an `export trl` file, held in memory (the file is read whole), and their provenance."""
+    from prm_factory.config.run_config import ConfigError
+    from prm_factory.training.rows import rows_from_export
+    from prm_factory.training.trainer import Provenance
+
+    try:
+        rows = rows_from_export(path)
+    except OSError as err:
+        raise ConfigError(f"cannot read {path}: {err}") from err
+    if not rows:
+        raise ConfigError("no rows with labels of that source: nothing to train on")
+    return rows, Provenance(str(path), None, f"export file ({label} as given at export)")
+
+
+def _dataset_rows(
+    dataset: PathLike | Dataset | None,
+    version: int | str | None,
+    label: str,
+    soft: bool,
+    agreement_only: bool,
+    since_version: int | str | None,
+) -> tuple[Any, Any]:
+    """A dataset version's rows as a row source the trainer streams a partition at a time
+    (training/chain_source.py), and their provenance."""
+    from prm_factory.config.run_config import default_dataset_root
+    from prm_factory.storage.versions import resolve
+    from prm_factory.training.chain_source import DatasetRows
+    from prm_factory.training.trainer import Provenance
+
+    store = _dataset(dataset if dataset is not None else default_dataset_root())
+    resolved = resolve(store, version)
+    since = None if since_version is None else resolve(store, since_version)
+    rows = DatasetRows(store, resolved, label, soft=soft, agreement_only=agreement_only, since_version=since)
+    return rows, Provenance(store.root, resolved, label, agreement_only, since)
 
 
 def score(

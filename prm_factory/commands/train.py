@@ -24,10 +24,9 @@ from prm_factory.console import fail
 from prm_factory.training.rows import label_sources
 
 if TYPE_CHECKING:
-    from prm_factory.training.chain_source import RowSource
     from prm_factory.training.rows import TrainRow
     from prm_factory.training.scorer import PrmScorer, ScoredChain
-    from prm_factory.training.trainer import Provenance, TrainResult
+    from prm_factory.training.trainer import TrainResult
 
 app = typer.Typer()
 """The training commands; prm_factory/cli.py merges them into the main app."""
@@ -111,91 +110,44 @@ def train_command(
     threads: Annotated[int | None, typer.Option(min=1, help="torch CPU threads.")] = None,
 ) -> None:
     """Train a PRM on a dataset version's step labels (hard: cross-entropy; --soft: BCE on MC values)."""
-    from prm_factory.training.trainer import TrainSettings, train
+    from prm_factory.api import train
+    from prm_factory.config.run_config import ConfigError
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _threads(threads)
-    if data is not None:
-        if soft or agreement_only or since_version or version:
-            fail(
-                "--data reads an export file as it is: --soft, --agreement-only, --since-version and "
-                "--version apply to a dataset"
-            )
-        rows, provenance = _export_rows(data, label)
-    else:
-        rows, provenance = _dataset_source(dataset, version, label, soft, agreement_only, since_version)
-    settings = TrainSettings(
-        base_model=model or _default_model(),
-        output_dir=output_dir,
-        separator=step_separator,
-        max_length=max_length,
-        soft=soft,
-        epochs=epochs,
-        max_steps=max_steps,
-        batch_size=batch_size,
-        gradient_accumulation=gradient_accumulation,
-        learning_rate=learning_rate,
-        held_out=held_out,
-        seed=seed,
-        save_every=save_every,
-        keep_checkpoints=keep_checkpoints,
-    )
-    with failing_cleanly():  # the rows are read while training: their errors can come from here too
-        result = train(rows, settings, provenance, resume=resume, progress=_say, console=console)
+    if data is not None and (soft or agreement_only or since_version or version):
+        fail(
+            "--data reads an export file as it is: --soft, --agreement-only, --since-version and "
+            "--version apply to a dataset"
+        )
+    with failing_cleanly(ConfigError, OSError):  # rows are read while training: errors come from there too
+        result = train(
+            output_dir,
+            dataset=dataset if data is None else None,
+            version=version,
+            export_file=data,
+            label=label,
+            soft=soft,
+            agreement_only=agreement_only,
+            since_version=since_version,
+            base_model=model,
+            resume=resume,
+            progress=_say,
+            console=console,
+            separator=step_separator,
+            max_length=max_length,
+            epochs=epochs,
+            max_steps=max_steps,
+            batch_size=batch_size,
+            gradient_accumulation=gradient_accumulation,
+            learning_rate=learning_rate,
+            held_out=held_out,
+            seed=seed,
+            save_every=save_every,
+            keep_checkpoints=keep_checkpoints,
+        )
     if result.main_process:
         _print_training(result)
-
-
-def _export_rows(data: Path, label: str) -> tuple[list[TrainRow], Provenance]:
-    """The rows of an `export trl` file, held in memory (the file is read whole), and their provenance."""
-    from prm_factory.training.rows import rows_from_export
-    from prm_factory.training.trainer import Provenance
-
-    with failing_cleanly(OSError):
-        rows = rows_from_export(data)
-    if not rows:
-        fail("no rows with labels of that source: nothing to train on", 1)
-    return rows, Provenance(str(data), None, f"export file ({label} as given at export)")
-
-
-def _dataset_source(
-    dataset: Path | None,
-    version: str | None,
-    label: str,
-    soft: bool,
-    agreement_only: bool,
-    since_version: str | None,
-) -> tuple[RowSource, Provenance]:
-    """A dataset version's rows as a row source the trainer streams a partition at a time
-    (training/chain_source.py), never held whole; and their provenance."""
-    from prm_factory.training.chain_source import DatasetRows
-    from prm_factory.training.trainer import Provenance
-
-    with failing_cleanly(OSError):
-        store, resolved, since = _resolve(dataset, version, since_version)
-        rows = DatasetRows(
-            store, resolved, label, soft=soft, agreement_only=agreement_only, since_version=since
-        )
-    return rows, Provenance(store.root, resolved, label, agreement_only, since)
-
-
-def _resolve(
-    dataset: Path | None, version: str | None, since_version: str | None
-) -> tuple[Any, int, int | None]:
-    """The dataset at `dataset` (default: config.run_config.default_dataset_root()), with --version and
-    --since-version (numbers or tags) resolved to version numbers."""
-    from prm_factory.config.run_config import default_dataset_root
-    from prm_factory.storage.dataset import Dataset
-    from prm_factory.storage.versions import resolve
-
-    store = Dataset(str(dataset or default_dataset_root()))
-    return store, resolve(store, version), None if since_version is None else resolve(store, since_version)
-
-
-def _default_model() -> Path:
-    from prm_factory.sampling.model_prep import prepare_default_model
-
-    return prepare_default_model()
 
 
 def _print_training(result: TrainResult) -> None:
@@ -275,6 +227,19 @@ def score_command(
         _score_dataset(scorer, rows, f"{dataset}", label, threshold, output)
     else:
         _score_file(scorer, file, threshold, output)  # type: ignore[arg-type]  # checked above
+
+
+def _resolve(
+    dataset: Path | None, version: str | None, since_version: str | None
+) -> tuple[Any, int, int | None]:
+    """The dataset at `dataset` (default: config.run_config.default_dataset_root()), with --version and
+    --since-version (numbers or tags) resolved to version numbers."""
+    from prm_factory.config.run_config import default_dataset_root
+    from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.versions import resolve
+
+    store = Dataset(str(dataset or default_dataset_root()))
+    return store, resolve(store, version), None if since_version is None else resolve(store, since_version)
 
 
 def _rows_to_score(

@@ -123,6 +123,46 @@ def test_the_cli_calls_the_api(dataset: Dataset, monkeypatch: pytest.MonkeyPatch
     assert calls == ["query", "export"]
 
 
+def test_train_refuses_a_wrong_call_before_loading_anything(dataset: Dataset, tmp_path: Path) -> None:
+    with pytest.raises(prm_factory.ConfigError, match="unknown training settings"):
+        prm_factory.train(tmp_path / "out", dataset=dataset.root, base_model="m", epoch=2)
+    with pytest.raises(prm_factory.ConfigError, match="export_file is read as it is"):
+        prm_factory.train(tmp_path / "out", dataset=dataset.root, export_file="x.jsonl", base_model="m")
+    with pytest.raises(prm_factory.ConfigError, match="nothing to train on"):
+        empty = tmp_path / "empty.jsonl"
+        empty.write_text("")
+        prm_factory.train(tmp_path / "out", export_file=empty, base_model="m")
+    with pytest.raises(prm_factory.StorageError):
+        prm_factory.train(tmp_path / "out", dataset=dataset.root, version=99, base_model="m")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_train_command_calls_the_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A stand-in for api.train sees the CLI's options as its arguments (the real training runs through
+    the same function in tests/training/test_commands.py and tests/e2e/test_prm_train.py)."""
+    from types import SimpleNamespace
+
+    from prm_factory.cli import app
+
+    seen: dict[str, object] = {}
+
+    def stand_in(output_dir: Path, **kwargs: object) -> SimpleNamespace:
+        seen.update(kwargs, output_dir=output_dir)
+        return SimpleNamespace(main_process=False)
+
+    monkeypatch.setattr(api, "train", stand_in)
+    args = ["train", "-o", str(tmp_path / "out"), "--dataset", "ds", "--label", "mc", "--soft"]
+    result = CliRunner().invoke(app, [*args, "--max-steps", "3", "--model", "m"])
+    assert result.exit_code == 0, result.output
+    assert (seen["output_dir"], seen["dataset"], seen["label"], seen["soft"]) == (
+        tmp_path / "out",
+        Path("ds"),
+        "mc",
+        True,
+    )
+    assert (seen["max_steps"], seen["base_model"], seen["export_file"]) == (3, Path("m"), None)
+
+
 def _as_is(row: object) -> object:
     return row
 
