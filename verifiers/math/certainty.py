@@ -19,7 +19,10 @@ not per reader. A failed claim is left unjudged (never `incorrect`) when:
   the text lays out or names a system and the step says no rewrite ("expanding", "moving all terms"): one
   equation and the next are no rewrite of each other; or two values of one name (`t = c`, then `t = -c`:
   branches of a case split);
-- an identity's sides are in different names (`2x + 3 = 7`): an equation to solve, not an identity.
+- an identity's sides are in different names (`2x + 3 = 7`): an equation to solve, not an identity; or
+  the step calls the relation an equation or solves it, or the chain puts an expression in the claim's names
+  equal to a number (`x + y = \\frac{1190}{11}`, `r = \\frac{192}{5}`): those names are unknowns the chain
+  solves for, and a relation in unknowns is an equation, true for their values only.
 """
 
 from __future__ import annotations
@@ -149,7 +152,7 @@ def uncertain_reason(
             return "a system of equations, and no rewrite said: one equation is no rewrite of the next"
         return _equation_step_reason(claim)
     if kind == IDENTITY:
-        return _identity_reason(claim)
+        return _identity_reason(claim, chain, index)
     if kind != SYSTEM_RESULT and _factor_before(claim, step):
         return "a factor stands right before the claim, outside what was read"
     return None
@@ -182,13 +185,65 @@ def _equation_step_reason(claim: str) -> str | None:
     return None
 
 
-def _identity_reason(claim: str) -> str | None:
-    """An identity is certain only between two expressions in the same free names: `2x + 3 = 7` or
-    `x^2 + y^2 = 25` is an equation (names on one side only, or a name lost), never an identity."""
+def _identity_reason(claim: str, chain: Sequence[str] = (), index: int = 0) -> str | None:
+    """An identity is certain only between two expressions in the same free names, and only where those
+    names are free: `2x + 3 = 7` or `x^2 + y^2 = 25` is an equation (names on one side only, or a name
+    lost), and so is a relation the step calls an equation or solves, or one in names the chain puts equal
+    to a number somewhere (unknowns it solves for)."""
     sides = [side for side in re.split(r"(?<![<>!\\])=", claim) if side.strip()]
     if len(sides) >= 2 and len({_names(side) for side in sides}) > 1:
         return "the sides are in different names: an equation to solve, not an identity"
+    if chain and _EQUATION_WORD.search(_TEXT_BLOCK.sub(" ", chain[index])):
+        return "the step calls the relation an equation, or solves it"
+    names = _names(claim)
+    if len(sides) == 2 and names and chain and _holds_at_found_values(sides, _pins(names, chain)):
+        return "the relation holds at the values the chain finds for its names: an equation it solves"
     return None
+
+
+_EQUATION_WORD = re.compile(r"\b(?:equations?|solv(?:e|es|ed|ing))\b", re.IGNORECASE)
+_MATH_SEGMENT = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+
+
+def _pins(names: frozenset[str], chain: Sequence[str]) -> list[tuple[str, str]]:
+    """The chain's statements that put an expression in (some of) `names` equal to a number, as
+    (expression, number): `x + y = \\frac{1190}{11}`, `r = \\frac{192}{5}`."""
+    pins: list[tuple[str, str]] = []
+    for step in chain:
+        for match in _MATH_SEGMENT.finditer(step):
+            body = next(group for group in match.groups() if group is not None)
+            body = re.sub(r"\\boxed\s*\{|\\textbf\s*\{", "{", body)
+            for line in re.split(r"\\\\|,\s|\\q?quad|\\implies|\\Rightarrow|\\text\s*\{[^{}]*\}", body):
+                sides = re.split(r"(?<![<>!\\])=", line)
+                for left, right in zip(sides, sides[1:], strict=False):
+                    for one, other in ((left, right), (right, left)):
+                        one, other = _balanced(one), _balanced(other)
+                        number = _names(one) == frozenset() and re.search(r"\d", one)
+                        if number and _names(other) and _names(other) <= names and (other, one) not in pins:
+                            pins.append((other, one))
+    return pins
+
+
+def _balanced(text: str) -> str:
+    """`text` without spaces and punctuation at its ends, nor a brace left open or closed by a cut."""
+    text = text.strip(" .,;")
+    while text.startswith("{") and text.count("{") > text.count("}"):
+        text = text[1:].strip(" .,;")
+    while text.endswith("}") and text.count("}") > text.count("{"):
+        text = text[:-1].strip(" .,;")
+    return text
+
+
+def _holds_at_found_values(sides: Sequence[str], pins: Sequence[tuple[str, str]]) -> bool:
+    """Does the relation hold at the values a pin gives its names (bounded worker)? A check that could not
+    run leaves the claim unjudged."""
+    if not pins:
+        return False
+    from prm_factory.verifiers.math.bounded import run_items
+
+    target = "prm_factory.verifiers.math.solution_sets:identity_at_values"
+    (outcome,) = run_items(target, [(sides[0], sides[1], list(pins))], 3.0)
+    return outcome is True or isinstance(outcome, str)  # TIMED_OUT / WORKER_FAILED: not read, unjudged
 
 
 def _inside_math(step: str, position: int) -> bool:

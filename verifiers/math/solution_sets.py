@@ -126,7 +126,9 @@ def _parse_side(text: str, *, pi: bool = False) -> sympy.Expr:
     text = " ".join(text.split())
     if not text:
         raise Unreadable("empty side")
-    python = to_python(text)
+    # a numeral with leading zeros (AIME's `025`) is the number written after them; Python's tokenizer would
+    # cut it into `0` and `25`, and the implicit product make it 0
+    python = re.sub(r"(?<![\d.])0+(?=\d)", "", to_python(text))
     if re.search(r"[^A-Za-z0-9+\-*/().\s]", python) or re.search(
         r"[A-Za-z]\s*\(", python.replace("sqrt(", "")
     ):
@@ -515,3 +517,40 @@ def identity_chains(texts: Sequence[str]) -> Iterator[list[tuple[str, str]]]:
         except Exception:
             failed = []
         yield failed
+
+
+def identity_at_values(items: Sequence[tuple[str, str, Sequence[tuple[str, str]]]]) -> Iterator[bool | None]:
+    """Per (left, right, pins) of a relation false as an identity and the chain's `expression = number`
+    statements in its names: True where the relation holds at the values some pin gives (or leaves names
+    open): an equation the chain solves, not a false identity; False where it fails at every readable pin's
+    values; None where no pin (or the relation) is read."""
+    for left, right, pins in items:
+        try:
+            yield _identity_at_values(left, right, pins)
+        except Exception:  # unread: the caller keeps what the identity check said
+            yield None
+
+
+def _identity_at_values(left: str, right: str, pins: Sequence[tuple[str, str]]) -> bool | None:
+    try:
+        difference = _parse_side(left) - _parse_side(right)
+    except Unreadable:
+        return None
+    read = False
+    for expression, number in pins:
+        try:
+            pinned, value = _parse_side(expression), _parse_side(number)
+        except Unreadable:
+            continue
+        names = sorted(pinned.free_symbols, key=str)
+        if not names or value.free_symbols:
+            continue
+        solutions = sympy.solve(sympy.Eq(pinned, value), names[0], dict=True)
+        if not solutions:
+            continue
+        read = True
+        for solution in solutions:
+            rest = sympy.simplify(difference.subs(solution))
+            if rest.free_symbols or rest == 0:
+                return True
+    return False if read else None

@@ -109,6 +109,23 @@ def test_an_identity_only_between_expressions_in_the_same_names() -> None:
     )
 
 
+def test_an_identity_in_unknowns_the_chain_solves_for_is_an_equation() -> None:
+    """Found on the held-out olympiad split after its figures were taken: relations between two ways of
+    writing one quantity, in names the chain then solves for, read as false identities."""
+    proportion = [
+        r"By similar triangles, $\frac{h - 2}{6} = \frac{h + 1}{12}$.",
+        r"So $h = 5$.",
+    ]
+    assert uncertain_reason(IDENTITY, r"\frac{h - 2}{6} = \frac{h + 1}{12}", 0, proportion)  # holds at h = 5
+    two_ways = [r"The length is $(u + v + 3) \times 2 = (u + v + 9) \times 1$.", r"Hence $u + v = 3$."]
+    assert uncertain_reason(IDENTITY, r"(u + v + 3) \times 2 = (u + v + 9) \times 1", 0, two_ways)
+    # a rewrite slip stays an error in a chain that solves for its name: it fails at the value found too
+    slip = [r"Expanding, $(x + 3)^2 = x^2 + 6x + 6$.", r"so $x^2 + 6x + 6 = 10$, and $x = 1$ ..."]
+    assert uncertain_reason(IDENTITY, r"(x + 3)^2 = x^2 + 6x + 6", 0, slip) is None
+    said = [r"Consider the equation $(p + 1)(p + 2) = p + 4$, which simplifies to a quadratic."]
+    assert uncertain_reason(IDENTITY, r"(p + 1)(p + 2) = p + 4", 0, said)  # called an equation
+
+
 def test_integer_part_brackets_only_where_the_chain_writes_them() -> None:
     chain = [r"Let $[x]$ be the integer part of $x$.", r"So $[3.7] = 4$."]
     assert uncertain_reason(CLOSED_ARITHMETIC, r"[3.7] = 4", 1, chain)

@@ -232,3 +232,12 @@ def test_double_inequalities_are_read_as_both_relations(
     before: str, after: str, rewrite: bool, holds: bool | None
 ) -> None:
     assert judge_step(before, after, rewrite)[0] is holds
+
+
+def test_a_numeral_with_leading_zeros_is_the_number_after_them() -> None:
+    """AIME answers are written with three digits (`x = 080`): not 0 times 80."""
+    from prm_factory.verifiers.math.solution_sets import judge_step
+
+    assert judge_step(r"\frac{3}{2}x + x = 200", "x = 080")[0] is True
+    assert judge_step(r"\frac{3}{2}x + x = 200", "x = 081")[0] is False
+    assert judge_step("4x = 10", "x = 2.50")[0] is True  # a decimal's zeros are left alone
