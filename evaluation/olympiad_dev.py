@@ -165,8 +165,9 @@ def numina_chains(rows: Iterable[dict]) -> list[Chain]:
     return chains
 
 
-def aime_chains(rows: Iterable[dict]) -> list[Chain]:
-    """AIME 2024 AoPS wiki solutions; a solution with a drawing (`[asy]`) is left out."""
+def aime_chains(rows: Iterable[dict], tag: str = "aime24") -> list[Chain]:
+    """AIME AoPS wiki solutions (`tag` names the year: `aime24`); a solution with a drawing (`[asy]`) is
+    left out."""
     chains = []
     for row in rows:
         for k, solution in enumerate(aops_solutions(row["solution"])):
@@ -174,14 +175,17 @@ def aime_chains(rows: Iterable[dict]) -> list[Chain]:
                 continue
             steps = line_steps(solution)
             if len(steps) >= 2:
-                chains.append(Chain(f"aime24-{row['id']}-s{k}", "aime24-aops", row["problem"], tuple(steps)))
+                chains.append(Chain(f"{tag}-{row['id']}-s{k}", f"{tag}-aops", row["problem"], tuple(steps)))
     return chains
 
 
-def build_sets(chains: Sequence[Chain], seed: int = 38) -> dict[str, list[dict]]:
-    """Both splits as ProcessBench-shape rows: every chain as written (label -1) and its altered copy."""
+def build_sets(
+    chains: Sequence[Chain], seed: int = 38, one_split: str | None = None
+) -> dict[str, list[dict]]:
+    """Both splits as ProcessBench-shape rows: every chain as written (label -1) and its altered copy; with
+    `one_split`, every chain in that one split (a set measured once, after the rules were written)."""
     rng = random.Random(seed)
-    out: dict[str, list[dict]] = {"dev": [], "heldout": []}
+    out: dict[str, list[dict]] = {one_split: []} if one_split else {"dev": [], "heldout": []}
     for written in chains:
         chain = _with_source_error(written)
         rows = [chain]
@@ -189,7 +193,7 @@ def build_sets(chains: Sequence[Chain], seed: int = 38) -> dict[str, list[dict]]
         if altered is not None:
             rows.append(_with_source_error(altered))
         for c in rows:
-            out[split_of(chain.problem)].append(
+            out[one_split or split_of(chain.problem)].append(
                 {
                     "id": c.id,
                     "generator": c.source,
@@ -208,15 +212,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--aime", type=Path, help="AIME AoPS wiki solutions: JSON lines")
     parser.add_argument("--out", type=Path, required=True, help="folder for the two split files")
     parser.add_argument("--seed", type=int, default=38)
+    parser.add_argument("--aime-tag", default="aime24", help="names the AIME year in chain ids: aime24, ...")
+    parser.add_argument("--one-split", help="put every chain in DIR/olympiad_NAME.json (no dev/heldout)")
     args = parser.parse_args(argv)
     chains: list[Chain] = []
     if args.numina:
         chains += numina_chains(json.loads(args.numina.read_text(encoding="utf-8")))
     if args.aime:
         lines = args.aime.read_text(encoding="utf-8").splitlines()
-        chains += aime_chains(json.loads(line) for line in lines if line.strip())
+        chains += aime_chains((json.loads(line) for line in lines if line.strip()), args.aime_tag)
     args.out.mkdir(parents=True, exist_ok=True)
-    for split, rows in build_sets(chains, args.seed).items():
+    for split, rows in build_sets(chains, args.seed, args.one_split).items():
         path = args.out / f"olympiad_{split}.json"
         path.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         n_right = sum(r["label"] == -1 for r in rows)

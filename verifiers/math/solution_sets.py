@@ -542,15 +542,44 @@ def _identity_at_values(left: str, right: str, pins: Sequence[tuple[str, str]]) 
             pinned, value = _parse_side(expression), _parse_side(number)
         except Unreadable:
             continue
-        names = sorted(pinned.free_symbols, key=str)
-        if not names or value.free_symbols:
+        if not pinned.free_symbols or value.free_symbols:
             continue
-        solutions = sympy.solve(sympy.Eq(pinned, value), names[0], dict=True)
-        if not solutions:
-            continue
-        read = True
-        for solution in solutions:
-            rest = sympy.simplify(difference.subs(solution))
-            if rest.free_symbols or rest == 0:
+        for solution in _real_solutions(pinned - value):
+            rest = difference.subs(solution)
+            if rest.free_symbols:
+                return True  # names left open: an equation in them, not read here
+            try:
+                number_left = complex(rest.evalf(30))
+            except (TypeError, ValueError):
+                continue  # not defined there (a zero denominator)
+            if number_left != number_left:  # nan
+                continue
+            read = True
+            if abs(number_left) < 1e-9:
                 return True
     return False if read else None
+
+
+def _real_solutions(expression: sympy.Expr) -> list[dict[sympy.Symbol, sympy.Expr]]:
+    """Real values of `expression = 0` for one of its names: numeric roots where it is one name's rational
+    function (no radicals to simplify), else SymPy's solution for its first name."""
+    names = sorted(expression.free_symbols, key=str)
+    if len(names) == 1:
+        (name,) = names
+        numerator, denominator = sympy.fraction(sympy.together(expression))
+        if numerator.is_polynomial(name) and denominator.is_polynomial(name):
+            roots = sympy.Poly(numerator, name).nroots(n=30) if sympy.degree(numerator, name) > 0 else []
+            found = []
+            for root in roots:
+                if abs(sympy.im(root)) > 1e-12:
+                    continue
+                real = sympy.re(root)
+                if abs(complex(denominator.subs(name, real).evalf(30))) < 1e-12:
+                    continue
+                found.append({name: real})
+            return found
+    return [
+        s
+        for s in sympy.solve(sympy.Eq(expression, 0), names[0], dict=True)
+        if all(v.is_real is not False for v in s.values())
+    ]
