@@ -545,7 +545,9 @@ def _identity_at_values(left: str, right: str, pins: Sequence[tuple[str, str]]) 
         if not pinned.free_symbols or value.free_symbols:
             continue
         for solution in _real_solutions(pinned - value):
-            rest = difference.subs(solution)
+            rest = sympy.cancel(
+                sympy.together(difference.subs(solution))
+            )  # a rational function's names cancel
             if rest.free_symbols:
                 return True  # names left open: an equation in them, not read here
             try:

@@ -122,6 +122,11 @@ def test_an_identity_in_unknowns_the_chain_solves_for_is_an_equation() -> None:
     # a rewrite slip stays an error in a chain that solves for its name: it fails at the value found too
     slip = [r"Expanding, $(x + 3)^2 = x^2 + 6x + 6$.", r"so $x^2 + 6x + 6 = 10$, and $x = 1$ ..."]
     assert uncertain_reason(IDENTITY, r"(x + 3)^2 = x^2 + 6x + 6", 0, slip) is None
+    two_names = [
+        r"So $\frac{1 + 2ab}{ab} = \frac{1 + ab}{ab}$.",
+        r"Given $a + b = 1$ ...",
+    ]  # a slip in two names
+    assert uncertain_reason(IDENTITY, r"\frac{1 + 2ab}{ab} = \frac{1 + ab}{ab}", 0, two_names) is None
     said = [r"Consider the equation $(p + 1)(p + 2) = p + 4$, which simplifies to a quadratic."]
     assert uncertain_reason(IDENTITY, r"(p + 1)(p + 2) = p + 4", 0, said)  # called an equation
 
