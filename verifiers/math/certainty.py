@@ -193,16 +193,32 @@ def _identity_reason(claim: str, chain: Sequence[str] = (), index: int = 0) -> s
     sides = [side for side in re.split(r"(?<![<>!\\])=", claim) if side.strip()]
     if len(sides) >= 2 and len({_names(side) for side in sides}) > 1:
         return "the sides are in different names: an equation to solve, not an identity"
-    if chain and _EQUATION_WORD.search(_TEXT_BLOCK.sub(" ", chain[index])):
-        return "the step calls the relation an equation, or solves it"
+    if chain and _introduced_as_equation(claim, chain[index]):
+        return "the step introduces the relation as an equation (to solve, not an identity)"
     names = _names(claim)
     if len(sides) == 2 and names and chain and _holds_at_found_values(sides, _pins(names, chain)):
         return "the relation holds at the values the chain finds for its names: an equation it solves"
     return None
 
 
-_EQUATION_WORD = re.compile(r"\b(?:equations?|solv(?:e|es|ed|ing))\b", re.IGNORECASE)
+# "the quadratic equation: \\[ ... \\]", "we solve $...$": the words right before a relation that name it
+_EQUATION_BEFORE = re.compile(
+    r"\b(?:equations?|solv(?:e|es|ed|ing))\b(?:\s+(?:is|are|becomes|reads))?\s*:?\s*$", re.I
+)
 _MATH_SEGMENT = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+
+
+def _introduced_as_equation(claim: str, step: str) -> bool:
+    """Is the claim a math segment of its own, the only relation in it, right after words that call it an
+    equation or solve it? (A rewrite chain after "the equation:" is still read as identities.)"""
+    wanted = re.sub(r"\s+", "", claim)
+    for match in _MATH_SEGMENT.finditer(step):
+        body = next(group for group in match.groups() if group is not None)
+        if re.sub(r"\s+", "", body).strip(".,;") != wanted:
+            continue
+        if _EQUATION_BEFORE.search(step[max(0, match.start() - 60) : match.start()]):
+            return True
+    return False
 
 
 def _pins(names: frozenset[str], chain: Sequence[str]) -> list[tuple[str, str]]:

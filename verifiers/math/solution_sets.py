@@ -521,9 +521,9 @@ def identity_chains(texts: Sequence[str]) -> Iterator[list[tuple[str, str]]]:
 
 def identity_at_values(items: Sequence[tuple[str, str, Sequence[tuple[str, str]]]]) -> Iterator[bool | None]:
     """Per (left, right, pins) of a relation false as an identity and the chain's `expression = number`
-    statements in its names: True where the relation holds at the values some pin gives (or leaves names
-    open): an equation the chain solves, not a false identity; False where it fails at every readable pin's
-    values; None where no pin (or the relation) is read."""
+    statements in its names: True where the relation holds at every value the pins give (an equation the
+    chain solves, not a false identity); False where it fails at one of them; None where no pin (or the
+    relation) is read."""
     for left, right, pins in items:
         try:
             yield _identity_at_values(left, right, pins)
@@ -549,17 +549,17 @@ def _identity_at_values(left: str, right: str, pins: Sequence[tuple[str, str]]) 
                 sympy.together(difference.subs(solution))
             )  # a rational function's names cancel
             if rest.free_symbols:
-                return True  # names left open: an equation in them, not read here
+                continue  # names left open: not decided by this value
             try:
                 number_left = complex(rest.evalf(30))
             except (TypeError, ValueError):
                 continue  # not defined there (a zero denominator)
             if number_left != number_left:  # nan
                 continue
+            if abs(number_left) >= 1e-9:
+                return False  # fails at a value the chain finds: false there too
             read = True
-            if abs(number_left) < 1e-9:
-                return True
-    return False if read else None
+    return True if read else None
 
 
 def _real_solutions(expression: sympy.Expr) -> list[dict[sympy.Symbol, sympy.Expr]]:

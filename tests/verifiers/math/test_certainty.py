@@ -122,6 +122,11 @@ def test_an_identity_in_unknowns_the_chain_solves_for_is_an_equation() -> None:
     # a rewrite slip stays an error in a chain that solves for its name: it fails at the value found too
     slip = [r"Expanding, $(x + 3)^2 = x^2 + 6x + 6$.", r"so $x^2 + 6x + 6 = 10$, and $x = 1$ ..."]
     assert uncertain_reason(IDENTITY, r"(x + 3)^2 = x^2 + 6x + 6", 0, slip) is None
+    # it must hold at every value the chain finds: `x = 1` is a root of both sides, `x = 2` is not
+    roots = [r"Check: $(x - 1)(x + 3) = (x - 1)(2x + 1)$.", r"So $x = 1$ or $x = 2$."]
+    assert uncertain_reason(IDENTITY, r"(x - 1)(x + 3) = (x - 1)(2x + 1)", 0, roots)
+    coincidence = [r"Expanding, $(x - 1)(x + 3) = (x - 1)(2x + 5)$.", r"So $x = 1$ or $x = 3$."]
+    assert uncertain_reason(IDENTITY, r"(x - 1)(x + 3) = (x - 1)(2x + 5)", 0, coincidence) is None
     two_names = [
         r"So $\frac{1 + 2ab}{ab} = \frac{1 + ab}{ab}$.",
         r"Given $a + b = 1$ ...",
