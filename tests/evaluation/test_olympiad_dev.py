@@ -65,3 +65,20 @@ def test_the_split_is_stable_and_source_errors_set_the_first_error(tmp_path) -> 
         for r in json.loads((tmp_path / "out" / name).read_text())
     ]
     assert [r["id"] for r in rows] == ["numina-1"] and rows[0]["label"] == -1
+
+
+def test_another_aime_year_builds_one_split_measured_once(tmp_path) -> None:
+    """A set built after the rules (`--one-split`): every chain in it, no dev / heldout cut, ids by year."""
+    aime = tmp_path / "aime.jsonl"
+    rows = [
+        {"id": f"2023-I-{k}", "problem": f"Problem {k}", "solution": "So $2+2=4$.\nThus $\\boxed{4}$.\n~A"}
+        for k in range(6)
+    ]
+    aime.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    args = ["--aime", str(aime), "--aime-tag", "aime23", "--one-split", "fresh", "--out", str(tmp_path / "o")]
+    assert main(args) == 0
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["olympiad_fresh.json"]
+    built = json.loads((tmp_path / "o" / "olympiad_fresh.json").read_text())
+    written = [r for r in built if r["label"] == -1]
+    assert len(written) == 6 and all(r["id"].startswith("aime23-2023-I-") for r in built)
+    assert {r["generator"] for r in built} == {"aime23-aops"}
