@@ -20,9 +20,10 @@ not per reader. A failed claim is left unjudged (never `incorrect`) when:
   equation and the next are no rewrite of each other; or two values of one name (`t = c`, then `t = -c`:
   branches of a case split);
 - an identity's sides are in different names (`2x + 3 = 7`): an equation to solve, not an identity; or
-  the step calls the relation an equation or solves it, or the chain puts an expression in the claim's names
-  equal to a number (`x + y = \\frac{1190}{11}`, `r = \\frac{192}{5}`): those names are unknowns the chain
-  solves for, and a relation in unknowns is an equation, true for their values only.
+  the step introduces that very relation as an equation ("the quadratic equation: ..."); or it holds at
+  every value the chain finds for its names (its statements putting an expression in them equal to a number:
+  `x + y = \\frac{1190}{11}`, `r = \\frac{192}{5}`): an equation the chain solves, true at its solution (a
+  rewrite slip fails there too, and stays an error).
 """
 
 from __future__ import annotations
@@ -188,8 +189,8 @@ def _equation_step_reason(claim: str) -> str | None:
 def _identity_reason(claim: str, chain: Sequence[str] = (), index: int = 0) -> str | None:
     """An identity is certain only between two expressions in the same free names, and only where those
     names are free: `2x + 3 = 7` or `x^2 + y^2 = 25` is an equation (names on one side only, or a name
-    lost), and so is a relation the step calls an equation or solves, or one in names the chain puts equal
-    to a number somewhere (unknowns it solves for)."""
+    lost), and so is a relation the step introduces as an equation, or one that holds at every value the
+    chain finds for its names (unknowns it solves for)."""
     sides = [side for side in re.split(r"(?<![<>!\\])=", claim) if side.strip()]
     if len(sides) >= 2 and len({_names(side) for side in sides}) > 1:
         return "the sides are in different names: an equation to solve, not an identity"
@@ -251,8 +252,8 @@ def _balanced(text: str) -> str:
 
 
 def _holds_at_found_values(sides: Sequence[str], pins: Sequence[tuple[str, str]]) -> bool:
-    """Does the relation hold at the values a pin gives its names (bounded worker)? A check that could not
-    run leaves the claim unjudged."""
+    """Does the relation hold at every value the pins give its names (bounded worker)? A check that could
+    not run leaves the claim unjudged."""
     if not pins:
         return False
     from prm_factory.verifiers.math.bounded import run_items
