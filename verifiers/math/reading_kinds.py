@@ -134,7 +134,8 @@ class KindPrecision:
         return self.right / self.flags if self.flags else None
 
 
-# Measured with verifier 2.6.0 (2.7.0 gives the same counts) on the olympiad-level dev split (`evaluation.olympiad_dev`, split `dev`:
+# Measured with verifier 2.6.0 (2.7.0 gives the same counts) on the olympiad-level dev split
+# (`evaluation.olympiad_dev`, split `dev`:
 # NuminaMath olympiad / AoPS-forum and AIME 2024 AoPS solutions as written and with one result altered,
 # source errors read by hand and labelled where they are), by `prm-factory eval olympiad_dev.json` (its
 # table "verifier `incorrect` by reading kind"). A kind absent here had no flag there.
