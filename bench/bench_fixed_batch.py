@@ -6,9 +6,11 @@ The workload is shaped like a chunk's rollouts under binary search: the step pre
 gold solutions, k rollouts each, submitted in `--rounds` engine calls (round r takes every `rounds`-th
 prefix from r), so later calls share the problem prompts and earlier steps with the calls before them. The
 plain path reuses those prefixes from the cache across calls; the whole-batch path does not (it reuses
-them only within a call). Each repetition times both paths back to back, alternating which goes first;
+them only within a call). Each repetition times the paths back to back, each going first in turn;
 the ratio is the median over repetitions of plain seconds / whole-batch seconds (above 1: whole batches are
-faster). Both paths draw with the same per-request seeds. The prefix-cache hit rate of each path is printed.
+faster). A third path, `scoped`, is what a chunk's rollouts do now (`VLLMSampler.batch_scope`): whole
+batches, the cache emptied before the first call only, so later calls reuse the earlier calls' prefixes.
+Every path draws with the same per-request seeds. The prefix-cache hit rate of each path is printed.
 
     .venv/bin/python bench/bench_fixed_batch.py                 # a few minutes on 2 cores
     .venv/bin/python bench/bench_fixed_batch.py --problems 8 --k 4 --rounds 3 --reps 5
@@ -69,16 +71,19 @@ def main() -> int:
         ]
 
     paths = {
-        "plain": lambda prompts: llm.generate(prompts, params(prompts), use_tqdm=False),
-        "whole-batch": lambda prompts: submit_as_one_batch(llm, prompts, params(prompts)),
+        "plain": lambda prompts, first: llm.generate(prompts, params(prompts), use_tqdm=False),
+        "whole-batch": lambda prompts, first: submit_as_one_batch(llm, prompts, params(prompts)),
+        "scoped": lambda prompts, first: submit_as_one_batch(
+            llm, prompts, params(prompts), reset_prefix_cache=first
+        ),
     }
 
     def run(name: str) -> tuple[float, int, float]:
         llm.reset_prefix_cache()  # each path starts from an empty cache
         queried, hit = engine.prefix_cache_totals()
         started, tokens = time.perf_counter(), 0
-        for prompts in calls:
-            tokens += sum(len(o.token_ids) for r in paths[name](prompts) for o in r.outputs)
+        for index, prompts in enumerate(calls):
+            tokens += sum(len(o.token_ids) for r in paths[name](prompts, index == 0) for o in r.outputs)
         seconds = time.perf_counter() - started
         queried2, hit2 = engine.prefix_cache_totals()
         return seconds, tokens, (hit2 - hit) / max(1, queried2 - queried)
@@ -88,25 +93,23 @@ def main() -> int:
         f"load {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    run("plain")  # untimed warm-up of both paths
-    run("whole-batch")
-    ratios = []
+    names = list(paths)
+    for name in names:  # untimed warm-up of every path
+        run(name)
+    ratios: dict[str, list[float]] = {name: [] for name in names[1:]}
     for rep in range(args.reps):
-        order = ["plain", "whole-batch"] if rep % 2 == 0 else ["whole-batch", "plain"]
+        order = names[rep % len(names) :] + names[: rep % len(names)]  # each path goes first in turn
         timed = {name: run(name) for name in order}
-        (plain_s, plain_tok, plain_hit), (whole_s, whole_tok, whole_hit) = (
-            timed["plain"],
-            timed["whole-batch"],
-        )
-        ratios.append(plain_s / whole_s)
-        print(
-            f"rep {rep}: plain {plain_s:.1f} s ({plain_tok / plain_s:.0f} tok/s, "
-            f"prefix hits {plain_hit:.2f}), whole-batch {whole_s:.1f} s ({whole_tok / whole_s:.0f} tok/s, "
-            f"prefix hits {whole_hit:.2f}), "
-            f"ratio {ratios[-1]:.2f}x; load {os.getloadavg()[0]:.1f}",
-            flush=True,
-        )
-    print(f"median ratio plain / whole-batch seconds: {statistics.median(ratios):.2f}x")
+        plain_s = timed["plain"][0]
+        parts = []
+        for name in names:
+            seconds, tokens, hit_rate = timed[name]
+            parts.append(f"{name} {seconds:.1f} s ({tokens / seconds:.0f} tok/s, prefix hits {hit_rate:.2f})")
+            if name != "plain":
+                ratios[name].append(plain_s / seconds)
+        print(f"rep {rep}: " + ", ".join(parts) + f"; load {os.getloadavg()[0]:.1f}", flush=True)
+    for name, values in ratios.items():
+        print(f"median ratio plain / {name} seconds: {statistics.median(values):.2f}x")
     engine.close()
     return 0
 

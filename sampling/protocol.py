@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
@@ -43,3 +44,11 @@ class Sampler(Protocol):
     def generate(self, prompts: Sequence[str], params: GenerationParams) -> list[list[Generation]]:
         """`params.n` generations for each prompt, all prompts in as few engine calls as possible."""
         ...
+
+
+def batch_scope(sampler: Sampler) -> AbstractContextManager[None]:
+    """The sampler's scope of one stage of one chunk (`VLLMSampler.batch_scope`): its engine calls may reuse
+    each other's cached prefixes, and nothing else runs on the engine meanwhile. A sampler without scopes
+    (servers, stand-ins in tests) gets a scope that does nothing."""
+    scope = getattr(sampler, "batch_scope", None)
+    return scope() if callable(scope) else nullcontext()

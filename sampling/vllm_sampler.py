@@ -8,8 +8,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -349,7 +350,9 @@ class VLLMSampler:
             **kwargs,
         )
         self._tokenizer = self._llm.get_tokenizer()
-        self._lock = threading.Lock()  # the offline engine is not re-entrant across task threads
+        # the offline engine is not re-entrant across task threads; a batch scope holds it across its calls
+        self._lock = threading.RLock()
+        self._scope_calls: int | None = None  # engine calls made in the open batch scope; None: none open
         self.engine_seconds = 0.0
         done = time.perf_counter()
         self.start_seconds = {"import": imported - started, "engine": done - imported}
@@ -393,8 +396,14 @@ class VLLMSampler:
 
         per_request = [sampling(p) for p in prompts] if self.seed_mode == "request" else sampling("")
         with self._lock:
+            # outside a scope every call starts from an empty prefix cache; inside one, only the first
+            reset = not self._scope_calls
+            if self._scope_calls is not None:
+                self._scope_calls += 1
             started = time.perf_counter()
-            outputs = self._call(submit_as_one_batch, self._llm, list(prompts), per_request)
+            outputs = self._call(
+                submit_as_one_batch, self._llm, list(prompts), per_request, reset_prefix_cache=reset
+            )
             seconds = time.perf_counter() - started
             self.engine_seconds += seconds
         tokens = sum(len(o.token_ids) for request in outputs for o in request.outputs)
@@ -420,6 +429,28 @@ class VLLMSampler:
             for request in outputs
         ]
 
+    @contextmanager
+    def batch_scope(self) -> Iterator[None]:
+        """One stage of one chunk (its rollout rounds, say): the first engine call inside starts from an empty
+        prefix cache, the later ones reuse what the calls before them in the scope cached, and no other
+        thread reaches the engine until the scope closes.
+
+        Why: reusing a prefix computed in another batch changes the numerics on batch-dependent kernels,
+        so every call used to empty the cache, and a binary search's later rounds recomputed the problem
+        and step prefixes its earlier rounds had computed. Within a scope the calls, their order and so
+        the cache's contents are fixed by the chunk alone (a single run, a shard, a rerun and a resumed
+        chunk run the stage from its start), so the reuse is reproducible. A scope is held exclusively:
+        another chunk's calls in between would change what is cached. Nested scopes are one scope."""
+        with self._lock:
+            if self._scope_calls is not None:  # nested: the outer scope goes on
+                yield
+                return
+            self._scope_calls = 0
+            try:
+                yield
+            finally:
+                self._scope_calls = None
+
     def prefix_cache_totals(self) -> tuple[int, int]:
         """(queried tokens, hit tokens) of the engine's prefix cache since start; diff two readings to get
         the hit rate of one stage (rollouts share their chain's prefix, so this is the reuse they got).
@@ -443,7 +474,9 @@ class VLLMSampler:
             self._thread.shutdown(wait=False)
 
 
-def submit_as_one_batch(llm: Any, prompts: list[str], params: Any) -> list[Any]:
+def submit_as_one_batch(
+    llm: Any, prompts: list[str], params: Any, *, reset_prefix_cache: bool = True
+) -> list[Any]:
     """`llm.generate(prompts, params)` as one batch, whatever ran before it and however fast requests travel.
 
     Why: kernels whose rounding depends on the batch's shape (bf16/AMX and AVX-512 GEMMs on CPUs, split-K on
@@ -453,13 +486,14 @@ def submit_as_one_batch(llm: Any, prompts: list[str], params: Any) -> list[Any]:
     the first request arrives, so without a pause the first passes held however many requests had arrived by
     then. The scheduler is paused while every request is added (vLLM's level-0 sleep queues them), and the
     prefix cache is emptied first, so no KV computed in another batch is reused. The tokens then depend only
-    on the prompts, their order, the seeds and the engine's settings.
+    on the prompts, their order, the seeds and the engine's settings. `reset_prefix_cache=False` keeps the
+    cache: only for a call whose predecessors since the last reset are fixed too (`VLLMSampler.batch_scope`).
     """
     from vllm import RequestOutput
 
     llm.sleep(level=0)  # pause scheduling; requests added meanwhile wait
     try:
-        if not llm.reset_prefix_cache():
+        if reset_prefix_cache and not llm.reset_prefix_cache():
             raise RuntimeError("vLLM refused to reset its prefix cache (requests still running)")
         llm.enqueue(prompts, params, use_tqdm=False)
     finally:

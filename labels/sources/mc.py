@@ -82,7 +82,7 @@ def chain_values(
     engine), graded by the setup's verifier, with the config's strategy and budget (`[rollouts]`)."""
     from prm_factory import rollouts
     from prm_factory.labels.assemble import rollout_items
-    from prm_factory.sampling.protocol import GenerationParams
+    from prm_factory.sampling.protocol import GenerationParams, batch_scope
 
     items = rollout_items(chains)
     if not items:
@@ -96,7 +96,11 @@ def chain_values(
     r = setup.config.rollouts
     params = GenerationParams(n=r.k, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens)
     strategy = rollouts.make_strategy(r.strategy, rollouts_per_probe=r.k, max_steps=r.max_steps)
-    return rollouts.estimate_values(items, strategy, sampler, setup.verifier.grade, params, progress=progress)
+    # one scope per chunk: the later rounds of a search reuse the prefixes the earlier rounds computed
+    with batch_scope(sampler):
+        return rollouts.estimate_values(
+            items, strategy, sampler, setup.verifier.grade, params, progress=progress
+        )
 
 
 def from_values(values: ChainValues | None, n_steps: int, policy: str) -> ChainLabels:

@@ -165,6 +165,40 @@ def test_a_batch_draws_the_same_tokens_whenever_it_is_submitted(engine) -> None:
     )  # sampled, not greedy: the two samples of some prompt differ
 
 
+def test_calls_in_a_batch_scope_reuse_each_others_prefixes_and_repeat_whatever_ran_before(engine) -> None:
+    """A chunk's rollout rounds run in one batch scope (labels/sources/mc.py): the first call starts from an
+    empty prefix cache, a later call reuses what the earlier ones computed (outside a scope it recomputes),
+    and the scope's draws repeat whatever ran on the engine before it, so a run, a shard and a rerun of the
+    chunk still draw the same tokens."""
+    from prm_factory.sampling.protocol import batch_scope
+
+    prompts = [engine.render_chat(None, question) for question, _ in QUESTIONS]
+    # step prefixes a few KV blocks long (CPU blocks hold 128 tokens), continued in the second call
+    story = " ".join(f"On day {day} Tom counted {day % 5 + 1} more apples." for day in range(1, 41))
+    begun = [prompts[0] + story, prompts[1] + story.replace("Tom", "Ann")]
+    continued = [prefix + " So in all" for prefix in begun]
+
+    def hits(batch: list[str]) -> tuple[dict[str, list[str]], int]:
+        queried, hit = engine.prefix_cache_totals()
+        drawn = draws(engine, batch)
+        return drawn, engine.prefix_cache_totals()[1] - hit
+
+    def scoped() -> tuple[dict[str, list[str]], dict[str, list[str]], int, int]:
+        with batch_scope(engine):
+            (first, first_hits), (second, second_hits) = hits(begun), hits(continued)
+        return first, second, first_hits, second_hits
+
+    draws(engine, continued)  # cached now, but a scope starts from an empty cache
+    first, second, first_hits, second_hits = scoped()
+    draws(engine, prompts[::-1])  # other batches between the two scopes
+    draws(engine, [prompts[3]])
+    again = scoped()
+    _, unscoped_hits = hits(continued)  # the same call outside a scope, after the same first call
+    assert (first, second) == again[:2]
+    assert second_hits > 0 and second_hits == again[3]  # the prompts' prefixes came from the first call
+    assert unscoped_hits < second_hits
+
+
 def test_alone_or_in_another_batch_is_the_same_only_where_the_engine_says_batch_invariant(engine) -> None:
     """A request alone, or in a batch of other shape or order, draws the same tokens only on batch-invariant
     kernels (vLLM's batch-invariant mode on GPUs). Everywhere else the engine and the runs row say
