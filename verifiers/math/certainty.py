@@ -15,6 +15,8 @@ not per reader. A failed claim is left unjudged (never `incorrect`) when:
 - it holds notation with a second reading: `√` written as a character, a subfactorial `!n`, a remark in words
   inside brackets, square brackets where the chain writes the integer part (`[x]`), or a factor right
   before it that the reader did not see (`PU \\cos 30^\\circ = 2 \\cdot ...`, read from `\\cos`);
+  or a side made only of numbers in brackets joined by operators (`\\frac{(4)}{(5)}`, `(1) - (2)`): equation
+  numbers combined, as olympiad solutions refer to their tagged equations, not arithmetic;
 - an equation step pairs relations of different kinds, in different unknowns, or in several unknowns where
   the text lays out or names a system and the step says no rewrite ("expanding", "moving all terms"): one
   equation and the next are no rewrite of each other; or two values of one name (`t = c`, then `t = -c`:
@@ -101,6 +103,12 @@ _INTEGER_PART = re.compile(
     r"\b(?:integer|fractional)\s+part\b|\bgreatest\s+integer\b|(?<![\\A-Za-z])\[\s*-?\d*[a-z]\s*\]"
 )
 _COMMAND = re.compile(r"\\[A-Za-z]+")
+# a side that is only bracketed numbers joined by operators: equation numbers (`\frac{(4)}{(5)}`, `(1)-(2)`)
+_TAG = r"\(\s*\d{1,2}\s*\)"
+_EQUATION_NUMBERS = re.compile(
+    rf"^\s*(?:\\[dt]?frac\s*\{{\s*{_TAG}\s*\}}\s*\{{\s*{_TAG}\s*\}}"
+    rf"|{_TAG}(?:\s*(?:[-+/]|\\(?:div|times|cdot)(?![A-Za-z]))\s*{_TAG})+)\s*$"
+)
 # right before a claim inside math: a factor the reader did not see (a name, a closing bracket, `\\cdot`, a
 # function's prime: `f'(16) = ...` read from `(16)`);
 # a relation or spacing command before it (`\\geq`, `\\approx`, `\\quad`) is no factor
@@ -141,6 +149,8 @@ def uncertain_reason(
     if kind not in (CONGRUENCE, DIVISIBILITY) and any(_MODULAR.search(text) for text in nearby):
         if _may_hold_modulo(claim, expected, nearby):
             return "the chain works modulo a number, and the claim may hold there"
+    if any(_EQUATION_NUMBERS.match(side) for side in _RELATION.split(claim)):
+        return "equation numbers combined (`\\frac{(4)}{(5)}`): a reference to tagged equations"
     if _SECOND_READING.search(_COMMAND.sub(" ", _TEXT_WORDS.sub(r" \1 ", claim))):
         return "notation with a second reading (√, !n, a remark in brackets)"
     if re.search(r"(?<!\\)[\[\]]", claim) and any(

@@ -81,7 +81,7 @@ class MathVerifier:
     # the same unknowns, never two values of one name; identities only in free names. Every step verdict
     # names its reading kind (`reading_kinds`); final answers read "$y \geq 3$ is the answer", an answer's
     # maths before a remark ("$x > 3$, since ..."), and LaTeX's decimal comma in the symbolic path
-    version = "2.7.0"
+    version = "2.7.1"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config

@@ -157,3 +157,18 @@ def test_a_function_with_a_prime_before_the_claim_is_a_factor_not_read() -> None
     assert uncertain_reason(CLOSED_ARITHMETIC, r"(16) = \frac{1}{4} \cdot 16^{-3/4}", 0, [step])
     plain = r"$$ \frac{1}{4} \cdot 16 = 5 $$"
     assert uncertain_reason(CLOSED_ARITHMETIC, r"\frac{1}{4} \cdot 16 = 5", 0, [plain]) is None
+
+
+def test_equation_numbers_combined_are_a_reference_not_arithmetic(verifier) -> None:
+    """Olympiad solutions tag their equations `(4)`, `(5)` and divide or subtract them by number: a side made
+    only of bracketed numbers joined by operators is no arithmetic claim; a product written by juxtaposition,
+    `(2)(3)`, is still arithmetic and still judged."""
+    tagged = [
+        r"Hence \[ w = d \sqrt{2} . \hspace{1cm} (4) \] and \[ w' = d \sqrt{3} . \hspace{1cm} (5) \]",
+        r"Dividing, we get \begin{align*} \frac{(4)}{(5)} & = \frac{63}{62}. \end{align*}",
+    ]
+    assert _verdicts(verifier, tagged)[1].label != "incorrect"
+    for claim in (r"\frac{(4)}{(5)} = \frac{63}{62}", "(1) - (2) = 3", r"(3) \cdot (4) = 5"):
+        assert uncertain_reason(CLOSED_ARITHMETIC, claim, 0, [f"${claim}$"]) is not None
+    [product] = _verdicts(verifier, ["So the count is $(2)(3) = 7$."])
+    assert product.label == "incorrect"
