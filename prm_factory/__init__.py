@@ -25,6 +25,8 @@ if TYPE_CHECKING:
         relabel,
         run,
         score,
+        score_dataset,
+        score_file,
         train,
         training_rows,
         versions,
@@ -45,12 +47,14 @@ __all__ = [
     "training_rows",
     "train",
     "score",
+    "score_file",
+    "score_dataset",
     "RunConfig",
     "ConfigError",
     "StorageError",
 ]
 
-_HOMES = dict.fromkeys(__all__[:12], "prm_factory.api") | {
+_HOMES = dict.fromkeys(__all__[:14], "prm_factory.api") | {
     "RunConfig": "prm_factory.config.run_config",
     "ConfigError": "prm_factory.config.run_config",
     "StorageError": "prm_factory.storage.errors",

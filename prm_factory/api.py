@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from prm_factory.flows.run_summary import RunSummary
     from prm_factory.storage.dataset import Dataset, VersionInfo
     from prm_factory.training.feed import FeedKind, RowDataset, StepFeed
+    from prm_factory.training.scorer import ScoredFile, ScoredRows
     from prm_factory.training.step_scorer import StepScores
     from prm_factory.training.trainer import TrainResult
 
@@ -366,14 +367,10 @@ def _dataset_rows(
 ) -> tuple[Any, Any]:
     """A dataset version's rows as a row source the trainer streams a partition at a time
     (training/chain_source.py), and their provenance."""
-    from prm_factory.config.run_config import default_dataset_root
-    from prm_factory.storage.versions import resolve
     from prm_factory.training.chain_source import DatasetRows
     from prm_factory.training.trainer import Provenance
 
-    store = _dataset(dataset if dataset is not None else default_dataset_root())
-    resolved = resolve(store, version)
-    since = None if since_version is None else resolve(store, since_version)
+    store, resolved, since = _resolved(dataset, version, since_version)
     rows = DatasetRows(store, resolved, label, soft=soft, agreement_only=agreement_only, since_version=since)
     return rows, Provenance(store.root, resolved, label, agreement_only, since)
 
@@ -391,6 +388,106 @@ def score(
     from prm_factory.training.scorer import PrmScorer
 
     return PrmScorer(Path(checkpoint), batch_size=batch_size).score(chains)
+
+
+def score_file(
+    checkpoint: PathLike,
+    file: PathLike,
+    *,
+    threshold: float = 0.5,
+    step_separator: str | None = None,
+    max_length: int | None = None,
+    batch_size: int = 8,
+) -> ScoredFile:
+    """Score every step of every chain of a chain file (ProcessBench / PRM800K-shape JSON Lines or JSON list,
+    or a folder of them) with a PRM checkpoint; `first_error` holds first-error F1 where the file carries
+    gold first errors. A step is called wrong below `threshold` P(right). Raises `ConfigError` for a path
+    that is no checkpoint or no file.
+
+    >>> scored = score_file("prm-out", "processbench/math.json")                            # doctest: +SKIP
+    >>> scored.first_error.f1, len(scored.chains)                                          # doctest: +SKIP
+    (0.41, 1000)
+    """
+    from prm_factory.config.run_config import ConfigError
+    from prm_factory.training.scorer import score_file as score_chain_file
+
+    if not Path(file).exists():
+        raise ConfigError(f"{file}: no such file or folder")
+    scorer = _scorer(checkpoint, step_separator, max_length, batch_size)
+    return score_chain_file(scorer, Path(file), threshold)
+
+
+def score_dataset(
+    checkpoint: PathLike,
+    dataset: PathLike | Dataset | None = None,
+    *,
+    version: int | str | None = None,
+    label: str = "consensus",
+    agreement_only: bool = False,
+    since_version: int | str | None = None,
+    held_out_only: bool = False,
+    threshold: float = 0.5,
+    step_separator: str | None = None,
+    max_length: int | None = None,
+    batch_size: int = 8,
+) -> ScoredRows:
+    """Score a dataset version's chains (the rows training would read for `label`) against their stored
+    labels: step AUROC, accuracy and first-error F1 in `metrics`; `held_out_only` keeps the problems the
+    checkpoint held out in training. `dataset` defaults to the default dataset root. Raises `ConfigError`
+    (no checkpoint, no rows of that source, a checkpoint without a held-out record) or `StorageError`.
+
+    >>> scored = score_dataset("prm-out", "ds", label="consensus", held_out_only=True)     # doctest: +SKIP
+    >>> scored.metrics.auroc                                                               # doctest: +SKIP
+    0.83
+    """
+    from prm_factory.config.run_config import ConfigError
+    from prm_factory.storage.errors import StorageError
+    from prm_factory.training.rows import RowsError, rows_from_dataset
+    from prm_factory.training.scorer import held_out_rows, score_rows
+
+    _checkpoint(checkpoint)
+    try:
+        store, resolved, since = _resolved(dataset, version, since_version)
+        rows = rows_from_dataset(store, resolved, label, agreement_only=agreement_only, since_version=since)
+    except RowsError as err:
+        raise ConfigError(str(err)) from err
+    except OSError as err:
+        raise StorageError(str(err)) from err
+    if held_out_only:
+        try:
+            rows = held_out_rows(Path(checkpoint), rows)
+        except ValueError as err:
+            raise ConfigError(str(err)) from err
+    if not rows:
+        raise ConfigError("no chains with labels of that source to score")
+    return score_rows(_scorer(checkpoint, step_separator, max_length, batch_size), rows, threshold)
+
+
+def _checkpoint(checkpoint: PathLike) -> Path:
+    from prm_factory.config.run_config import ConfigError
+
+    if not (Path(checkpoint) / "config.json").is_file():
+        raise ConfigError(f"{checkpoint}: not a saved checkpoint (no config.json)")
+    return Path(checkpoint)
+
+
+def _scorer(checkpoint: PathLike, separator: str | None, max_length: int | None, batch_size: int) -> Any:
+    from prm_factory.training.scorer import PrmScorer
+
+    path = _checkpoint(checkpoint)
+    return PrmScorer(path, separator=separator, max_length=max_length, batch_size=batch_size)
+
+
+def _resolved(
+    dataset: PathLike | Dataset | None, version: int | str | None, since_version: int | str | None
+) -> tuple[Dataset, int, int | None]:
+    """The dataset (None: the default root) with `version` and `since_version` (numbers or tags) resolved to
+    version numbers: the one resolver of `train`, `score_dataset` and the CLI."""
+    from prm_factory.config.run_config import default_dataset_root
+    from prm_factory.storage.versions import resolve
+
+    store = _dataset(dataset if dataset is not None else default_dataset_root())
+    return store, resolve(store, version), None if since_version is None else resolve(store, since_version)
 
 
 def _dataset(root: PathLike | Dataset) -> Dataset:

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -24,8 +24,7 @@ from prm_factory.console import fail
 from prm_factory.training.rows import label_sources
 
 if TYPE_CHECKING:
-    from prm_factory.training.rows import TrainRow
-    from prm_factory.training.scorer import PrmScorer, ScoredChain
+    from prm_factory.training.scorer import ScoredChain, ScoredFile, ScoredRows
     from prm_factory.training.trainer import TrainResult
 
 app = typer.Typer()
@@ -204,84 +203,44 @@ def score_command(
 ) -> None:
     """Score every step of every chain: of a file (first-error F1 with gold first errors), or of a dataset
     version (step AUROC, accuracy and first-error F1 against its stored labels)."""
-    from prm_factory.training.scorer import PrmScorer
+    from prm_factory.api import score_dataset, score_file
+    from prm_factory.config.run_config import ConfigError
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not (checkpoint / "config.json").is_file():
-        fail(escape(f"{checkpoint}: not a saved checkpoint (no config.json)"))
     if (file is None) == (dataset is None):
         fail("give a chain FILE or --dataset ROOT (one of them)")
-    if dataset is None:
-        if version or since_version or agreement_only or held_out_only:
-            fail("--version, --since-version, --agreement-only and --held-out-only apply to --dataset")
-        if not file.exists():  # type: ignore[union-attr]  # one of file and dataset is given
-            fail(escape(f"{file}: no such file or folder"))
-    rows = None
-    if dataset is not None:
-        rows = _rows_to_score(
-            checkpoint, dataset, version, label, agreement_only, since_version, held_out_only
-        )
+    if dataset is None and (version or since_version or agreement_only or held_out_only):
+        fail("--version, --since-version, --agreement-only and --held-out-only apply to --dataset")
+    if not (checkpoint / "config.json").is_file():
+        fail(escape(f"{checkpoint}: not a saved checkpoint (no config.json)"))
     _threads(threads)
-    scorer = PrmScorer(checkpoint, separator=step_separator, max_length=max_length, batch_size=batch_size)
-    if rows is not None:
-        _score_dataset(scorer, rows, f"{dataset}", label, threshold, output)
-    else:
-        _score_file(scorer, file, threshold, output)  # type: ignore[arg-type]  # checked above
-
-
-def _resolve(
-    dataset: Path | None, version: str | None, since_version: str | None
-) -> tuple[Any, int, int | None]:
-    """The dataset at `dataset` (default: config.run_config.default_dataset_root()), with --version and
-    --since-version (numbers or tags) resolved to version numbers."""
-    from prm_factory.config.run_config import default_dataset_root
-    from prm_factory.storage.dataset import Dataset
-    from prm_factory.storage.versions import resolve
-
-    store = Dataset(str(dataset or default_dataset_root()))
-    return store, resolve(store, version), None if since_version is None else resolve(store, since_version)
-
-
-def _rows_to_score(
-    checkpoint: Path,
-    dataset: Path,
-    version: str | None,
-    label: str,
-    agreement_only: bool,
-    since_version: str | None,
-    held_out_only: bool,
-) -> list[TrainRow]:
-    """A dataset version's rows for `label`, chosen as training chooses them (training.rows); with
-    `held_out_only` only those of the problems the checkpoint held out."""
-    from prm_factory.training.rows import rows_from_dataset
-
-    with failing_cleanly(OSError):
-        store, resolved, since = _resolve(dataset, version, since_version)
-        rows = rows_from_dataset(store, resolved, label, agreement_only=agreement_only, since_version=since)
-    if held_out_only:
-        from prm_factory.training.scorer import held_out_rows
-
+    model = {"step_separator": step_separator, "max_length": max_length, "batch_size": batch_size}
+    if dataset is None:
         try:
-            rows = held_out_rows(checkpoint, rows)
-        except ValueError as error:
+            scored_file = score_file(checkpoint, file, threshold=threshold, **model)  # type: ignore[arg-type]
+        except ConfigError as error:
             fail(escape(str(error)))
-    if not rows:
-        fail("no chains with labels of that source to score", 1)
-    return rows
+        _print_file(scored_file, threshold, output)
+        return
+    with failing_cleanly(ConfigError, OSError):
+        scored = score_dataset(
+            checkpoint,
+            dataset,
+            version=version,
+            label=label,
+            agreement_only=agreement_only,
+            since_version=since_version,
+            held_out_only=held_out_only,
+            threshold=threshold,
+            **model,
+        )
+    _print_dataset(scored, f"{dataset}", label, threshold, output)
 
 
-def _score_dataset(
-    scorer: PrmScorer,
-    rows: Sequence[TrainRow],
-    dataset: str,
-    label: str,
-    threshold: float,
-    output: Path | None,
+def _print_dataset(
+    scored: ScoredRows, dataset: str, label: str, threshold: float, output: Path | None
 ) -> None:
-    """Score the rows and print the figures against their stored labels."""
-    from prm_factory.training.scorer import score_rows
-
-    scored = score_rows(scorer, rows, threshold)
+    """The figures of a dataset version's chains against their stored labels."""
     console.print(
         f"{len(scored.chains)} chains of {escape(dataset)} scored against their {label} labels; "
         f"{scored.n_misaligned} refused by the alignment check (left out of the figures)",
@@ -303,11 +262,8 @@ def _score_dataset(
     )
 
 
-def _score_file(scorer: PrmScorer, file: Path, threshold: float, output: Path | None) -> None:
-    """Score a chain file and print its first-error F1 where it carries gold first errors."""
-    from prm_factory.training.scorer import score_file
-
-    result = score_file(scorer, file, threshold)
+def _print_file(result: ScoredFile, threshold: float, output: Path | None) -> None:
+    """The first-error F1 of a chain file, where it carries gold first errors."""
     chains = result.chains
     console.print(
         f"{len(chains)} chains scored ({result.rejected} rows refused by the reader); "

@@ -144,3 +144,26 @@ def test_score_takes_a_file_or_a_dataset(tiny_prm, committed_dataset, command_ap
     assert version.exit_code == 2 and "apply to --dataset" in version.output
     unknown = CliRunner().invoke(app, ["score", str(tiny_prm), "--dataset", data.root, "--label", "oracle"])
     assert unknown.exit_code == 1 and "unknown label source" in unknown.output
+
+
+def test_score_from_python_is_what_the_cli_prints(tiny_prm, committed_dataset, tmp_path) -> None:
+    """`prm_factory.score_file` / `score_dataset` are what `prm-factory score` calls: the same chains, the
+    same figures; a wrong path is a `ConfigError` with the path in it, never a traceback from below."""
+    import prm_factory as pf
+    from prm_factory.training.rows import rows_from_dataset
+
+    data = committed_dataset(6)
+    scored = pf.score_dataset(tiny_prm, data.root, version=1, label="verifier", batch_size=4)
+    assert [c.id for c in scored.chains] == [row.chain_id for row in rows_from_dataset(data, 1, "verifier")]
+    assert scored.metrics is not None and scored.metrics.n_chains == len(scored.chains) - scored.n_misaligned
+    held = pf.score_dataset(tiny_prm, data.root, version=1, label="verifier", held_out_only=True)
+    assert 0 < len(held.chains) < len(scored.chains)
+
+    from_file = pf.score_file(tiny_prm, _chains_file(tmp_path / "chains.jsonl"))
+    assert [c.id for c in from_file.chains] == ["a", "b", "c"] and from_file.first_error is not None
+    with pytest.raises(pf.ConfigError, match="no such file"):
+        pf.score_file(tiny_prm, tmp_path / "none.jsonl")
+    with pytest.raises(pf.ConfigError, match="not a saved checkpoint"):
+        pf.score_dataset(tmp_path, data.root)
+    with pytest.raises(pf.ConfigError, match="unknown label source"):
+        pf.score_dataset(tiny_prm, data.root, label="oracle")
