@@ -79,13 +79,19 @@ class HumanSource(BaseSource):
     def identity(self, setup: SourceSetup) -> dict[str, str]:
         """Name, version and code digest, with a digest of the answers (new answers: new rows) and `+input`
         where the input rows' labels are read."""
+        return self._identity(setup, None)
+
+    def _identity(
+        self, setup: SourceSetup, answered: dict[tuple[str, int], HumanStepLabel] | None
+    ) -> dict[str, str]:
+        """`identity`, from answers already read (`label` reads the audit store once, not twice)."""
         base = super().identity(setup)
         if not self.applies(setup):
             return base
         version = self.version
         if setup.options(self.name).get("audit"):
-            answered = self.answered(setup).items()
-            answers = sorted((key, label.verdict, label.evidence) for key, label in answered)
+            found = self.answered(setup) if answered is None else answered
+            answers = sorted((key, label.verdict, label.evidence) for key, label in found.items())
             version += f"+answers.{hashlib.sha256(json.dumps(answers).encode()).hexdigest()[:12]}"
         if self.reads_input(setup):
             version += "+input"
@@ -98,7 +104,10 @@ class HumanSource(BaseSource):
         setup: SourceSetup,
     ) -> list[ChainLabels | None]:
         """Per step: the audit's answer, else the input row's gold label, else the label stored before."""
-        answered, tag = self.answered(setup), self.labeler(setup)
+        from prm_factory.verifiers.identity import identity_tag
+
+        answered = self.answered(setup)
+        tag = identity_tag(self._identity(setup, answered))  # the labeler, from the answers read once
         from_input = self.reads_input(setup)
         stored = prior.get(self.name, [None] * len(chains))
         out: list[ChainLabels | None] = []
