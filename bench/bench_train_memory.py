@@ -60,6 +60,7 @@ def _records(first_problem: int, n_problems: int, run_id: str, seed: int) -> tup
     """Problems, chains and steps of one run (tiny texts; half the chains wrong from a random step on)."""
     from prm_factory.schemas.ids import content_id
     from prm_factory.schemas.records import Chain, Problem, Step
+    from prm_factory.schemas.step_labels import StepLabel, mc_label
 
     draw = random.Random(seed)
     problems, chains, steps = [], [], []
@@ -88,8 +89,7 @@ def _records(first_problem: int, n_problems: int, run_id: str, seed: int) -> tup
                     outcome_reason="",
                     outcome_evidence="{}",
                     n_steps=STEPS_PER_CHAIN,
-                    first_error_verifier=first_error,
-                    first_error_mc=first_error,
+                    first_errors={} if first_error is None else {"verifier": first_error, "mc": first_error},
                 )
             )
             for s in range(STEPS_PER_CHAIN):
@@ -104,23 +104,19 @@ def _records(first_problem: int, n_problems: int, run_id: str, seed: int) -> tup
                         text=f"Step {s}: {p} + {s} = {p + s + (1 if wrong else 0)}.",
                         char_start=0,
                         char_end=0,
-                        verdict="incorrect" if wrong else "correct",
-                        verdict_reason="",
-                        verdict_evidence="{}",
-                        verifier="sympy",
-                        verifier_version="1",
-                        mc_value=0.0 if wrong else 1.0,
-                        n_rollouts=4,
-                        n_rollouts_correct=0 if wrong else 4,
-                        hard_label=not wrong,
-                        soft_label=0.0 if wrong else 1.0,
-                        value_source="rollouts",
                         consensus="negative" if wrong else "positive",
                         labels_agree=True,
                         first_error=first_error == s,
-                        rollout_tokens=0,
-                        rollout_seconds=0.0,
                         model="bench-model",
+                        labels=(
+                            StepLabel("verifier", "incorrect" if wrong else "correct", labeler="sympy@1"),
+                            mc_label(
+                                not wrong,
+                                0.0 if wrong else 1.0,
+                                {"value_source": "rollouts", "n_rollouts": 4, "n_correct": 0 if wrong else 4},
+                                "mc@bench-model",
+                            ),
+                        ),
                         label_config_hash="bench",
                     )
                 )

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -120,6 +120,7 @@ def select_steps(
     options: ExportOptions,
     prefix: bool,
     problem_filter: str | None = None,
+    connection: Any | None = None,
 ) -> pa.Table:
     """Steps to export, ordered by chain and step index, with `label` (raw) and `positive` (boolean).
 
@@ -128,10 +129,16 @@ def select_steps(
     looks at one chain at a time and a chain has one problem, so disjoint filters that cover all problems
     cut the selection into pieces that together are the whole (the trainer streams a version this way,
     training/chain_source.py).
+
+    `connection`: a DuckDB connection over this version (storage.sql.connect with `label_sources_of` the
+    label kind) to run on and leave open, for a caller that selects many pieces of one version (each new
+    in-memory database starts and stops its own worker threads); by default one is opened and closed here.
     """
     if options.threshold is not None and options.label != "soft":
         raise ExportError("--threshold applies to soft labels only")
-    connection = connect(dataset, version, label_sources_of(options.label))
+    borrowed = connection is not None
+    if connection is None:
+        connection = connect(dataset, version, label_sources_of(options.label))
     try:
         since_filter = ""
         if options.since_version is not None:
@@ -181,7 +188,12 @@ def select_steps(
         params = {"sources": list(options.sources), "domains": list(options.domains)}
         return connection.sql(sql, params=params).to_arrow_table()
     finally:
-        connection.close()
+        if not borrowed:
+            connection.close()
+        elif options.since_version is not None:  # a borrowed connection keeps nothing of this call
+            connection.execute("DROP VIEW IF EXISTS since_steps")
+            connection.unregister("since_steps")  # DuckDB: a no-op where nothing has the name
+            connection.unregister("since_all")
 
 
 def _chains(steps: pa.Table, placeholder: str = PLACEHOLDER) -> list[dict]:

@@ -326,6 +326,7 @@ def train(
         soft=soft,
         **options,
     )
+    rows: Any = None
     try:
         if export_file is not None:
             rows, provenance = _export_rows(Path(export_file), label)
@@ -334,6 +335,9 @@ def train(
         return train_prm(rows, prm_settings, provenance, resume=resume, progress=progress, console=console)
     except (RowsError, TrainingError) as err:  # the rows are read while training: these come from there too
         raise ConfigError(str(err)) from err
+    finally:
+        if hasattr(rows, "close"):  # a dataset's row source holds a DuckDB connection over the version
+            rows.close()
 
 
 def _default_model() -> Path:

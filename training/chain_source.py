@@ -15,6 +15,14 @@ scans the version's files once more (DuckDB reads the few columns the filter nee
 K scans; a problem is never split, so one problem with more steps than `partition_steps` makes its
 partition that large. md5, not DuckDB's `hash`, so the cut is the same on every machine and DuckDB release.
 
+The reads share one DuckDB connection over the version, opened with the source and kept until `close`.
+A connection per read (storage.sql.connect, then close) starts and stops an in-memory database's worker
+threads each time, and glibc gives new threads new malloc arenas (up to 8 per core), each keeping a few MiB
+of the read's memory: the trainer grew about 3.5 MiB a read, 1.35x from 10 k to 1 M steps
+(bench/bench_train_memory.py). One connection keeps one set of threads and arenas, so memory stays flat
+whatever the number of partitions. A process that did not open it (a forked DataLoader worker, an unpickled
+copy) opens its own.
+
 >>> partition_condition(2, 8)
 'md5_number(problem_id) % 8 = 2'
 """
@@ -22,6 +30,7 @@ partition that large. md5, not DuckDB's `hash`, so the cut is the same on every 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -47,22 +56,29 @@ def partition_condition(partition: int, partitions: int) -> str:
     return f"md5_number(problem_id) % {partitions} = {partition}"
 
 
-def count_steps(dataset: Any, version: int | None) -> int:
-    """The step rows a version holds (committed runs only), read from Parquet metadata where it can be."""
+def count_steps(dataset: Any, version: int | None, connection: Any | None = None) -> int:
+    """The step rows a version holds (committed runs only), read from Parquet metadata where it can be;
+    on `connection` (over that version, left open) when given."""
     from prm_factory.storage.sql import connect
 
-    connection = connect(dataset, version)
+    own = connection is None
+    if connection is None:
+        connection = connect(dataset, version)
     try:
-        return int(connection.execute("SELECT count(*) FROM steps").fetchone()[0])  # type: ignore[index]
+        # fetchall: a result left unfinished would refuse the next query on a shared connection
+        return int(connection.execute("SELECT count(*) FROM steps").fetchall()[0][0])
     finally:
-        connection.close()
+        if own:
+            connection.close()
 
 
 class DatasetRows:
     """A dataset version's training rows (training.rows.rows_from_dataset), read one partition at a time.
 
     `max_rows_read` is the most rows one `read` returned, `reads` the number of reads: what the tests use to
-    show that the trainer never asks for the whole version at once.
+    show that the trainer never asks for the whole version at once. `connections` counts the DuckDB
+    connections this process opened for it (one, however many reads: module docstring); `close` (or a
+    `with` block) closes the open one, and a read after it opens another.
     """
 
     def __init__(
@@ -76,7 +92,9 @@ class DatasetRows:
         since_version: int | None = None,
         partition_steps: int = PARTITION_STEPS,
     ) -> None:
-        export_kind(label, soft)  # an unknown source or --soft without mc fails here, before any reading
+        from prm_factory.exports.formats import label_sources_of
+
+        kind = export_kind(label, soft)  # an unknown source or --soft without mc fails here, before reading
         if partition_steps < 1:
             raise ValueError(f"partition_steps must be positive, not {partition_steps}")
         self.dataset = dataset
@@ -86,7 +104,11 @@ class DatasetRows:
         self.agreement_only = agreement_only
         self.since_version = since_version
         self.partition_steps = partition_steps
-        self.n_steps = count_steps(dataset, self.version)
+        self._sources = label_sources_of(kind)  # the label columns the selection's views must show
+        self._connection: Any | None = None
+        self._connection_pid: int | None = None
+        self.connections = 0
+        self.n_steps = count_steps(dataset, self.version, self.connection())
         self._partitions = max(1, math.ceil(self.n_steps / partition_steps))
         self.max_rows_read = 0
         self.reads = 0
@@ -94,6 +116,34 @@ class DatasetRows:
     @property
     def partitions(self) -> int:
         return self._partitions
+
+    def connection(self) -> Any:
+        """The DuckDB connection over the version every read runs on (storage.sql.connect), opened on first
+        use in this process."""
+        from prm_factory.storage.sql import connect
+
+        if self._connection is None or self._connection_pid != os.getpid():
+            # an inherited connection (fork) is left alone: its database and threads are the parent's
+            self._connection = connect(self.dataset, self.version, self._sources)
+            self._connection_pid = os.getpid()
+            self.connections += 1
+        return self._connection
+
+    def close(self) -> None:
+        """Close this process's connection (a later read opens a new one)."""
+        if self._connection is not None and self._connection_pid == os.getpid():
+            self._connection.close()
+        self._connection, self._connection_pid = None, None
+
+    def __enter__(self) -> DatasetRows:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a spawned DataLoader worker) without the connection: the copy opens its own."""
+        return {**self.__dict__, "_connection": None, "_connection_pid": None, "connections": 0}
 
     def read(self, partition: int) -> list[TrainRow]:
         """The rows of one partition, in chain id order (the order rows_from_dataset gives)."""
@@ -106,6 +156,7 @@ class DatasetRows:
             agreement_only=self.agreement_only,
             since_version=self.since_version,
             problem_filter=None if self._partitions == 1 else condition,
+            connection=self.connection(),
         )
         self.reads += 1
         self.max_rows_read = max(self.max_rows_read, len(rows))

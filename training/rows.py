@@ -70,6 +70,7 @@ def rows_from_dataset(
     agreement_only: bool = False,
     since_version: int | None = None,
     problem_filter: str | None = None,  # only some problems' chains (exports.formats.select_steps)
+    connection: Any | None = None,  # a DuckDB connection over the version to run on (select_steps)
 ) -> list[TrainRow]:
     """The chains of a dataset version (storage.dataset.Dataset), steps chosen as the exports choose them."""
     from prm_factory.exports.formats import ExportOptions, select_steps
@@ -79,7 +80,9 @@ def rows_from_dataset(
         agreement_only=agreement_only,
         since_version=since_version,
     )
-    steps = select_steps(dataset, version, options, prefix=True, problem_filter=problem_filter).to_pylist()
+    steps = select_steps(
+        dataset, version, options, prefix=True, problem_filter=problem_filter, connection=connection
+    ).to_pylist()
     return group_steps(steps, soft)
 
 

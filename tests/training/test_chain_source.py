@@ -56,6 +56,40 @@ def test_since_version_is_applied_within_each_partition(committed_dataset, run_f
     source = DatasetRows(data, None, "verifier", since_version=first, partition_steps=10)
     assert source.partitions > 1
     assert _sorted(row for piece in _partitions(source) for row in piece) == _sorted(whole)
+    # a second pass on the same connection: a read leaves no views or registered tables behind
+    assert _sorted(row for piece in _partitions(source) for row in piece) == _sorted(whole)
+    assert source.connections == 1
+
+
+def test_every_read_shares_one_connection_over_the_version(committed_dataset) -> None:
+    """One DuckDB database for all reads: a connection per read started and stopped its worker threads
+    each time, and the malloc arenas of new threads grew the trainer's memory with the number of reads
+    (training/chain_source.py's docstring)."""
+    import duckdb
+
+    data = committed_dataset(12)
+    source = DatasetRows(data, None, "verifier", partition_steps=15)
+    first = _partitions(source)
+    assert _partitions(source) == first and source.reads == 2 * source.partitions == 10
+    assert source.connections == 1
+    opened = source.connection()
+    source.close()
+    with pytest.raises(duckdb.ConnectionException):
+        opened.execute("SELECT 1")
+    assert _partitions(source) == first and source.connections == 2  # reopened on the next read
+    with source:
+        pass
+    assert source._connection is None
+
+
+def test_a_pickled_source_opens_its_own_connection(committed_dataset) -> None:
+    import pickle
+
+    data = committed_dataset(12)
+    source = DatasetRows(data, None, "verifier", partition_steps=15)
+    copy = pickle.loads(pickle.dumps(source))  # a spawned DataLoader worker's copy
+    assert copy.connections == 0 and _partitions(copy) == _partitions(source)
+    assert copy.connections == 1 and copy.connection() is not source.connection()
 
 
 def test_a_small_version_is_one_partition_read_without_a_filter(committed_dataset) -> None:
