@@ -417,7 +417,7 @@ def score_file(
 
     if not Path(file).exists():
         raise ConfigError(f"{file}: no such file or folder")
-    scorer = _scorer(checkpoint, step_separator, max_length, batch_size)
+    scorer = _scorer(_checkpoint(checkpoint), step_separator, max_length, batch_size)
     return score_chain_file(scorer, Path(file), threshold)
 
 
@@ -449,7 +449,7 @@ def score_dataset(
     from prm_factory.training.rows import RowsError, rows_from_dataset
     from prm_factory.training.scorer import held_out_rows, score_rows
 
-    _checkpoint(checkpoint)
+    path = _checkpoint(checkpoint)  # before any rows are read
     try:
         store, resolved, since = _resolved(dataset, version, since_version)
         rows = rows_from_dataset(store, resolved, label, agreement_only=agreement_only, since_version=since)
@@ -459,15 +459,16 @@ def score_dataset(
         raise StorageError(str(err)) from err
     if held_out_only:
         try:
-            rows = held_out_rows(Path(checkpoint), rows)
+            rows = held_out_rows(path, rows)
         except ValueError as err:
             raise ConfigError(str(err)) from err
     if not rows:
         raise ConfigError("no chains with labels of that source to score")
-    return score_rows(_scorer(checkpoint, step_separator, max_length, batch_size), rows, threshold)
+    return score_rows(_scorer(path, step_separator, max_length, batch_size), rows, threshold)
 
 
 def _checkpoint(checkpoint: PathLike) -> Path:
+    """The checkpoint's folder, or a `ConfigError` where it holds no saved model."""
     from prm_factory.config.run_config import ConfigError
 
     if not (Path(checkpoint) / "config.json").is_file():
@@ -475,18 +476,19 @@ def _checkpoint(checkpoint: PathLike) -> Path:
     return Path(checkpoint)
 
 
-def _scorer(checkpoint: PathLike, separator: str | None, max_length: int | None, batch_size: int) -> Any:
+def _scorer(checkpoint: Path, separator: str | None, max_length: int | None, batch_size: int) -> Any:
+    """The scorer of a checkpoint `_checkpoint` has checked."""
     from prm_factory.training.scorer import PrmScorer
 
-    path = _checkpoint(checkpoint)
-    return PrmScorer(path, separator=separator, max_length=max_length, batch_size=batch_size)
+    return PrmScorer(checkpoint, separator=separator, max_length=max_length, batch_size=batch_size)
 
 
 def _resolved(
     dataset: PathLike | Dataset | None, version: int | str | None, since_version: int | str | None
 ) -> tuple[Dataset, int, int | None]:
     """The dataset (None: the default root) with `version` and `since_version` (numbers or tags) resolved to
-    version numbers: the one resolver of `train`, `score_dataset` and the CLI."""
+    version numbers: the one resolver of `train` and `score_dataset` (so of the CLI's `train` and `score`
+    too)."""
     from prm_factory.config.run_config import default_dataset_root
     from prm_factory.storage.versions import resolve
 
