@@ -26,6 +26,7 @@ each bad row, unless every labelled step lands on exactly one label position (ex
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -121,6 +122,7 @@ def select_steps(
     prefix: bool,
     problem_filter: str | None = None,
     connection: Any | None = None,
+    columns: Sequence[str] | None = None,
 ) -> pa.Table:
     """Steps to export, ordered by chain and step index, with `label` (raw) and `positive` (boolean).
 
@@ -133,6 +135,9 @@ def select_steps(
     `connection`: a DuckDB connection over this version (storage.sql.connect with `label_sources_of` the
     label kind) to run on and leave open, for a caller that selects many pieces of one version (each new
     in-memory database starts and stops its own worker threads); by default one is opened and closed here.
+
+    `columns`: only these columns of the result (step columns, `problem_text`, `label`, `positive`), so
+    DuckDB reads only the Parquet columns they and the rules need; by default every column.
     """
     if options.threshold is not None and options.label != "soft":
         raise ExportError("--threshold applies to soft labels only")
@@ -160,6 +165,11 @@ def select_steps(
         stop_filter = (
             "AND step_index <= coalesce(first_negative, 2147483647)" if options.stop_at_first_error else ""
         )
+        shown = (
+            ", ".join(f'"{name}"' for name in columns)
+            if columns
+            else "* EXCLUDE (usable, first_unusable, first_negative)"
+        )
         sql = f"""
             WITH base AS (
                 SELECT s.* EXCLUDE (source, domain),
@@ -179,7 +189,7 @@ def select_steps(
                 FROM base
                 WINDOW chain AS (PARTITION BY chain_id)
             )
-            SELECT * EXCLUDE (usable, first_unusable, first_negative)
+            SELECT {shown}
             FROM bounded
             WHERE {"step_index < coalesce(first_unusable, 2147483647)" if prefix else "usable"}
               {stop_filter}

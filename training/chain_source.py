@@ -11,9 +11,10 @@ together are exactly the rows `rows_from_dataset` returns for the whole version.
 
 K is the version's step rows over `partition_steps` (rounded up), so a partition holds about that many steps
 whatever the dataset's size: the trainer's memory follows `partition_steps`, not the version. Each read
-scans the version's files once more (DuckDB reads the few columns the filter needs first), so a pass costs
-K scans; a problem is never split, so one problem with more steps than `partition_steps` makes its
-partition that large. md5, not DuckDB's `hash`, so the cut is the same on every machine and DuckDB release.
+scans the version's files once more (only the columns the rows and the rules need: training.rows.ROW_COLUMNS,
+on one DuckDB thread: READ_THREADS), so a pass costs K scans; a problem is never split, so one problem with
+more steps than `partition_steps` makes its partition that large. md5, not DuckDB's `hash`, so the cut is
+the same on every machine and DuckDB release.
 
 The reads share one DuckDB connection over the version, opened with the source and kept until `close`.
 A connection per read (storage.sql.connect, then close) starts and stops an in-memory database's worker
@@ -38,6 +39,13 @@ from prm_factory.training.rows import TrainRow, export_kind, rows_from_dataset
 
 PARTITION_STEPS = 16_384
 """Step rows per partition, about: what the trainer holds at once (with the tokens of one batch)."""
+
+
+READ_THREADS = 1
+"""DuckDB threads of the reads. Each thread keeps the Parquet file it scans in flight, so with a thread per
+core the trainer's memory would follow the host's cores and, up to that many, the version's files; a read
+is mostly Python (its rows made into TrainRows), so one thread costs little time (measured:
+docs/training.md)."""
 
 
 class RowSource(Protocol):
@@ -125,6 +133,7 @@ class DatasetRows:
         if self._connection is None or self._connection_pid != os.getpid():
             # an inherited connection (fork) is left alone: its database and threads are the parent's
             self._connection = connect(self.dataset, self.version, self._sources)
+            self._connection.execute(f"SET threads = {READ_THREADS}")
             self._connection_pid = os.getpid()
             self.connections += 1
         return self._connection

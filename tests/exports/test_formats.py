@@ -7,7 +7,14 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from prm_factory.exports.formats import PLACEHOLDER, ExportError, ExportOptions, export_table, write_export
+from prm_factory.exports.formats import (
+    PLACEHOLDER,
+    ExportError,
+    ExportOptions,
+    export_table,
+    select_steps,
+    write_export,
+)
 from prm_factory.storage.dataset import Dataset
 
 
@@ -81,6 +88,19 @@ def test_filters_source_since_version_and_agreement(dataset, run_factory):
     agreeing = export_table(dataset, "steps", None, ExportOptions(agreement_only=True))
     assert all(agreeing["labels_agree"].to_pylist())
     assert agreeing.num_rows == 10  # the two last steps without MC value have no agreement to check
+
+
+@pytest.mark.parametrize("prefix", [True, False])
+def test_a_selection_of_some_columns_is_those_columns_of_the_whole_one(dataset, prefix):
+    """The trainer asks for the columns its rows are made of, so DuckDB reads only those of the files;
+    the steps and their order must be those of the whole selection (the rules read other columns)."""
+    options = ExportOptions(label="hard", since_version=0, agreement_only=prefix)
+    whole = select_steps(dataset, None, options, prefix=prefix)
+    columns = ("chain_id", "problem_text", "text", "label", "positive")
+    some = select_steps(dataset, None, options, prefix=prefix, columns=columns)
+    assert some.column_names == list(columns)
+    assert some.num_rows > 0 and some.to_pylist() == whole.select(list(columns)).to_pylist()
+    assert "labels_agree" in whole.column_names and "labels_agree" not in some.column_names
 
 
 def test_steps_export_and_files(dataset, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from prm_factory.training.chain_source import (
+    READ_THREADS,
     DatasetRows,
     InMemoryRows,
     as_source,
@@ -90,6 +91,19 @@ def test_a_pickled_source_opens_its_own_connection(committed_dataset) -> None:
     copy = pickle.loads(pickle.dumps(source))  # a spawned DataLoader worker's copy
     assert copy.connections == 0 and _partitions(copy) == _partitions(source)
     assert copy.connections == 1 and copy.connection() is not source.connection()
+
+
+def test_reads_run_on_a_fixed_number_of_duckdb_threads(committed_dataset) -> None:
+    """Not one a core: each thread keeps a file's scan in flight, so the trainer's memory would follow the
+    host (training/chain_source.py READ_THREADS), in this process and in a worker's copy alike."""
+    import pickle
+
+    data = committed_dataset(12)
+    source = DatasetRows(data, None, "verifier", partition_steps=15)
+    copy = pickle.loads(pickle.dumps(source))
+    for rows in (source, copy):
+        threads = rows.connection().execute("SELECT current_setting('threads')").fetchall()[0][0]
+        assert threads == READ_THREADS == 1
 
 
 def test_a_small_version_is_one_partition_read_without_a_filter(committed_dataset) -> None:
