@@ -64,20 +64,11 @@ def partition_condition(partition: int, partitions: int) -> str:
     return f"md5_number(problem_id) % {partitions} = {partition}"
 
 
-def count_steps(dataset: Any, version: int | None, connection: Any | None = None) -> int:
-    """The step rows a version holds (committed runs only), read from Parquet metadata where it can be;
-    on `connection` (over that version, left open) when given."""
-    from prm_factory.storage.sql import connect
-
-    own = connection is None
-    if connection is None:
-        connection = connect(dataset, version)
-    try:
-        # fetchall: a result left unfinished would refuse the next query on a shared connection
-        return int(connection.execute("SELECT count(*) FROM steps").fetchall()[0][0])
-    finally:
-        if own:
-            connection.close()
+def count_steps(connection: Any) -> int:
+    """The step rows of the version a connection is over (storage.sql.connect: committed runs only), read from
+    Parquet metadata where it can be; the connection is left open."""
+    # fetchall: a result left unfinished would refuse the next query on a shared connection
+    return int(connection.execute("SELECT count(*) FROM steps").fetchall()[0][0])
 
 
 class DatasetRows:
@@ -116,7 +107,7 @@ class DatasetRows:
         self._connection: Any | None = None
         self._connection_pid: int | None = None
         self.connections = 0
-        self.n_steps = count_steps(dataset, self.version, self.connection())
+        self.n_steps = count_steps(self.connection())
         self._partitions = max(1, math.ceil(self.n_steps / partition_steps))
         self.max_rows_read = 0
         self.reads = 0
