@@ -41,6 +41,7 @@ CLAIM_SECONDS = 1800.0
 """How long an item shown to a reviewer stays theirs before another reviewer may be sent it."""
 
 SCHEMA_VERSION = "1"
+SQLITE_HEADER = b"SQLite format 3\x00"
 FILE_NAME = "audit.sqlite"
 
 SCHEMA = """
@@ -102,6 +103,7 @@ the item asks for. The answers and claims are grouped once (hash joins), so a ca
 first answer as at the thousandth."""
 
 NEXT_ITEM_SQL = OPEN_ITEMS_SQL.format(columns="i.item_id", tail="ORDER BY i.item_id LIMIT 1")
+IS_OPEN_SQL = OPEN_ITEMS_SQL.format(columns="i.item_id", tail="AND i.item_id = :item_id")
 COUNT_OPEN_SQL = OPEN_ITEMS_SQL.format(columns="count(*)", tail="")
 
 SLOTS_SQL = """
@@ -206,12 +208,26 @@ class AuditStore:
     def __init__(self, path: Path) -> None:
         if not path.is_file():
             raise AuditError(f"no audit at {path}")
+        with path.open("rb") as head:
+            if head.read(16) != SQLITE_HEADER:  # empty, truncated to nothing, or no SQLite file at all
+                raise AuditError(f"{path} is no audit file (not SQLite); `audit sample` writes one")
         self.path = path
         self._lock = threading.Lock()
-        self._connection = self._connect(path)
-        version = self.meta().get("schema_version")
+        try:  # read-only first: another program's SQLite file is left as it is (no switch to WAL)
+            probe = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+            try:
+                version = dict(probe.execute("SELECT key, value FROM meta").fetchall()).get("schema_version")
+                damaged = probe.execute("PRAGMA quick_check").fetchone()[0]
+            finally:
+                probe.close()
+            if version == SCHEMA_VERSION and damaged == "ok":
+                self._connection = self._connect(path)
+        except sqlite3.DatabaseError as error:  # no meta table (another SQLite file), or a damaged one
+            raise AuditError(f"{path} is no readable audit file ({error})") from error
         if version != SCHEMA_VERSION:
             raise AuditError(f"{path}: audit schema {version!r}, this release reads {SCHEMA_VERSION!r}")
+        if damaged != "ok":
+            raise AuditError(f"{path} is damaged ({damaged}); restore it from a copy")
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
@@ -375,6 +391,23 @@ class AuditStore:
                 )
             item = connection.execute("SELECT * FROM items WHERE item_id = ?", (row["item_id"],)).fetchone()
         return _item(item)
+
+    def claim(self, item_id: int, reviewer: str) -> bool:
+        """Reserve an item for the reviewer for `CLAIM_SECONDS` (the page does it by POST once shown). False
+        when others answered or claimed every review it needs; True too when this reviewer answered it."""
+        with self._locked() as connection:
+            if connection.execute(
+                "SELECT 1 FROM answers WHERE item_id = ? AND reviewer = ? LIMIT 1", (item_id, reviewer)
+            ).fetchone():
+                return True
+            cutoff = time.time() - CLAIM_SECONDS
+            params = {"reviewer": reviewer, "cutoff": cutoff, "item_id": item_id}
+            if connection.execute(IS_OPEN_SQL, params).fetchone() is None:
+                return False
+            connection.execute(
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (item_id, reviewer, time.time())
+            )
+        return True
 
     def progress(self, reviewer: str) -> Progress:
         with self._locked() as connection:

@@ -131,6 +131,14 @@
 
   if (main.dataset.answered === "true") afterPanel.hidden = false;
 
+  // the step shown from the queue is reserved by this POST (a GET reserves nothing); taken meanwhile: the next
+  if (main.dataset.claim === "true") {
+    post("/api/claim", { reviewer, item_id: itemId }).catch((error) => {
+      if (error.message.includes("took this step")) window.location.reload();
+      else say(`Not reserved: ${error.message}`);
+    });
+  }
+
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.target === note) {

@@ -10,8 +10,10 @@ label source's precision and recall with intervals, and move the answers in and 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import wraps
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich import box
@@ -34,9 +36,28 @@ def register(parent: typer.Typer) -> None:
     parent.add_typer(app, name="audit")
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 AuditArgument = Annotated[
     Path, typer.Argument(metavar="AUDIT", help="The audit's folder (holds audit.sqlite).")
 ]
+
+
+def _audit_file_errors(command: F) -> F:
+    """An audit file damaged while a command reads it: one line naming the file's trouble, exit 1."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import sqlite3
+
+        from prm_factory.audit.store import AuditError
+
+        try:
+            return command(*args, **kwargs)
+        except (AuditError, sqlite3.DatabaseError) as error:
+            fail(f"the audit file cannot be read: {error}", 1)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _open(audit: Path):  # -> audit.store.AuditStore
@@ -143,6 +164,7 @@ def sample(
 
 
 @app.command("serve")
+@_audit_file_errors
 def serve(
     audit: AuditArgument,
     host: Annotated[
@@ -159,9 +181,13 @@ def serve(
 ) -> None:
     """Serve the review page of AUDIT until interrupted."""
     from prm_factory.audit.server import run, serve_token
+    from prm_factory.audit.store import AuditError
 
     _open(audit)  # fail before binding when AUDIT is no audit
-    required = serve_token(host, token)
+    try:
+        required = serve_token(host, token)
+    except AuditError as error:
+        fail(str(error))
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{port}/"
     Console().print(
@@ -173,6 +199,7 @@ def serve(
 
 
 @app.command("report")
+@_audit_file_errors
 def report(
     audit: AuditArgument,
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")] = Path(
@@ -222,6 +249,7 @@ def report(
 
 
 @app.command("status")
+@_audit_file_errors
 def status(audit: AuditArgument) -> None:
     """Answers so far, per reviewer, and the reviews the sample still asks for."""
     store = _open(audit)
@@ -242,6 +270,7 @@ def status(audit: AuditArgument) -> None:
 
 
 @app.command("labels")
+@_audit_file_errors
 def labels(
     audit: AuditArgument,
     output: Annotated[Path, typer.Option("--output", "-o", help="JSON Lines file to write.")] = Path(
@@ -275,6 +304,7 @@ ToolOption = Annotated[str, typer.Option("--tool", help="label-studio | argilla"
 
 
 @app.command("export")
+@_audit_file_errors
 def export_command(
     audit: AuditArgument,
     tool: ToolOption,
@@ -297,6 +327,7 @@ def export_command(
 
 
 @app.command("import")
+@_audit_file_errors
 def import_command(
     audit: AuditArgument,
     tool: ToolOption,
