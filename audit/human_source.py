@@ -48,6 +48,7 @@ class HumanSource(BaseSource):
     name = NAME
     version = "1.1.0"
     reads = (NAME,)  # in a relabel: its own stored labels, kept where no new answer replaces them
+    identity_covers_options = True  # its version carries the answers its options point at
     positive = Strength.REVIEWED
     negative = Strength.REVIEWED
     positive_overrules = True

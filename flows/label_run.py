@@ -34,7 +34,7 @@ from prm_factory.labels.assemble import (
     join_steps,
 )
 from prm_factory.labels.registry import ALWAYS, configured, run_sources
-from prm_factory.labels.source import SourceSetup
+from prm_factory.labels.source import SourceSetup, source_identity
 from prm_factory.labels.sources.mc import from_values
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.backends import get_sampler
@@ -180,10 +180,10 @@ def label_external(
     if rollouts:
         by_chain = {v.chain_id: v for v in values}
         labels["mc"] = [from_values(by_chain.get(c.chain_id), len(c.steps), policy) for c in sampled]
-    labelers = {"verifier": labeler_identity(verifier)}
+    labelers = {"verifier": source_identity(registry["verifier"], setup)}  # as run and relabel key it
     if rollouts:
         labelers["policy"] = {"name": policy, "version": weights, "code": ""}
-    labelers.update({source.name: source.identity(setup) for source in others})
+    labelers.update({source.name: source_identity(source, setup) for source in others})
     if sampled:
         labels = executor.label_sources(others, sampled, labels, setup)
     context = RecordContext(

@@ -21,12 +21,11 @@ from prm_factory.flows.stages import GENERATION
 from prm_factory.labels.assemble import ChainIdentity, RecordContext
 from prm_factory.labels.judge import prompt_hash
 from prm_factory.labels.registry import run_sources
-from prm_factory.labels.source import SourceSetup
+from prm_factory.labels.source import SourceSetup, source_identity
 from prm_factory.sampling.model_prep import weights_hash
 from prm_factory.sampling.protocol import GenerationParams
 from prm_factory.sampling.vllm_sampler import EngineSettings, engine_choice, engine_reproducibility
 from prm_factory.schemas.records import Problem
-from prm_factory.schemas.step_labels import CORE_SOURCES
 from prm_factory.storage.staging import chunk_dir, is_staged
 from prm_factory.verifiers.identity import code_digest, identity_tag, labeler_identity
 from prm_factory.verifiers.protocol import Verifier
@@ -51,13 +50,14 @@ def run_labelers(
 def plugin_labelers(
     config: RunConfig, domain: Domain, verifier: Verifier, settings: EngineSettings
 ) -> dict[str, dict[str, str]]:
-    """Identities of the run's label sources beyond the first four (a package's, the trained PRM): with
-    the first ones' (`run_labelers`) they key the labels and caches, so a changed plug-in gives new rows."""
+    """Identities of the run's label sources (labels.source.source_identity, the one function `run`, `label`
+    and `relabel` share: a source's options are in it), over `run_labelers`' defaults: they key the labels
+    and caches, so a changed source or changed options give new rows."""
     setup = SourceSetup(config, domain.name, verifier, settings)
     return {
-        source.name: source.identity(setup)
+        source.name: source_identity(source, setup)
         for source in run_sources(config.labels.sources, config.judge.enabled)
-        if source.name not in CORE_SOURCES and source.applies(setup)
+        if source.name not in ("mc", "judge") and source.applies(setup)
     }
 
 

@@ -22,7 +22,7 @@ from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.tasks import write_task
 from prm_factory.labels.registry import Registry, RegistryError, configured, order_by_reads, run_sources
 from prm_factory.labels.relabel import StoredChain, relabel_chains
-from prm_factory.labels.source import LabelSource, SourceSetup
+from prm_factory.labels.source import LabelSource, SourceSetup, source_identity
 from prm_factory.schemas.records import Chain, Problem, Step, from_table
 from prm_factory.storage.dataset import Dataset
 from prm_factory.verifiers.protocol import Verifier
@@ -130,7 +130,7 @@ def relabel_dataset(
     )
     if not new_chains:
         return RelabelSummary(run_id, root, from_version, None, [], [], unchanged, ran)
-    identities = [s.identity(setup) for _, setup, rerun in by_domain.values() for s in rerun]
+    identities = [source_identity(s, setup) for _, setup, rerun in by_domain.values() for s in rerun]
     versions = {ident["name"]: f"{ident['version']}+{ident['code']}" for ident in identities}
     run = run_record(
         run_id=run_id,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from prm_factory.labels.assemble import RecordContext, SampledChain, build_records
-from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
+from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup, source_identity
 from prm_factory.sampling.protocol import Generation
 from prm_factory.sampling.segment import StepSpan
 from prm_factory.schemas.ids import content_id
@@ -150,7 +150,7 @@ def relabel_chains(
     held = sorted({name for chain_labels in kept for name in chain_labels})
     prior = {name: [chain_labels.get(name) for chain_labels in kept] for name in held}
     labels = label_with(rerun, sampled, prior, setup)
-    identities = {source.name: source.identity(setup) for source in rerun}
+    identities = {source.name: source_identity(source, setup) for source in rerun}
     results = []
     for position, ((item, ordered), chain) in enumerate(zip(chosen, sampled, strict=True)):
         if all(labels[name][position] is None and ordered[0].label(name) is None for name in names):

@@ -25,6 +25,8 @@ mc          strong (hard True)    weak (hard False)
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -171,10 +173,36 @@ class BaseSource:
         return next((i for i, label in enumerate(labels) if label.verdict == "incorrect"), None)
 
     def labeler(self, setup: SourceSetup) -> str:
-        """The labeler string its labels carry: name@version+code digest."""
+        """The labeler string its labels carry: name@version+code digest (`source_identity`: with a digest
+        of its effective options where it has any)."""
         from prm_factory.verifiers.identity import identity_tag
 
-        return identity_tag(self.identity(setup))
+        return identity_tag(source_identity(self, setup))
 
     def follow_outcome(self, labels: ChainLabels, outcome: str) -> ChainLabels:
         return labels
+
+
+def options_digest(options: Mapping[str, Any]) -> str:
+    """A short digest of a source's effective options (`[labels.options.NAME]`), key order aside.
+
+    >>> options_digest({"limit": 300}) == options_digest({"limit": 300}) != options_digest({"limit": 400})
+    True
+    """
+    text = json.dumps(dict(options), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def source_identity(source: LabelSource, setup: SourceSetup) -> dict[str, str]:
+    """The one identity of a source in a pipeline, as `run`, `label` and `relabel` key its rows: its own
+    `identity(setup)` (name, version, code digest), with `+options.<digest>` appended to the version where
+    `[labels.options.NAME]` sets anything, so changing a source's options gives new rows in every pipeline
+    (a relabel then finds the stored labels stale). A source whose identity already accounts for its
+    options (`identity_covers_options = True`: the `human` source's answers digest) is taken as it is.
+    Without options the identity is the source's own, so rows written before keep their keys.
+    """
+    identity = dict(source.identity(setup))
+    options = setup.options(source.name)
+    if options and not getattr(source, "identity_covers_options", False):
+        identity["version"] = f"{identity['version']}+options.{options_digest(options)}"
+    return identity

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from prm_factory.labels.source import BaseSource, ChainLabels, SourceSetup
 from prm_factory.schemas.step_labels import StepLabel
-from prm_factory.verifiers.identity import code_digest, identity_tag
+from prm_factory.verifiers.identity import code_digest
 
 if TYPE_CHECKING:
     from prm_factory.labels.assemble import SampledChain
@@ -45,7 +45,7 @@ class ReferenceSource(BaseSource):
         prior: Mapping[str, Sequence[ChainLabels | None]],
         setup: SourceSetup,
     ) -> list[ChainLabels | None]:
-        tag = identity_tag(self.identity(setup))
+        tag = self.labeler(setup)  # labels.source.source_identity
         return [
             from_verdicts(step_verdicts(c.problem, [s.text for s in c.steps], c.outcome.label), tag)
             for c in chains

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from prm_factory.labels.source import BaseSource, ChainLabels, SourceSetup, Strength, Vote
 from prm_factory.schemas.step_labels import StepLabel
-from prm_factory.verifiers.identity import identity_tag, labeler_identity
+from prm_factory.verifiers.identity import labeler_identity
 from prm_factory.verifiers.math.public import FINAL_KINDS
 from prm_factory.verifiers.protocol import Verdict
 
@@ -50,7 +50,7 @@ class VerifierSource(BaseSource):
         prior: Mapping[str, Sequence[ChainLabels | None]],
         setup: SourceSetup,
     ) -> list[ChainLabels | None]:
-        tag = identity_tag(self.identity(setup))
+        tag = self.labeler(setup)  # labels.source.source_identity
         return [
             from_verdicts(setup.verifier.check_steps(c.problem, [s.text for s in c.steps]), tag)
             for c in chains

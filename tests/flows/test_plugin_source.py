@@ -102,3 +102,28 @@ def test_a_plugin_source_labels_external_chains_and_a_relabel_runs_it_alone(
     assert rerun["2 + 2 = 4"].label("verifier") == by_text["2 + 2 = 4"].label("verifier")  # kept as it was
     versions = query(ds, "SELECT DISTINCT digits_labeler AS l FROM steps").to_pylist()
     assert [v["l"][:9] for v in versions] == ["digits@2."]
+
+
+def test_changing_a_plugins_options_gives_new_rows_in_relabel_as_in_label(
+    prefect_server: None, tmp_path, plugin
+) -> None:
+    """One identity (labels.source.source_identity) keys `label` and `relabel`: after a change of
+    `[labels.options.digits]`, `relabel --source digits` relabels instead of calling the labels current."""
+    from prm_factory.config.run_config import load_config
+    from prm_factory.flows.label_run import label_external
+    from prm_factory.flows.relabel_run import relabel_dataset
+
+    path = tmp_path / "chains.jsonl"
+    path.write_text(
+        json.dumps({"id": "a", "problem": "2 + 2?", "steps": ["2 + 2 = 4"], "answer": "4"}) + "\n"
+    )
+    overrides = {"dataset.root": str(tmp_path / "ds"), **SOURCES}
+    config = load_config(None, {**overrides, "labels.options": {"digits": {"limit": 1}}})
+    labelled = label_external(str(path), config)
+    first_tag = labelled.steps[0].label("digits").labeler
+    assert "+options." in first_tag
+    assert relabel_dataset(config, sources=["digits"]).version is None  # same options: current
+    changed = load_config(None, {**overrides, "labels.options": {"digits": {"limit": 2}}})
+    relabelled = relabel_dataset(changed, sources=["digits"])
+    assert relabelled.version == labelled.version + 1 and relabelled.unchanged == 0
+    assert relabelled.steps[0].label("digits").labeler not in (first_tag, None)
