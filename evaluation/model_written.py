@@ -1,0 +1,418 @@
+"""Dev sets of model-written competition chains (issue 46): what users label is model output, so the step
+checker's precision is measured on chains models wrote, not on worked solutions people wrote.
+
+Sources (none is ProcessBench nor one of its sources; problems that ProcessBench's `math` split holds are
+dropped by exact question text):
+
+- PRMBench (ssmisya/PRMBench, Apache-2.0), `mr_eval/tasks/prmtest_classified/data/prm800k_*_4o_<class>.jsonl`:
+  PRM800K's GPT-4 solutions of MATH problems (`original_process`, taken as chains whose steps are all
+  right) and GPT-4o's copies of them with errors put in and located (`modified_process`, `error_steps`
+  1-based; the first is the chain's first error). `redundency` and `circular` copies are left out: their
+  marked steps restate or assume, they assert nothing false, so a claim checker has nothing to find there.
+  `prm_test_p12_multi_solutions.jsonl`: QwQ's solutions of the same problems, with a `ground_truth`.
+- Qwen2.5-Math (QwenLM/Qwen2.5-Math, `evaluation/` MIT), `evaluation/data/eval_rm_maj_example/
+  math_cot_100.jsonl`: 8 sampled chain-of-thought answers of a Qwen2.5-Math-Instruct model to each of 100
+  MATH test problems, with the harness's grade (`score`).
+- MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
+  matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
+
+Every chain's final answer is graded against the reference with the project's own answer checker
+(`MathVerifier.grade`); `final_answer_correct` is that grade (None where the checker could not read an
+answer). The gold first error (`label`) is PRMBench's located error where there is one; -1 for a chain
+the source gives as right whose final answer grades correct; absent (unknown) otherwise, so `prm-factory
+eval` scores a wrong-answer chain without a located error on nothing. Problems are split by a hash of their
+text into `dev` (read while rules change) and `untuned` (scored once, at the end), so the splits share no
+problem. Every row names its source repository, commit, file and model.
+
+    python -m prm_factory.evaluation.model_written build --prmbench PRMBENCH_CHECKOUT --prmbench-commit SHA \\
+        --qwen math_cot_100.jsonl --qwen-commit SHA --math math_all.jsonl \\
+        --processbench processbench/math.json --out DIR
+    python -m prm_factory.evaluation.model_written flags DIR/model_written_dev.jsonl --out FLAGS.jsonl
+
+`build` writes `DIR/model_written_dev.jsonl` and `DIR/model_written_untuned.jsonl` (ProcessBench-shape rows
+that `prm-factory eval` reads); `flags` lists the verifier's `incorrect` steps on a split's right chains,
+the flags read by hand into the adjudication file beside the set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from prm_factory.evaluation.olympiad_dev import paragraph_steps
+from prm_factory.schemas.external_chains import boxed_content
+from prm_factory.schemas.reference_solutions import question_key
+
+PRMBENCH_REPO = "ssmisya/PRMBench"
+QWEN_REPO = "QwenLM/Qwen2.5-Math"
+QWEN_FILE = "evaluation/data/eval_rm_maj_example/math_cot_100.jsonl"
+PRMBENCH_DATA = "mr_eval/tasks/prmtest_classified/data"
+# PRMBench classes whose marked steps assert something false (the others restate or assume)
+FALSE_CLAIM_CLASSES = (
+    "confidence",
+    "counterfactual",
+    "deception",
+    "domain_inconsistency",
+    "missing_condition",
+    "step_contradiction",
+)
+_NUMBERED = re.compile(r"^\s*(?:Step\s+)?(\d{1,3})[.:]\s+")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a chain was read: the public repository, its commit, the file and the model that wrote it."""
+
+    repo: str
+    commit: str
+    file: str
+    model: str
+
+
+@dataclass(frozen=True)
+class ModelChain:
+    """One model-written chain with its gold: the first error where the source locates one."""
+
+    id: str
+    problem: str
+    steps: tuple[str, ...]
+    provenance: Provenance
+    label: int | None = None  # ProcessBench: first wrong step, -1 all right, None unknown
+    source_says_right: bool = False  # the source gives every step as right (PRM800K originals, QwQ)
+    source_correct: bool | None = None  # the source's own grade of the final answer, where it has one
+    error_class: str | None = None  # PRMBench's class of the inserted error
+    final_answer_correct: bool | None = None  # the project's grade against the reference
+    reference_answer: str | None = None
+
+
+def unnumbered(steps: Sequence[str]) -> tuple[str, ...]:
+    """Steps without the `1. ` / `Step 1.` prefixes a source numbered them with (only when every step
+    carries its own number in order: a step that opens on a number is otherwise left as written).
+
+    >>> unnumbered(["1. Let $x = 2$.", "2. So $x + 1 = 3$."])
+    ('Let $x = 2$.', 'So $x + 1 = 3$.')
+    >>> unnumbered(["3 apples.", "2. pears"])
+    ('3 apples.', '2. pears')
+    """
+    matches = [_NUMBERED.match(step) for step in steps]
+    if all(m is not None and int(m.group(1)) == k + 1 for k, m in enumerate(matches)):
+        return tuple(step[m.end() :].strip() for step, m in zip(steps, matches, strict=True) if m)
+    return tuple(step.strip() for step in steps)
+
+
+def _listed(value: object) -> list[str]:
+    """A list of steps, whether the source stored it as a list or as its Python repr."""
+    if isinstance(value, str):
+        value = ast.literal_eval(value)
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise ValueError("steps must be a list of strings")
+    return value
+
+
+def prmbench_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain]:
+    """One PRMBench class file: each row's GPT-4o copy with its located error (for the classes in
+    `FALSE_CLAIM_CLASSES`) and PRM800K's GPT-4 original (all steps right); originals repeat across the
+    class files, `build_chains` keeps one per problem."""
+    chains: list[ModelChain] = []
+    for row in rows:
+        problem = row.get("question") or row["original_question"]
+        original = unnumbered(_listed(row["original_process"]))
+        source = Provenance(PRMBENCH_REPO, commit, file, "GPT-4 (PRM800K generator)")
+        if len(original) >= 2:
+            chains.append(
+                ModelChain(
+                    f"prmbench-{row['idx']}-original", problem, original, source, source_says_right=True
+                )
+            )
+        kind = row.get("classification")
+        errors = sorted(int(e) for e in row.get("error_steps") or [])
+        modified = unnumbered(_listed(row["modified_process"]))
+        if kind not in FALSE_CLAIM_CLASSES or not errors or not 1 <= errors[0] <= len(modified):
+            continue
+        asked = row.get("modified_question") or problem
+        if question_key(asked) != question_key(row.get("original_question") or asked):
+            continue  # a changed question: the reference answer is no longer its answer
+        chains.append(
+            ModelChain(
+                f"prmbench-{row['idx']}-{kind}",
+                problem,
+                modified,
+                replace(source, model="GPT-4o (errors put into a PRM800K GPT-4 solution)"),
+                label=errors[0] - 1,
+                error_class=kind,
+            )
+        )
+    return chains
+
+
+def qwq_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain]:
+    """PRMBench's QwQ solutions (`classification` multi_solutions), each given as right, with its answer."""
+    chains = []
+    for row in rows:
+        steps = unnumbered(_listed(row["modified_process"]))
+        if len(steps) < 2:
+            continue
+        chains.append(
+            ModelChain(
+                f"prmbench-{row['idx']}-qwq",
+                row.get("question") or row["original_question"],
+                steps,
+                Provenance(PRMBENCH_REPO, commit, file, "QwQ (PRMBench multi_solutions)"),
+                source_says_right=True,
+                reference_answer=str(row["ground_truth"]) if row.get("ground_truth") is not None else None,
+            )
+        )
+    return chains
+
+
+def qwen_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain]:
+    """Qwen2.5-Math's example outputs: every sampled response of a row, its steps the response's
+    paragraphs (ProcessBench's split), with the harness's own grade."""
+    chains = []
+    for row in rows:
+        responses = _listed(row["code"])
+        scores = row["score"]
+        if isinstance(scores, str):
+            scores = ast.literal_eval(scores)
+        for k, response in enumerate(responses):
+            steps = tuple(paragraph_steps(response))
+            if len(steps) < 2:
+                continue
+            chains.append(
+                ModelChain(
+                    f"qwen25math-{row['idx']}-s{k}",
+                    row["question"],
+                    steps,
+                    Provenance(QWEN_REPO, commit, file, "Qwen2.5-Math-Instruct (size not stated), T=0.7"),
+                    source_correct=bool(scores[k]),
+                    reference_answer=str(row["gt"]),
+                )
+            )
+    return chains
+
+
+def math_references(rows: Iterable[dict]) -> dict[str, str]:
+    """MATH reference answers (each worked solution's last `\\boxed{}`) by question key."""
+    table = {}
+    for row in rows:
+        answer = boxed_content(row["solution"])
+        if answer:
+            table[question_key(row["problem"])] = answer
+    return table
+
+
+def split_of(problem: str) -> str:
+    """`dev` or `untuned`, by a hash of the problem's question key (stable across runs and machines).
+
+    >>> split_of("Find $x$.") == split_of("  find  $x$.\\n")
+    True
+    """
+    digest = hashlib.sha256(question_key(problem).encode("utf-8")).digest()
+    return "dev" if digest[0] % 2 == 0 else "untuned"
+
+
+def _sampled(chain: ModelChain, per_problem: int) -> bool:
+    """Whether an erroneous copy is kept: `per_problem` classes a problem, chosen by a stable hash."""
+    if chain.error_class is None or per_problem >= len(FALSE_CLAIM_CLASSES):
+        return True
+    key = question_key(chain.problem)
+    ranked = sorted(FALSE_CLAIM_CLASSES, key=lambda c: hashlib.sha256(f"{key}|{c}".encode()).hexdigest())
+    return chain.error_class in ranked[:per_problem]
+
+
+def build_chains(
+    chains: Iterable[ModelChain],
+    references: dict[str, str],
+    excluded: set[str],
+    grade: Callable[[ModelChain, str], bool | None],
+    per_problem: int = 2,
+) -> list[ModelChain]:
+    """The chains to keep, graded: one original per PRMBench problem, `per_problem` erroneous copies a
+    problem, none of a problem in `excluded` (question keys) or without a reference answer; each chain's
+    final answer graded by `grade(chain, reference)` (True, False, or None where no answer was read)."""
+    kept: dict[str, ModelChain] = {}
+    for chain in chains:
+        key = question_key(chain.problem)
+        if key in excluded or chain.id in kept or not _sampled(chain, per_problem):
+            continue
+        reference = chain.reference_answer or references.get(key)
+        if reference is None:
+            continue
+        graded = grade(chain, reference)
+        label = chain.label
+        # right where the source says so and no answer read contradicts it (a PRM800K original that ends in
+        # prose has no answer to read); right where the harness and our checker both grade it correct
+        if label is None and chain.source_says_right and graded is not False:
+            label = -1
+        if label is None and chain.source_correct and graded:
+            label = -1
+        kept[chain.id] = replace(chain, reference_answer=reference, final_answer_correct=graded, label=label)
+    return list(kept.values())
+
+
+def chain_row(chain: ModelChain) -> dict:
+    """The ProcessBench-shape row `prm-factory eval` reads, with the chain's provenance."""
+    row: dict = {
+        "id": chain.id,
+        "generator": chain.provenance.model,
+        "problem": chain.problem,
+        "steps": list(chain.steps),
+        "reference_answer": chain.reference_answer,
+        "final_answer_correct": chain.final_answer_correct,
+    }
+    if chain.label is not None:
+        row["label"] = chain.label
+    row["source"] = {
+        "repo": chain.provenance.repo,
+        "commit": chain.provenance.commit,
+        "file": chain.provenance.file,
+    }
+    if chain.error_class is not None:
+        row["error_class"] = chain.error_class
+    if chain.source_correct is not None:
+        row["source_correct"] = chain.source_correct
+    return row
+
+
+def split_rows(chains: Iterable[ModelChain]) -> dict[str, list[dict]]:
+    """Rows by split, in a stable order (by chain id)."""
+    out: dict[str, list[dict]] = {"dev": [], "untuned": []}
+    for chain in sorted(chains, key=lambda c: c.id):
+        out[split_of(chain.problem)].append(chain_row(chain))
+    return out
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def read_sources(args: argparse.Namespace) -> list[ModelChain]:
+    """Every chain the given source files hold (before dedup, sampling and grading)."""
+    chains: list[ModelChain] = []
+    if args.prmbench:
+        data = args.prmbench / PRMBENCH_DATA
+        for path in sorted(data.glob("prm800k_*_4o_*.jsonl")):
+            chains += prmbench_chains(_jsonl(path), f"{PRMBENCH_DATA}/{path.name}", args.prmbench_commit)
+        multi = data / "prm_test_p12_multi_solutions.jsonl"
+        if multi.exists():
+            chains += qwq_chains(_jsonl(multi), f"{PRMBENCH_DATA}/{multi.name}", args.prmbench_commit)
+    if args.qwen:
+        chains += qwen_chains(_jsonl(args.qwen), QWEN_FILE, args.qwen_commit)
+    return chains
+
+
+def step_flags(rows: Iterable[dict], check: Callable[[dict], list]) -> list[dict]:
+    """Every `incorrect` step verdict `check(row)` gives on rows whose gold says every step is right
+    (`label` -1): the flags to adjudicate, each with the chain, step, kind, reason and evidence."""
+    flags = []
+    for row in rows:
+        if row.get("label") != -1:
+            continue
+        for index, verdict in enumerate(check(row)):
+            if verdict.label == "incorrect":
+                flags.append(
+                    {
+                        "id": row["id"],
+                        "step": index,
+                        "kind": verdict.kind,
+                        "reason": verdict.reason,
+                        "evidence": verdict.evidence,
+                        "text": row["steps"][index],
+                    }
+                )
+    return flags
+
+
+def adjudicated(flags: Iterable[dict], verdicts: dict[tuple[str, int], str]) -> dict[str, dict[str, int]]:
+    """Per reading kind: flags on right chains read as `misreading` or `real slip` (and `unread`).
+
+    >>> adjudicated([{"id": "a", "step": 1, "kind": "k"}], {("a", 1): "real slip"})
+    {'k': {'real slip': 1}}
+    """
+    table: dict[str, dict[str, int]] = {}
+    for flag in flags:
+        read = verdicts.get((flag["id"], flag["step"]), "unread")
+        counts = table.setdefault(flag["kind"] or "unnamed", {})
+        counts[read] = counts.get(read, 0) + 1
+    return table
+
+
+def _build(args: argparse.Namespace) -> int:
+    from prm_factory.schemas.records import Problem
+    from prm_factory.verifiers.math import MathVerifier, MathVerifierConfig
+
+    # no last-number fallback: a chain that ends in prose with no answer marked is ungraded, not wrong
+    verifier = MathVerifier(MathVerifierConfig(last_number_fallback=False))
+
+    def grade(chain: ModelChain, reference: str) -> bool | None:
+        problem = Problem(chain.id, "external", "math", chain.problem, reference)
+        label = verifier.grade(problem, "\n\n".join(chain.steps)).label
+        return {"correct": True, "incorrect": False}.get(label)
+
+    excluded: set[str] = set()
+    if args.processbench:
+        excluded = {question_key(r["problem"]) for r in json.loads(args.processbench.read_text("utf-8"))}
+    try:
+        chains = build_chains(
+            read_sources(args), math_references(_jsonl(args.math)), excluded, grade, args.per_problem
+        )
+    finally:
+        verifier.close()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for split, rows in split_rows(chains).items():
+        path = args.out / f"model_written_{split}.jsonl"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        located = sum(r.get("label", -1) >= 0 for r in rows)
+        right = sum(r.get("label") == -1 for r in rows)
+        known = sum(r["final_answer_correct"] is not None for r in rows)
+        print(f"{path}: {len(rows)} chains, {known} graded answers, {right} right, {located} located")
+    return 0
+
+
+def _flags(args: argparse.Namespace) -> int:
+    from prm_factory.schemas.records import Problem
+    from prm_factory.verifiers.math import MathVerifier
+
+    verifier = MathVerifier()
+
+    def check(row: dict) -> list:
+        problem = Problem(row["id"], "external", "math", row["problem"], row.get("reference_answer"))
+        return verifier.check_steps(problem, row["steps"])
+
+    try:
+        flags = step_flags(_jsonl(args.set), check)
+    finally:
+        verifier.close()
+    args.out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in flags), encoding="utf-8")
+    print(f"{args.out}: {len(flags)} `incorrect` flags on right chains (verifier {verifier.version})")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build = commands.add_parser("build", help="the two split files from the raw source files")
+    build.add_argument("--prmbench", type=Path, help="a checkout (or copy) of ssmisya/PRMBench")
+    build.add_argument("--prmbench-commit", default="", help="the commit of that checkout")
+    build.add_argument("--qwen", type=Path, help=f"{QWEN_REPO}'s {QWEN_FILE}")
+    build.add_argument("--qwen-commit", default="")
+    build.add_argument("--math", type=Path, required=True, help="MATH as JSON lines {problem, solution}")
+    build.add_argument("--processbench", type=Path, help="ProcessBench's math.json: its problems are dropped")
+    build.add_argument("--per-problem", type=int, default=2, help="PRMBench erroneous copies a problem")
+    build.add_argument("--out", type=Path, required=True, help="folder for the two split files")
+    flags = commands.add_parser("flags", help="the verifier's `incorrect` flags on a set's right chains")
+    flags.add_argument("set", type=Path, help="a split file this module wrote")
+    flags.add_argument("--out", type=Path, required=True, help="JSON lines, one flag a line")
+    args = parser.parse_args(argv)
+    return _build(args) if args.command == "build" else _flags(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

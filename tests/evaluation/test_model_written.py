@@ -1,0 +1,204 @@
+"""The model-written dev sets' builder (issue 46): sources read into chains with provenance, PRMBench's
+located errors as first errors, grading, the ProcessBench dedup, the stable split and the flags to read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prm_factory.evaluation.model_written import (
+    FALSE_CLAIM_CLASSES,
+    PRMBENCH_DATA,
+    ModelChain,
+    Provenance,
+    adjudicated,
+    build_chains,
+    chain_row,
+    main,
+    math_references,
+    prmbench_chains,
+    qwen_chains,
+    qwq_chains,
+    split_of,
+    split_rows,
+    step_flags,
+    unnumbered,
+)
+from prm_factory.schemas.external_chains import read_external_chains
+from prm_factory.verifiers.protocol import Verdict
+
+PENCILS = "Three pencils and an eraser cost $1.24. Five pencils and an eraser cost $1.82. Cost of a pencil?"
+ORIGINAL = ["Let $3p+e=1.24$ and $5p+e=1.82$.", "So $2p=0.58$ and $p=0.29$.", "A pencil costs 29 cents."]
+
+
+def _prmbench_row(kind: str, error_steps: list[int], numbered: bool = False, **extra: object) -> dict:
+    modified = [ORIGINAL[0], "So $2p=0.58$ and $p=0.58$.", "A pencil costs $\\boxed{58}$ cents."]
+    steps = [f"{k + 1}. {s}" for k, s in enumerate(ORIGINAL)] if numbered else ORIGINAL
+    row = {
+        "original_question": PENCILS,
+        "modified_question": PENCILS,
+        "question": PENCILS,
+        "original_process": repr(steps),  # one PRMBench file stores lists as their Python repr
+        "modified_process": modified,
+        "error_steps": error_steps,
+        "idx": "prm_test_p1_0",
+        "classification": kind,
+    }
+    row.update(extra)
+    return row
+
+
+def test_numbering_is_dropped_only_when_every_step_carries_its_own_number() -> None:
+    assert unnumbered(["Step 1. a", "Step 2. b"]) == ("a", "b")
+    assert unnumbered(["1. a", "3. b"]) == ("1. a", "3. b")
+    assert unnumbered(["2 cats", "1. b"]) == ("2 cats", "1. b")
+
+
+def test_prmbench_copies_carry_their_first_located_error_and_originals_are_right() -> None:
+    chains = prmbench_chains([_prmbench_row("confidence", [3, 2], numbered=True)], "f.jsonl", "abc")
+    original, copy = chains
+    assert original.id == "prmbench-prm_test_p1_0-original" and original.source_says_right
+    assert original.steps == tuple(ORIGINAL) and original.label is None
+    assert copy.id == "prmbench-prm_test_p1_0-confidence" and copy.label == 1
+    assert copy.error_class == "confidence" and copy.provenance.commit == "abc"
+    assert copy.provenance.repo == "ssmisya/PRMBench" and "GPT-4o" in copy.provenance.model
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        _prmbench_row("redundency", [2]),  # a restated step asserts nothing false
+        _prmbench_row("circular", [2]),
+        _prmbench_row("confidence", []),  # no located error
+        _prmbench_row("confidence", [9]),  # past the last step
+        _prmbench_row("confidence", [2], modified_question="Four pencils cost $1.24. Cost of a pencil?"),
+    ],
+)
+def test_copies_without_a_false_claim_to_find_or_with_another_question_are_left_out(row: dict) -> None:
+    assert [c.id.rsplit("-", 1)[1] for c in prmbench_chains([row], "f", "c")] == ["original"]
+    assert "redundency" not in FALSE_CLAIM_CLASSES and "circular" not in FALSE_CLAIM_CLASSES
+
+
+def test_qwq_and_qwen_rows_become_chains_with_their_answers_and_grades() -> None:
+    qwq = qwq_chains(
+        [{"idx": "p1", "question": "Q?", "modified_process": ["Step 1. a", "Step 2. b"], "ground_truth": 29}],
+        "m.jsonl",
+        "c",
+    )
+    assert qwq[0].reference_answer == "29" and qwq[0].source_says_right and qwq[0].steps == ("a", "b")
+    qwen = qwen_chains(
+        [
+            {
+                "idx": "7",
+                "question": "Q?",
+                "gt": "3",
+                "code": repr(["A.\n\nSo $\\boxed{3}$.", "one paragraph"]),
+                "score": "[True, False]",
+            }
+        ],
+        "q.jsonl",
+        "c",
+    )
+    assert [c.id for c in qwen] == ["qwen25math-7-s0"]  # one paragraph is no chain of steps
+    assert qwen[0].source_correct is True and qwen[0].steps == ("A.", "So $\\boxed{3}$.")
+
+
+def _chain(cid: str, problem: str = "Q?", **fields: object) -> ModelChain:
+    return ModelChain(cid, problem, ("a", "b"), Provenance("r", "c", "f", "m"), **fields)  # type: ignore[arg-type]
+
+
+def test_build_grades_dedups_and_sets_gold_only_where_the_source_and_the_grade_allow() -> None:
+    chains = [
+        _chain("right", source_says_right=True),
+        _chain("right", source_says_right=True),  # the same original from another class file
+        _chain("contradicted", source_says_right=True, reference_answer="wrong"),
+        _chain("harness-right", source_correct=True),
+        _chain("harness-wrong", source_correct=False),
+        _chain("located", label=1, error_class="confidence"),
+        _chain("in-processbench", problem="Seen", source_says_right=True),
+        _chain("no-reference", problem="Unknown", source_says_right=True),
+    ]
+    references = {"q?": "3", "seen": "1"}
+
+    def grade(chain: ModelChain, reference: str) -> bool | None:
+        return {"right": None, "contradicted": False, "harness-right": True, "harness-wrong": False}.get(
+            chain.id, True
+        )
+
+    built = {c.id: c for c in build_chains(chains, references, {"seen"}, grade, per_problem=6)}
+    assert set(built) == {"right", "contradicted", "harness-right", "harness-wrong", "located"}
+    assert built["right"].label == -1 and built["right"].final_answer_correct is None
+    assert built["contradicted"].label is None and built["contradicted"].reference_answer == "wrong"
+    assert built["harness-right"].label == -1 and built["harness-wrong"].label is None
+    assert built["located"].label == 1 and built["located"].reference_answer == "3"
+
+
+def test_erroneous_copies_are_sampled_per_problem_by_a_stable_hash() -> None:
+    copies = [_chain(f"c-{k}", label=0, error_class=k) for k in FALSE_CLAIM_CLASSES]
+    kept = build_chains(copies, {"q?": "1"}, set(), lambda c, r: None, per_problem=2)
+    again = build_chains(copies, {"q?": "1"}, set(), lambda c, r: None, per_problem=2)
+    assert len(kept) == 2 and [c.id for c in kept] == [c.id for c in again]
+
+
+def test_the_split_is_by_problem_and_rows_are_what_eval_reads(tmp_path: Path) -> None:
+    problems = [f"Problem {k}" for k in range(40)]
+    assert split_of("Find $x$.") == split_of(" find   $x$. ")
+    assert {split_of(p) for p in problems} == {"dev", "untuned"}
+    chains = [
+        _chain(f"{p}-{k}", problem=p, label=-1, final_answer_correct=True) for p in problems for k in (0, 1)
+    ]
+    splits = split_rows(chains)
+    for split, rows in splits.items():
+        assert {split_of(r["problem"]) for r in rows} == {split}
+    row = chain_row(_chain("x", label=1, error_class="deception", reference_answer="5"))
+    assert row["source"] == {"repo": "r", "commit": "c", "file": "f"} and row["label"] == 1
+    assert "label" not in chain_row(_chain("y"))
+    path = tmp_path / "model_written_dev.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in splits["dev"] + [row]))
+    read, rejected = read_external_chains(path)
+    assert not rejected and read[-1].first_error_label == 1 and read[-1].reference_answer == "5"
+
+
+def test_math_references_are_each_solutions_last_box() -> None:
+    rows = [
+        {"problem": "Q?", "solution": "So $\\boxed{1}$, then $\\boxed{\\frac{1}{2}}$."},
+        {"problem": "R", "solution": "none"},
+    ]
+    assert math_references(rows) == {"q?": "\\frac{1}{2}"}
+
+
+def test_flags_are_listed_on_right_chains_only_and_tallied_by_reading() -> None:
+    rows = [
+        {"id": "a", "steps": ["x", "y"], "label": -1},
+        {"id": "b", "steps": ["x", "y"], "label": 1},
+        {"id": "c", "steps": ["x", "y"]},
+    ]
+    bad = Verdict("incorrect", "false claim", {"claim": "1 + 1 = 3"}, "closed_arithmetic")
+    flags = step_flags(rows, lambda row: [Verdict("correct"), bad])
+    assert [(f["id"], f["step"], f["kind"], f["text"]) for f in flags] == [("a", 1, "closed_arithmetic", "y")]
+    assert adjudicated(flags, {}) == {"closed_arithmetic": {"unread": 1}}
+
+
+def test_build_writes_both_splits_from_raw_files(tmp_path: Path) -> None:
+    data = tmp_path / "prmbench" / PRMBENCH_DATA
+    data.mkdir(parents=True)
+    (data / "prm800k_test_p1_4o_confidence.jsonl").write_text(
+        json.dumps(_prmbench_row("confidence", [2])) + "\n"
+    )
+    math = tmp_path / "math.jsonl"
+    math.write_text(json.dumps({"problem": PENCILS, "solution": "So $\\boxed{29}$."}) + "\n")
+    out = tmp_path / "out"
+    args = ["build", "--prmbench", str(tmp_path / "prmbench"), "--math", str(math), "--out", str(out)]
+    args += ["--per-problem", "6"]
+    assert main(args) == 0
+    rows = [
+        json.loads(line)
+        for name in ("dev", "untuned")
+        for line in (out / f"model_written_{name}.jsonl").open()
+    ]
+    assert {r["id"] for r in rows} == {"prmbench-prm_test_p1_0-original", "prmbench-prm_test_p1_0-confidence"}
+    [copy] = [r for r in rows if r.get("error_class") == "confidence"]
+    assert copy["label"] == 1 and copy["source"]["file"].endswith("confidence.jsonl")
+    assert copy["final_answer_correct"] is False  # 58 cents against the reference 29
