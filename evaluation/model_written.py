@@ -52,6 +52,7 @@ from prm_factory.schemas.reference_solutions import question_key
 
 PRMBENCH_REPO = "ssmisya/PRMBench"
 QWEN_REPO = "QwenLM/Qwen2.5-Math"
+REASONEVAL_REPO = "GAIR-NLP/ReasonEval"
 QWEN_FILE = "evaluation/data/eval_rm_maj_example/math_cot_100.jsonl"
 PRMBENCH_DATA = "mr_eval/tasks/prmtest_classified/data"
 # PRMBench classes whose marked steps assert something false (the others restate or assume)
@@ -198,6 +199,36 @@ def qwen_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain
     return chains
 
 
+def mrmath_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain]:
+    """ReasonEval's MR-MATH rows: MATH test answers with a hand-marked first error (`invalid_errors`:
+    `model_output_solution_first_error_step`, 1-based, `N/A` when every step is valid) or PRM800K's
+    per-step ratings (`redundant_errors`: a -1 marks a wrong step; 0, a redundant one, is not wrong)."""
+    chains = []
+    for row in rows:
+        steps = unnumbered(["\n".join(parts) for parts in row["model_output_step_format"]])
+        if "rating" in row:
+            ratings = row["rating"] if isinstance(row["rating"], list) else ast.literal_eval(row["rating"])
+            label = next((k for k, r in enumerate(ratings) if r == -1), -1)
+        else:
+            first = row["model_output_solution_first_error_step"]
+            label = -1 if first in ("N/A", None) else int(first) - 1
+        if len(steps) < 2 or label >= len(steps):
+            continue
+        stem = Path(file).stem.removeprefix("mr-math_")
+        chains.append(
+            ModelChain(
+                f"mrmath-{stem}-{row['id']}",
+                row["question"],
+                steps,
+                Provenance(REASONEVAL_REPO, commit, file, str(row["generator"])),
+                label=label,
+                source_correct=row.get("model_output_answer_correctness", "correct") == "correct",
+                reference_answer=str(row["ground_truth_answer"]),
+            )
+        )
+    return chains
+
+
 def math_references(rows: Iterable[dict]) -> dict[str, str]:
     """MATH reference answers (each worked solution's last `\\boxed{}`) by question key."""
     table = {}
@@ -305,6 +336,8 @@ def read_sources(args: argparse.Namespace) -> list[ModelChain]:
             chains += qwq_chains(_jsonl(multi), f"{PRMBENCH_DATA}/{multi.name}", args.prmbench_commit)
     if args.qwen:
         chains += qwen_chains(_jsonl(args.qwen), QWEN_FILE, args.qwen_commit)
+    for path in args.mrmath or []:
+        chains += mrmath_chains(_jsonl(path), f"dataset/{path.name}", args.mrmath_commit)
     return chains
 
 
@@ -367,7 +400,7 @@ def _build(args: argparse.Namespace) -> int:
         verifier.close()
     args.out.mkdir(parents=True, exist_ok=True)
     for split, rows in split_rows(chains).items():
-        path = args.out / f"model_written_{split}.jsonl"
+        path = args.out / f"{args.name}_{split}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         located = sum(r.get("label", -1) >= 0 for r in rows)
         right = sum(r.get("label") == -1 for r in rows)
@@ -403,6 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     build.add_argument("--prmbench-commit", default="", help="the commit of that checkout")
     build.add_argument("--qwen", type=Path, help=f"{QWEN_REPO}'s {QWEN_FILE}")
     build.add_argument("--qwen-commit", default="")
+    build.add_argument("--mrmath", type=Path, nargs="*", help="ReasonEval's dataset/mr-math_*.json files")
+    build.add_argument("--mrmath-commit", default="")
+    build.add_argument("--name", default="model_written", help="the split files are NAME_dev / NAME_untuned")
     build.add_argument("--math", type=Path, required=True, help="MATH as JSON lines {problem, solution}")
     build.add_argument("--processbench", type=Path, help="ProcessBench's math.json: its problems are dropped")
     build.add_argument("--per-problem", type=int, default=2, help="PRMBench erroneous copies a problem")

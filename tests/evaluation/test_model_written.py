@@ -18,6 +18,7 @@ from prm_factory.evaluation.model_written import (
     chain_row,
     main,
     math_references,
+    mrmath_chains,
     prmbench_chains,
     qwen_chains,
     qwq_chains,
@@ -103,6 +104,33 @@ def test_qwq_and_qwen_rows_become_chains_with_their_answers_and_grades() -> None
     )
     assert [c.id for c in qwen] == ["qwen25math-7-s0"]  # one paragraph is no chain of steps
     assert qwen[0].source_correct is True and qwen[0].steps == ("A.", "So $\\boxed{3}$.")
+
+
+def test_mrmath_rows_carry_the_hand_marked_first_error_or_the_first_bad_rating() -> None:
+    invalid = {
+        "id": 3,
+        "question": "Q?",
+        "ground_truth_answer": "52_8",
+        "generator": "Abel13B-001",
+        "model_output_step_format": [["1. a"], ["2. b", "$$x$$"], ["3. c"]],
+        "model_output_answer_correctness": "correct",
+        "model_output_solution_first_error_step": 2,
+    }
+    valid = {**invalid, "id": 4, "model_output_solution_first_error_step": "N/A"}
+    rated = {k: v for k, v in invalid.items() if not k.startswith("model_output_")}
+    rated.update(id=5, model_output_step_format=[["a"], ["b"], ["c"]], rating=[1, 0, -1])
+    chains = mrmath_chains([invalid, valid], "dataset/mr-math_invalid_errors.json", "c")
+    chains += mrmath_chains(
+        [rated, {**rated, "id": 6, "rating": [1, 0, 1]}], "mr-math_redundant_errors.json", "c"
+    )
+    assert [(c.id, c.label) for c in chains] == [
+        ("mrmath-invalid_errors-3", 1),
+        ("mrmath-invalid_errors-4", -1),
+        ("mrmath-redundant_errors-5", 2),
+        ("mrmath-redundant_errors-6", -1),
+    ]
+    assert chains[0].steps == ("a", "b\n$$x$$", "c") and chains[0].provenance.model == "Abel13B-001"
+    assert chains[0].reference_answer == "52_8" and chains[0].source_correct
 
 
 def _chain(cid: str, problem: str = "Q?", **fields: object) -> ModelChain:
