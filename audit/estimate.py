@@ -250,6 +250,12 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     return None if chance >= 1 else (observed - chance) / (1 - chance)
 
 
+MIN_KAPPA_PAIRS = 10
+"""Fewer doubly reviewed steps than this: kappa without a bootstrap interval."""
+MAX_UNDEFINED_SHARE = 0.05
+"""More resamples than this share with no kappa (every answer alike): no interval either."""
+
+
 def kappa_with_interval(
     pairs: Sequence[tuple[str, str]], replicates: int = 2000, seed: int = 0, level: float = 0.95
 ) -> Kappa:
@@ -262,7 +268,10 @@ def kappa_with_interval(
     draws = rng.integers(0, len(pairs), size=(replicates, len(pairs)))
     values = [cohen_kappa([pairs[i] for i in row]) for row in draws]
     finite = np.array([v for v in values if v is not None])
-    if point is None or not len(finite):
+    undefined = 1 - len(finite) / replicates
+    if point is None or len(pairs) < MIN_KAPPA_PAIRS or undefined > MAX_UNDEFINED_SHARE:
+        # a handful of steps, or resamples that are mostly all-alike, give a zero-width or meaningless
+        # interval (3 steps: "0.00 [0.00, 0.00]"); the point stands alone then
         return Kappa(point, None, None, len(pairs), agreement)
     tail = (1 - level) / 2
     return Kappa(

@@ -162,6 +162,7 @@ def _ls_user(annotation: dict[str, Any]) -> Any:
 def read_label_studio(path: Path) -> list[ImportedAnswer]:
     """Answers from a Label Studio JSON or JSON-MIN export."""
     rows = _json_list(path, "Label Studio export")
+    _check_shape(rows, "label-studio", path)
     answers = []
     for number, row in enumerate(rows, start=1):
         if "annotations" in row:  # JSON: a task with its annotations
@@ -342,7 +343,9 @@ def read_argilla(path: Path) -> list[ImportedAnswer]:
     if path.is_dir():
         path = path / "records.json"
     answers = []
-    for number, record in enumerate(_json_list(path, "Argilla records file"), start=1):
+    records = _json_list(path, "Argilla records file")
+    _check_shape(records, "argilla", path)
+    for number, record in enumerate(records, start=1):
         meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else record
         for user, given in _argilla_responses(record).items():
             answers.append(_imported(meta, given, user, None, path, number))
@@ -360,6 +363,34 @@ def _json_list(path: Path, what: str) -> list[dict[str, Any]]:
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise InteropError(f"{path}: a {what} is a JSON list of objects")
     return rows
+
+
+def shape_of(row: dict[str, Any]) -> str | None:
+    """Which tool wrote a record: `label-studio` (a task with annotations, or a JSON-MIN row), `argilla`
+    (nested or flattened responses), or None.
+
+    >>> shape_of({"annotations": []}), shape_of({"verdict.responses": []}), shape_of({"x": 1})
+    ('label-studio', 'argilla', None)
+    """
+    if "annotations" in row:
+        return "label-studio"
+    if "responses" in row or "metadata" in row or any(str(key).endswith(".responses") for key in row):
+        return "argilla"
+    if "data" in row:  # a task not annotated yet
+        return "label-studio"
+    if "verdict" in row or "annotator" in row:
+        return "label-studio"
+    return None
+
+
+def _check_shape(rows: Sequence[dict[str, Any]], tool: str, path: Path) -> None:
+    """Refuse a file none of whose records is `tool`'s: it would add 0 answers and say nothing."""
+    shapes = {shape_of(row) for row in rows}
+    if not rows or tool in shapes:
+        return
+    other = next((shape for shape in shapes if shape is not None), None)
+    hint = f"; they look like a {other} export: use --tool {other}" if other else ""
+    raise InteropError(f"{path}: none of its {len(rows)} records is a {tool} record{hint}")
 
 
 def _imported(

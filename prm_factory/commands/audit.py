@@ -238,7 +238,9 @@ def report(
         table.add_row(source, *cells)
     print_whole(console, table)
     coverage = shown.estimates.coverage
-    kappa = "–" if shown.kappa.kappa is None else f"{shown.kappa.kappa:.2f} over {shown.kappa.n} steps"
+    found = shown.kappa
+    interval = "" if found.low is None else f" [{found.low:.2f}, {found.high:.2f}]"
+    kappa = "–" if found.kappa is None else f"{found.kappa:.2f}{interval} over {found.n} steps"
     console.print(
         f"{coverage.decided} steps decided, {coverage.undecided} undecided; strata covered "
         f"{coverage.covered_strata}/{coverage.strata}; kappa {kappa}; wrote {output}"

@@ -91,3 +91,12 @@ def test_no_answers_yet_gives_no_figures():
     result = estimate([], {"s": 10}, ["v"], replicates=20)
     assert all(figure.estimate is None for figure in result.figures["v"].values())
     assert result.coverage.covered_strata == 0 and result.coverage.population == 10
+
+
+def test_kappa_over_a_handful_of_steps_has_no_zero_width_interval():
+    # 3 steps, one rater always `correct`: every defined resample gives 0, the others none
+    few = [("correct", "correct"), ("correct", "correct"), ("correct", "incorrect")]
+    result = kappa_with_interval(few, replicates=500, seed=0)
+    assert result.kappa == pytest.approx(0.0) and result.low is None and result.high is None
+    many = [("y", "y")] * 20 + [("y", "n")] * 5 + [("n", "y")] * 10 + [("n", "n")] * 15
+    assert kappa_with_interval(many, replicates=300, seed=1).low is not None

@@ -109,3 +109,14 @@ def test_records_of_another_audit_are_refused(store, tmp_path):
 def test_reviewer_names():
     assert reviewer_name("-odd name!") == "r-odd_name_"
     assert reviewer_name({"a": 1}).startswith("r")
+
+
+def test_a_file_of_the_other_tool_is_refused_with_the_right_tool_named():
+    for reader, other, tool in (
+        (read_argilla, "label-studio-export.json", "label-studio"),
+        (read_argilla, "label-studio-export-min.json", "label-studio"),
+        (read_label_studio, "argilla-records.json", "argilla"),
+        (read_label_studio, "argilla-flat.json", "argilla"),
+    ):
+        with pytest.raises(InteropError, match=f"use --tool {tool}"):
+            reader(DATA / other)

@@ -101,3 +101,59 @@ def test_export_and_import_through_the_cli(tmp_path, command_app):
         app, ["audit", "export", str(folder), "--tool", "prodigy", "-o", str(tmp_path / "p")]
     )
     assert unknown.exit_code == 2 and "unknown tool" in unknown.output
+
+
+def test_a_damaged_audit_file_is_one_line_for_every_command(tmp_path, command_app):
+    app = command_app(audit_commands.register)
+    runner = CliRunner()
+    for kind, content in (
+        ("empty", b""),
+        ("text", b"not an audit\n"),
+        ("half", b"SQLite format 3\x00" + b"\0" * 84),
+    ):
+        folder = tmp_path / kind
+        folder.mkdir()
+        (folder / "audit.sqlite").write_bytes(content)
+        for call in (
+            ["status", str(folder)],
+            ["report", str(folder), "-o", str(tmp_path / "r.html")],
+            ["serve", str(folder)],
+            ["labels", str(folder), "-o", str(tmp_path / "h.jsonl")],
+        ):
+            result = runner.invoke(app, ["audit", *call])
+            assert result.exit_code == 1, (kind, call, result.output)
+            assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+            assert "audit.sqlite" in result.output and len(result.output.strip().splitlines()) <= 3
+
+
+def test_an_empty_token_is_refused_before_serving(tmp_path, command_app):
+    from tests.audit.conftest import build_audit
+
+    app = command_app(audit_commands.register)
+    build_audit(tmp_path, size=6, seed=2)
+    result = CliRunner().invoke(
+        app, ["audit", "serve", str(tmp_path / "audit"), "--host", "0.0.0.0", "--token", ""]
+    )
+    assert result.exit_code == 2 and "empty" in result.output
+
+
+def test_import_of_the_other_tools_file_says_so(tmp_path, command_app):
+    from pathlib import Path
+
+    from tests.audit.conftest import build_audit
+
+    app = command_app(audit_commands.register)
+    build_audit(tmp_path, size=6, seed=2)
+    data = Path(__file__).resolve().parents[2] / "audit" / "data"
+    result = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "import",
+            str(tmp_path / "audit"),
+            "--tool",
+            "argilla",
+            str(data / "label-studio-export.json"),
+        ],
+    )
+    assert result.exit_code == 1 and "use --tool label-studio" in result.output
