@@ -3,6 +3,7 @@ control of the Docker engine."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -113,6 +114,40 @@ def _in_heavy_group(item: pytest.Item) -> bool:
         or item.get_closest_marker("docker") is not None
         or bool(DOCKER_FIXTURES & set(getattr(item, "fixturenames", ())))
     )
+
+
+# Each test phase's start, stop and worker, written where bench/suite_critical_path.py reads them: pytest's
+# own `--durations` names neither the worker nor the group, so it cannot show which worker the suite waits on.
+# Recorded by the process that hears every report: xdist's controller, or pytest itself in a serial run.
+TIMINGS_ENV = "PRM_TEST_TIMINGS"
+_TIMINGS: list[dict[str, object]] | None = None
+
+
+def timings_path(config: pytest.Config) -> Path:
+    """Where the session's phase timings go: `$PRM_TEST_TIMINGS`, else beside pytest's cache."""
+    default = config.rootpath / ".pytest_cache" / "prm-factory-timings.jsonl"
+    return Path(os.environ.get(TIMINGS_ENV) or default)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _TIMINGS
+    _TIMINGS = None if hasattr(config, "workerinput") else []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _TIMINGS is None:
+        return
+    gateway = getattr(getattr(report, "node", None), "gateway", None)  # xdist: the worker that ran it
+    worker = getattr(gateway, "id", None) or "main"
+    phase = {"nodeid": report.nodeid, "when": report.when, "start": report.start, "stop": report.stop}
+    _TIMINGS.append(phase | {"worker": worker})
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _TIMINGS:
+        path = timings_path(config)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(record) + "\n" for record in _TIMINGS))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

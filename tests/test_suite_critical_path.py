@@ -1,0 +1,97 @@
+"""bench/suite_critical_path.py reads the suite's phase timings (recorded by tests/conftest.py) and names the
+worker the suite waits on, its longest tests, and each xdist group's time."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "suite_critical_path", ROOT / "bench" / "suite_critical_path.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+def phase(nodeid: str, when: str, start: float, stop: float, worker: str) -> dict[str, object]:
+    return {"nodeid": nodeid, "when": when, "start": start, "stop": stop, "worker": worker}
+
+
+PHASES = [
+    phase("tests/e2e/test_a.py::test_one@heavy", "setup", 100.0, 160.0, "gw0"),  # a session fixture's start
+    phase("tests/e2e/test_a.py::test_one@heavy", "call", 160.0, 170.0, "gw0"),
+    phase("tests/e2e/test_a.py::test_two@heavy", "call", 170.0, 300.0, "gw0"),
+    phase("tests/unit/test_b.py::test_x", "call", 100.0, 140.0, "gw1"),
+    phase("tests/unit/test_b.py::test_y", "call", 140.0, 150.0, "gw1"),
+    phase("tests/unit/test_b.py::test_y", "teardown", 150.0, 151.0, "gw1"),
+]
+
+
+def test_the_critical_worker_is_the_last_to_finish_and_its_tests_are_listed_longest_first(tmp_path: Path):
+    module = script()
+    path = tmp_path / "timings.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in PHASES))
+    phases = module.read_phases(path)
+    spans = {span.worker: span for span in module.worker_spans(phases)}
+    assert spans["gw0"].busy == 200.0 and spans["gw0"].tests == 2
+    assert spans["gw1"].busy == 51.0 and spans["gw1"].last_stop == 151.0
+    lines = module.report(phases)
+    assert lines[0].startswith("wall (first start to last stop): 200 s; test time summed over workers: 251 s")
+    assert any(line.split()[:5] == ["gw1", "2", "51", "51", "149"] for line in lines)  # its idle tail
+    critical = lines.index("critical path: worker gw0, its 25 longest tests (setup + call + teardown)")
+    assert lines[critical + 1 :] == [
+        "   130.0 s  tests/e2e/test_a.py::test_two",
+        "    70.0 s  tests/e2e/test_a.py::test_one",
+    ]
+    groups = module.group_seconds(phases)
+    assert groups == {"heavy": (200.0, {"gw0"}), module.NO_GROUP: (51.0, {"gw1"})}
+
+
+def test_two_files_print_the_wall_ratio(tmp_path: Path, capsys):
+    module = script()
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    before.write_text("".join(json.dumps(p) + "\n" for p in PHASES))
+    after.write_text(json.dumps(phase("tests/t.py::test_z", "call", 0.0, 50.0, "gw0")) + "\n")
+    assert module.main([str(before), str(after)]) == 0
+    assert "wall ratio, first / second: 4.00x (200 s / 50 s)" in capsys.readouterr().out
+
+
+def test_the_suite_records_each_phase_with_its_worker(tmp_path: Path, monkeypatch):
+    """The hooks of tests/conftest.py, driven as the xdist controller drives them (a report from a worker
+    carries that worker's gateway), write the file the script reads."""
+    import tests.conftest as suite
+
+    path = tmp_path / "timings.jsonl"
+    monkeypatch.setenv(suite.TIMINGS_ENV, str(path))
+    monkeypatch.setattr(suite, "_TIMINGS", None)
+    controller = SimpleNamespace(rootpath=tmp_path)
+    suite.pytest_configure(controller)
+    report = SimpleNamespace(
+        nodeid="tests/x.py::test_y@g",
+        when="call",
+        start=1.0,
+        stop=3.5,
+        node=SimpleNamespace(gateway=SimpleNamespace(id="gw1")),
+    )
+    suite.pytest_runtest_logreport(report)
+    suite.pytest_unconfigure(controller)
+    (recorded,) = script().read_phases(path)
+    assert (recorded.worker, recorded.group, recorded.test, recorded.seconds) == (
+        "gw1",
+        "g",
+        "tests/x.py::test_y",
+        2.5,
+    )
+    suite.pytest_configure(SimpleNamespace(rootpath=tmp_path, workerinput={}))  # a worker records nothing
+    suite.pytest_runtest_logreport(report)
+    assert suite._TIMINGS is None
