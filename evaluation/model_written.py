@@ -342,13 +342,16 @@ def read_sources(args: argparse.Namespace) -> list[ModelChain]:
 
 
 def step_flags(rows: Iterable[dict], check: Callable[[dict], list]) -> list[dict]:
-    """Every `incorrect` step verdict `check(row)` gives on rows whose gold says every step is right
-    (`label` -1): the flags to adjudicate, each with the chain, step, kind, reason and evidence."""
+    """Every `incorrect` step verdict `check(row)` gives where the gold calls the step right: any step of a
+    chain whose `label` is -1, a step before the located first error otherwise (rows without a label are
+    skipped). These are the flags to adjudicate, each with the chain, step, kind, reason and evidence."""
     flags = []
     for row in rows:
-        if row.get("label") != -1:
+        label = row.get("label")
+        if label is None:
             continue
-        for index, verdict in enumerate(check(row)):
+        right = len(row["steps"]) if label == -1 else label
+        for index, verdict in enumerate(check(row)[:right]):
             if verdict.label == "incorrect":
                 flags.append(
                     {
@@ -424,7 +427,7 @@ def _flags(args: argparse.Namespace) -> int:
     finally:
         verifier.close()
     args.out.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in flags), encoding="utf-8")
-    print(f"{args.out}: {len(flags)} `incorrect` flags on right chains (verifier {verifier.version})")
+    print(f"{args.out}: {len(flags)} flags where the gold says right (verifier {verifier.version})")
     return 0
 
 
@@ -443,7 +446,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     build.add_argument("--processbench", type=Path, help="ProcessBench's math.json: its problems are dropped")
     build.add_argument("--per-problem", type=int, default=2, help="PRMBench erroneous copies a problem")
     build.add_argument("--out", type=Path, required=True, help="folder for the two split files")
-    flags = commands.add_parser("flags", help="the verifier's `incorrect` flags on a set's right chains")
+    flags = commands.add_parser(
+        "flags", help="the verifier's `incorrect` flags on steps the gold calls right"
+    )
     flags.add_argument("set", type=Path, help="a split file this module wrote")
     flags.add_argument("--out", type=Path, required=True, help="JSON lines, one flag a line")
     args = parser.parse_args(argv)

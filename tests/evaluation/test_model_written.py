@@ -197,16 +197,23 @@ def test_math_references_are_each_solutions_last_box() -> None:
     assert math_references(rows) == {"q?": "\\frac{1}{2}"}
 
 
-def test_flags_are_listed_on_right_chains_only_and_tallied_by_reading() -> None:
+def test_flags_are_listed_where_the_gold_calls_the_step_right_and_tallied_by_reading() -> None:
     rows = [
         {"id": "a", "steps": ["x", "y"], "label": -1},
         {"id": "b", "steps": ["x", "y"], "label": 1},
         {"id": "c", "steps": ["x", "y"]},
     ]
     bad = Verdict("incorrect", "false claim", {"claim": "1 + 1 = 3"}, "closed_arithmetic")
-    flags = step_flags(rows, lambda row: [Verdict("correct"), bad])
-    assert [(f["id"], f["step"], f["kind"], f["text"]) for f in flags] == [("a", 1, "closed_arithmetic", "y")]
-    assert adjudicated(flags, {}) == {"closed_arithmetic": {"unread": 1}}
+    flags = step_flags(rows, lambda row: [bad, bad])
+    # every step of a right chain, the steps before a located first error, nothing of an unlabelled chain
+    assert [(f["id"], f["step"], f["kind"], f["text"]) for f in flags] == [
+        ("a", 0, "closed_arithmetic", "x"),
+        ("a", 1, "closed_arithmetic", "y"),
+        ("b", 0, "closed_arithmetic", "x"),
+    ]
+    assert adjudicated(flags, {("a", 1): "misreading"}) == {
+        "closed_arithmetic": {"unread": 2, "misreading": 1}
+    }
 
 
 def test_build_writes_both_splits_from_raw_files(tmp_path: Path) -> None:
