@@ -18,6 +18,7 @@ import pytest
 
 from prm_factory.config.runtime import apply_runtime_defaults
 from prm_factory.sampling.vllm_plugins import BATCH_NOISE_ENV
+from tests.docker_turns import DOCKER_TURNS
 
 if TYPE_CHECKING:
     from prm_factory.sampling.vllm_sampler import EngineSettings, VLLMSampler
@@ -92,10 +93,15 @@ _SERVER_PREFETCH_LEAD = 400
 ENGINE_FIXTURES = {"engine", "served_model"}
 # The suite runs on pytest-xdist workers (`-n auto --dist loadgroup` in pyproject.toml): serially it kept
 # one of a 2-core machine's cores idle most of the time (27 min of CPU in 29 min of wall). The tests that
-# share the session's engines, and every test on the Docker engine (some stop and restart dockerd, which
-# would break a sandbox test beside them), form one group that a single worker runs in order, engines
-# last; the other tests spread over every worker, the group's worker taking its share once the group ends.
-HEAVY_GROUP = "engines-and-docker"
+# share the session's engines form one group that a single worker runs in order; the tests on the Docker
+# engine alone form a second group that another worker runs beside it (one group for both was the suite's
+# critical path: 28 of its 35 minutes on one worker while the other idled). Tests on both (code runs) go
+# with the engines. A test that restarts dockerd, on either side, waits for its exclusive turn on the
+# machine's Docker engine, which every test on Docker (and each warm sandbox pool) holds shared
+# (tests/docker_turns.py). The other tests spread over every worker, each group's worker taking its share
+# once its group ends.
+ENGINE_GROUP = "engines"
+DOCKER_GROUP = "docker"
 DOCKER_FIXTURES = {"sandbox_image", "dockerd"}
 # Each worker holds its own interpreter, torch and, for flow tests, a Prefect server; past four workers
 # the short tests left to spread gain nothing more.
@@ -108,12 +114,17 @@ def _on_an_engine(item: pytest.Item) -> bool:
     )
 
 
-def _in_heavy_group(item: pytest.Item) -> bool:
-    return (
-        _on_an_engine(item)
-        or item.get_closest_marker("docker") is not None
-        or bool(DOCKER_FIXTURES & set(getattr(item, "fixturenames", ())))
+def _on_docker(item: pytest.Item) -> bool:
+    return item.get_closest_marker("docker") is not None or bool(
+        DOCKER_FIXTURES & set(getattr(item, "fixturenames", ()))
     )
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The xdist group a test runs in, if any."""
+    if _on_an_engine(item):
+        return ENGINE_GROUP
+    return DOCKER_GROUP if _on_docker(item) else None
 
 
 # Each test phase's start, stop and worker, written where bench/suite_critical_path.py reads them: pytest's
@@ -157,8 +168,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     # before xdist's own collection hook, which names each item's group in its node id
-    if _in_heavy_group(item):
-        item.add_marker(pytest.mark.xdist_group(HEAVY_GROUP))
+    if group := _group(item):
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @dataclass(frozen=True)
@@ -172,10 +183,10 @@ class ServedModel:
 
 @pytest.hookimpl(trylast=True)  # after `-k` / `-m` deselection
 def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
-    if hasattr(session.config, "workerinput"):  # an xdist worker: the group first, engines at its end
-        heavy = [item for item in items if _in_heavy_group(item)]
+    if hasattr(session.config, "workerinput"):  # an xdist worker: engine group, Docker group, the rest
+        grouped = [item for item in items if _group(item)]
         if session.config.getvalue("loadgroup") and any(
-            not item.nodeid.endswith(f"@{HEAVY_GROUP}") for item in heavy
+            not item.nodeid.endswith(f"@{_group(item)}") for item in grouped
         ):
             # xdist names the group in the node id; where it cannot, the group would spread over the workers
             # and a dockerd restart would cut the sandbox tests beside it
@@ -183,20 +194,21 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
                 "pytest-xdist did not group the engine and Docker tests (pytest-dev/pytest-xdist#1386 with "
                 "pytest 9.2): install the pytest pyproject.toml asks for, or run serially with `-n 0`"
             )
-        engine_users = [item for item in heavy if _on_an_engine(item)]
-        # the group's first test opens the work queue, so one worker takes the group at the very start
+        engine_users = [item for item in grouped if _group(item) == ENGINE_GROUP]
+        # each group's first test opens the work queue, so the first two workers take one group each at the
+        # very start
         items[:] = (
-            [item for item in heavy if not _on_an_engine(item)]
-            + engine_users
-            + [item for item in items if not _in_heavy_group(item)]
+            engine_users
+            + [item for item in grouped if _group(item) == DOCKER_GROUP]
+            + [item for item in items if not _group(item)]
         )
 
-        # the offline engine starts with the group (its Docker tests mostly wait on containers), the server
-        # once those are done, some engine tests before its first user
+        # both engines start with the group, the server in the background while the offline engine's first
+        # users wait on theirs (its own users come later in the group)
         def users(fixture: str) -> list[pytest.Item]:
             return [item for item in engine_users if fixture in getattr(item, "fixturenames", ())]
 
-        session.stash[_ENGINE_PREFETCH_AT] = heavy[0].nodeid if users("engine") else None
+        session.stash[_ENGINE_PREFETCH_AT] = engine_users[0].nodeid if users("engine") else None
         servers = users("served_model")
         session.stash[_SERVER_PREFETCH_AT] = engine_users[0].nodeid if servers else None
         session.stash[_LAST_SERVER_USER] = servers[-1].nodeid if servers else None
@@ -465,6 +477,17 @@ class DockerdControl:
             client.close()
 
 
+@pytest.fixture(autouse=True)
+def _docker_turn(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test on Docker holds a shared turn on the machine's engine (tests/docker_turns.py); one that restarts
+    it takes the turn exclusively in `dockerd`."""
+    if not _on_docker(request.node) or "dockerd" in request.fixturenames:
+        yield
+        return
+    with DOCKER_TURNS.shared():
+        yield
+
+
 @pytest.fixture()
 def dockerd() -> Iterator[DockerdControl]:
     """Control of the Docker engine; skips where this session may not restart it. After the test the engine
@@ -475,10 +498,11 @@ def dockerd() -> Iterator[DockerdControl]:
     if os.geteuid() != 0 or not DockerdControl.PID_FILE.is_file():
         pytest.skip("needs root and a dockerd started by scripts/start_dockerd.sh (pid file)")
     control = DockerdControl()
-    try:
-        yield control
-    finally:
-        control.start()
+    with DOCKER_TURNS.exclusive():  # no sandbox in use anywhere on the machine while the engine is down
+        try:
+            yield control
+        finally:
+            control.start()
     # What the product would remove on its next create, now that the engine answers again.
     from prm_factory.verifiers.code.sandbox.container import docker_client, remove_unremoved
 

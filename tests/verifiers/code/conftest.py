@@ -15,6 +15,7 @@ import pytest
 
 from prm_factory.schemas.code_problems import load_code_problems
 from prm_factory.schemas.records import Problem
+from tests.docker_turns import DOCKER_TURNS
 
 # the suite imports with --import-mode=importlib: put this folder on sys.path for `exec_results`
 if str(Path(__file__).resolve().parent) not in sys.path:
@@ -50,7 +51,9 @@ def pool(sandbox_image: str) -> Iterator[object]:
 
     # PRM_SANDBOX_DISPATCH=exec runs the whole suite through `docker exec` dispatch instead.
     dispatch = os.environ.get("PRM_SANDBOX_DISPATCH", "server")
-    with SandboxPool(sandbox_image, size=2, limits=SandboxLimits(**FAST_LIMITS), dispatch=dispatch) as warm:
+    limits = SandboxLimits(**FAST_LIMITS)
+    # its containers live across the module's tests: no dockerd restart in between (tests/docker_turns.py)
+    with DOCKER_TURNS.shared(), SandboxPool(sandbox_image, size=2, limits=limits, dispatch=dispatch) as warm:
         yield warm
 
 
