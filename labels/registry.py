@@ -20,8 +20,10 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
-from prm_factory.labels.source import NEEDS, LabelSource
+from prm_factory.labels.source import NEEDS, ChainLabels, LabelSource
+from prm_factory.schemas.step_labels import StepLabel
 
 ENTRY_POINT_GROUP = "prm_factory.label_sources"
 
@@ -47,10 +49,62 @@ class RegistryError(ValueError):
     """A source that cannot be registered or found (bad name, clash, failed import, wrong shape)."""
 
 
+class LabelSourceFailed(RuntimeError):
+    """A source's batch call raised, or gave labels of the wrong shape: one line naming the source, the chunk
+    and what happened to the rows (nothing of the failed run is committed; earlier versions stay)."""
+
+
+KEPT = "nothing of this run was committed; the dataset keeps its earlier versions"
+
+
+def _chunk_name(chains: Sequence[Any]) -> str:
+    """A chunk by its first and last chain (an input row's own id where it has one)."""
+    if not chains:
+        return "an empty chunk"
+    ids = [str(getattr(c, "source_row_id", None) or getattr(c, "chain_id", "?"))[:16] for c in chains]
+    return f"the chunk of {len(ids)} chains {ids[0]}" + (f"..{ids[-1]}" if len(ids) > 1 else "")
+
+
+def call_source(
+    source: LabelSource, chains: Sequence[Any], prior: Mapping[str, Any], setup: Any
+) -> list[ChainLabels | None]:
+    """`source.label` with its output checked: one tuple of labels per chain, one label per step, each a
+    StepLabel of this source. A plug-in's exception or wrong shape becomes `LabelSourceFailed`."""
+    where = f"label source {source.name!r} on {_chunk_name(chains)}"
+    try:
+        labels = list(source.label(chains, prior, setup))
+    except LabelSourceFailed:
+        raise
+    except Exception as error:  # a plug-in's own error, said in one line; the traceback goes to the log
+        raise LabelSourceFailed(f"{where} raised {type(error).__name__}: {error}; {KEPT}") from error
+    if len(labels) != len(chains):
+        raise LabelSourceFailed(f"{where} gave labels for {len(labels)} of {len(chains)} chains; {KEPT}")
+    for chain, chain_labels in zip(chains, labels, strict=True):
+        if chain_labels is None:
+            continue
+        name = getattr(chain, "source_row_id", None) or chain.chain_id
+        if not isinstance(chain_labels, tuple | list) or len(chain_labels) != len(chain.steps):
+            count = (
+                len(chain_labels) if isinstance(chain_labels, tuple | list) else type(chain_labels).__name__
+            )
+            raise LabelSourceFailed(
+                f"{where} gave {count} labels for the {len(chain.steps)} steps of chain {name}; {KEPT}"
+            )
+        for label in chain_labels:
+            if not isinstance(label, StepLabel) or label.source != source.name:
+                shown = label.source if isinstance(label, StepLabel) else type(label).__name__
+                raise LabelSourceFailed(
+                    f"{where} gave a label of {shown!r} on chain {name} (expected StepLabels of "
+                    f"{source.name!r}); {KEPT}"
+                )
+    return [None if labels_ is None else tuple(labels_) for labels_ in labels]
+
+
 class Registry(Mapping[str, LabelSource]):
     """Label sources by name, in registration order (built-in first)."""
 
-    def __init__(self, sources: Sequence[LabelSource]) -> None:
+    def __init__(self, sources: Sequence[LabelSource], refused: Mapping[str, str] | None = None) -> None:
+        self._refused = dict(refused or {})  # plug-ins that failed to load: name -> why (said where used)
         self._sources: dict[str, LabelSource] = {}
         for source in sources:
             check_source(source)
@@ -62,6 +116,8 @@ class Registry(Mapping[str, LabelSource]):
         try:
             return self._sources[name]
         except KeyError:
+            if name in self._refused:
+                raise RegistryError(self._refused[name]) from None
             raise RegistryError(f"no label source {name!r}; registered: {', '.join(self._sources)}") from None
 
     def __contains__(self, name: object) -> bool:
@@ -78,7 +134,11 @@ class Registry(Mapping[str, LabelSource]):
 
     def with_sources(self, extra: Sequence[LabelSource]) -> Registry:
         """This registry plus `extra` (a config's `module:attribute` sources)."""
-        return Registry([*self._sources.values(), *extra])
+        return Registry([*self._sources.values(), *extra], self._refused)
+
+    def refused(self) -> dict[str, str]:
+        """Plug-ins that failed to load, with why: refused only where a command uses them."""
+        return dict(self._refused)
 
 
 def check_source(source: object) -> None:
@@ -103,7 +163,7 @@ def load_object(path: str) -> LabelSource:
         raise RegistryError(f"{path!r}: expected package.module:attribute")
     try:
         target = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as error:
+    except Exception as error:  # ImportError, AttributeError, or whatever the plug-in's module raises
         raise RegistryError(f"label source {path!r} cannot be loaded: {error}") from error
     return _instance(target, path)
 
@@ -112,7 +172,10 @@ def _instance(target: object, where: str) -> LabelSource:
     if isinstance(target, LabelSource):
         return target
     if callable(target):
-        made = target()
+        try:
+            made = target()
+        except Exception as error:  # a plug-in's constructor that raises names the plug-in
+            raise RegistryError(f"{where} failed to make its label source: {error}") from error
         if isinstance(made, LabelSource):
             return made
     raise RegistryError(f"{where} gives no label source (an instance, or a class making one)")
@@ -144,7 +207,20 @@ def registered_names() -> tuple[str, ...]:
 def registry() -> Registry:
     """Built-in sources, then those packages register (loaded once per process)."""
     builtin = [load_object(path) for path in BUILTIN.values()]
-    return Registry([*builtin, *(_from_entry_point(point) for point in plugin_entry_points())])
+    plugins: list[LabelSource] = []
+    refused: dict[str, str] = {}
+    for point in plugin_entry_points():
+        try:
+            source = _from_entry_point(point)
+            check_source(source)
+        except RegistryError as error:  # refused where it is used, not in every command
+            refused[point.name] = str(error)
+            continue
+        if source.name in BUILTIN or source.name in {p.name for p in plugins}:
+            refused[point.name] = f"entry point {point.name!r}: a label source of that name exists already"
+            continue
+        plugins.append(source)
+    return Registry([*builtin, *plugins], refused)
 
 
 def reset() -> None:

@@ -106,12 +106,16 @@ def label(
         fail(f"solutions file not found: {solutions}")
     cfg = _labelling_config(config, dataset)
     from prm_factory.api import label as label_chains
+    from prm_factory.labels.registry import LabelSourceFailed
     from prm_factory.progress import quiet_output
 
     with quiet_output(cfg.dataset_root()) as log_path:
-        summary = label_chains(
-            input_path, cfg, rollouts=rollouts, solutions=solutions, human_labels=human_labels
-        )
+        try:
+            summary = label_chains(
+                input_path, cfg, rollouts=rollouts, solutions=solutions, human_labels=human_labels
+            )
+        except LabelSourceFailed as err:  # a plug-in's failure: one line, its traceback in the log
+            fail(f"{err} (log: {log_path})", 1)
     console = Console()
     outcomes = dict(Counter(chain.outcome for chain in summary.chains))
     console.print(f"dataset: {summary.dataset_root}  (version {summary.version})")
@@ -144,6 +148,13 @@ def relabel(
     version: Annotated[int | None, typer.Option(help="dataset version to relabel (default: latest)")] = None,
     config: ConfigOption = None,
     source: SourceOption = None,
+    calibrate_from_audit: Annotated[
+        Path | None,
+        typer.Option(
+            help="An audit (audit.sqlite or its folder) whose answers refine the calibration tables the "
+            "consensus weighs; every chain's consensus is computed again with them."
+        ),
+    ] = None,
 ) -> None:
     """Recompute the labels of a dataset version with the current label sources and commit them as a new
     version, with consensus and first errors recomputed. By default every configured source that needs no
@@ -163,7 +174,9 @@ def relabel(
     try:  # before Prefect starts, and before the log would make a folder where no dataset is
         open_dataset(cfg.dataset_root()).resolve_version(version)
         with quiet_output(cfg.dataset_root()) as log_path:
-            summary = relabel_version(cfg, version=version, sources=names)
+            summary = relabel_version(
+                cfg, version=version, sources=names, calibrate_from_audit=calibrate_from_audit
+            )
     except (NoDatasetError, UnknownVersionError, RegistryError) as err:
         fail(str(err))
     console = Console()

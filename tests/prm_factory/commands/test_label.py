@@ -68,3 +68,19 @@ def test_label_of_a_missing_input_is_refused_before_any_log(tmp_path: Path) -> N
     )
     assert result.exit_code == 2 and "input not found" in result.output
     assert not (tmp_path / "ds").exists()
+
+
+def test_a_failing_label_source_is_one_line_and_exit_1(tmp_path: Path, monkeypatch) -> None:
+    import prm_factory.api as api
+    from prm_factory.labels.registry import LabelSourceFailed
+
+    def failing(*args, **kwargs):
+        raise LabelSourceFailed("label source 'digits' on the chunk of 2 chains a..b raised ValueError: x")
+
+    monkeypatch.setattr(api, "label", failing)
+    chains = tmp_path / "chains.jsonl"
+    chains.write_text("".join(json.dumps(row) + "\n" for row in CHAINS))
+    result = CliRunner().invoke(app, ["label", str(chains), "--dataset", str(tmp_path / "ds")])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert "label source 'digits' on the chunk of 2 chains a..b raised ValueError: x" in result.output
+    assert "Traceback" not in result.output
