@@ -13,6 +13,11 @@ dropped by exact question text):
 - Qwen2.5-Math (QwenLM/Qwen2.5-Math, `evaluation/` MIT), `evaluation/data/eval_rm_maj_example/
   math_cot_100.jsonl`: 8 sampled chain-of-thought answers of a Qwen2.5-Math-Instruct model to each of 100
   MATH test problems, with the harness's grade (`score`).
+- DeepScaleR-1.5B-Preview's answers to AIME 2024 (bkubwimana/tegra_monitor, MIT), an AIME-Preview-style
+  harness output with a token budget of 8192 (`eval_output_chains`).
+- ReasonEval's MR-MATH (GAIR-NLP/ReasonEval, no licence: a set kept outside the repository):
+  Abel / WizardMath answers to MATH test problems with a hand-marked first error, and PRM800K chains with
+  their ratings (`mrmath_chains`).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -53,6 +58,12 @@ from prm_factory.schemas.reference_solutions import question_key
 PRMBENCH_REPO = "ssmisya/PRMBench"
 QWEN_REPO = "QwenLM/Qwen2.5-Math"
 REASONEVAL_REPO = "GAIR-NLP/ReasonEval"
+DEEPSCALER_REPO = "bkubwimana/tegra_monitor"
+DEEPSCALER_FILE = (
+    "eval/sweep_results/sweep_tokens_8192/agentica-org/DeepScaleR-1.5B-Preview/aime/"
+    "8192t_test2024_qwen-instruct_t0.6_k1_s0_e30.jsonl"
+)
+DEEPSCALER_MODEL = "DeepScaleR-1.5B-Preview, T=0.6, 8192 tokens"
 QWEN_FILE = "evaluation/data/eval_rm_maj_example/math_cot_100.jsonl"
 PRMBENCH_DATA = "mr_eval/tasks/prmtest_classified/data"
 # PRMBench classes whose marked steps assert something false (the others restate or assume)
@@ -199,6 +210,35 @@ def qwen_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain
     return chains
 
 
+def eval_output_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """An eval harness's outputs (`question`, `generated_responses`, `gold_answer`, `answers_correctness`,
+    as GAIR-NLP's AIME-Preview writes them): every response a chain of its paragraphs, with the harness's
+    grade. A response cut by the token budget has no answer and is graded so. Ids are `TAG-ID-sK`."""
+    chains = []
+    for row in rows:
+        responses = _listed(row["generated_responses"])
+        grades = row.get("answers_correctness") or []
+        if isinstance(grades, str):
+            grades = ast.literal_eval(grades)
+        for k, response in enumerate(responses):
+            steps = tuple(paragraph_steps(response))
+            if len(steps) < 2:
+                continue
+            chains.append(
+                ModelChain(
+                    f"{tag}-{row['id']}-s{k}",
+                    row["question"],
+                    steps,
+                    Provenance(repo, commit, file, model),
+                    source_correct=bool(grades[k]) if k < len(grades) else None,
+                    reference_answer=str(row["gold_answer"]),
+                )
+            )
+    return chains
+
+
 def mrmath_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain]:
     """ReasonEval's MR-MATH rows: MATH test answers with a hand-marked first error (`invalid_errors`:
     `model_output_solution_first_error_step`, 1-based, `N/A` when every step is valid) or PRM800K's
@@ -336,6 +376,15 @@ def read_sources(args: argparse.Namespace) -> list[ModelChain]:
             chains += qwq_chains(_jsonl(multi), f"{PRMBENCH_DATA}/{multi.name}", args.prmbench_commit)
     if args.qwen:
         chains += qwen_chains(_jsonl(args.qwen), QWEN_FILE, args.qwen_commit)
+    if args.deepscaler:
+        chains += eval_output_chains(
+            _jsonl(args.deepscaler),
+            DEEPSCALER_FILE,
+            args.deepscaler_commit,
+            DEEPSCALER_REPO,
+            DEEPSCALER_MODEL,
+            "deepscaler-aime24",
+        )
     for path in args.mrmath or []:
         chains += mrmath_chains(_jsonl(path), f"dataset/{path.name}", args.mrmath_commit)
     return chains
@@ -384,8 +433,9 @@ def _build(args: argparse.Namespace) -> int:
     from prm_factory.schemas.records import Problem
     from prm_factory.verifiers.math import MathVerifier, MathVerifierConfig
 
-    # no last-number fallback: a chain that ends in prose with no answer marked is ungraded, not wrong
-    verifier = MathVerifier(MathVerifierConfig(last_number_fallback=False))
+    # no last-number fallback: a chain that ends in prose with no answer marked is ungraded, not wrong; a
+    # long limit, so a SymPy comparison timed out on a loaded machine does not change a set's rows
+    verifier = MathVerifier(MathVerifierConfig(timeout_s=30.0, last_number_fallback=False))
 
     def grade(chain: ModelChain, reference: str) -> bool | None:
         problem = Problem(chain.id, "external", "math", chain.problem, reference)
@@ -439,6 +489,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     build.add_argument("--prmbench-commit", default="", help="the commit of that checkout")
     build.add_argument("--qwen", type=Path, help=f"{QWEN_REPO}'s {QWEN_FILE}")
     build.add_argument("--qwen-commit", default="")
+    build.add_argument(
+        "--deepscaler", type=Path, help=f"{DEEPSCALER_REPO}'s AIME 2024 outputs, {DEEPSCALER_FILE}"
+    )
+    build.add_argument("--deepscaler-commit", default="")
     build.add_argument("--mrmath", type=Path, nargs="*", help="ReasonEval's dataset/mr-math_*.json files")
     build.add_argument("--mrmath-commit", default="")
     build.add_argument("--name", default="model_written", help="the split files are NAME_dev / NAME_untuned")

@@ -16,6 +16,7 @@ from prm_factory.evaluation.model_written import (
     adjudicated,
     build_chains,
     chain_row,
+    eval_output_chains,
     main,
     math_references,
     mrmath_chains,
@@ -104,6 +105,20 @@ def test_qwq_and_qwen_rows_become_chains_with_their_answers_and_grades() -> None
     )
     assert [c.id for c in qwen] == ["qwen25math-7-s0"]  # one paragraph is no chain of steps
     assert qwen[0].source_correct is True and qwen[0].steps == ("A.", "So $\\boxed{3}$.")
+
+
+def test_harness_outputs_are_chains_of_their_paragraphs_with_the_harness_grade() -> None:
+    row = {
+        "id": "60",
+        "question": "Q?",
+        "generated_responses": repr(["<think>\nA.\n\nSo $\\boxed{204}$.", "cut"]),
+        "gold_answer": "204",
+        "answers_correctness": "[True, False]",
+    }
+    [chain] = eval_output_chains([row], "out.jsonl", "c", "o/r", "DeepScaleR", "ds")
+    assert chain.id == "ds-60-s0" and chain.steps == ("<think>\nA.", "So $\\boxed{204}$.")
+    assert chain.source_correct is True and chain.reference_answer == "204"
+    assert chain.provenance == Provenance("o/r", "c", "out.jsonl", "DeepScaleR")
 
 
 def test_mrmath_rows_carry_the_hand_marked_first_error_or_the_first_bad_rating() -> None:
