@@ -306,50 +306,54 @@ class VLLMSampler:
     run records it."""
 
     def __init__(self, settings: EngineSettings) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(settings.cpu_kv_cache_gib))
+        # what the engine's environment needs, held for its life: close() puts the caller's back, so an
+        # engine the caller starts later in this process gets none of the factory's settings or patches
+        self._saved_env: dict[str, str | None] = {}
+        self._set_env({"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": str(settings.cpu_kv_cache_gib)}, True)
         self.host_choice = engine_choice(settings)
         self.process = _process_plan(settings)
         self.reproducibility = engine_reproducibility(settings, self.host_choice)
         invariant = {BATCH_INVARIANT_ENV: "1"} if self.reproducibility.mode == "batch-invariant" else {}
         ours = {ENGINE_MARKER_ENV: "1"}  # our vLLM plugin acts in this engine's processes (vllm_plugins)
-        for key, value in (self.host_choice.env | self.process.env | invariant | ours).items():  # spawned too
-            os.environ[key] = value
-            _ENV_SET_HERE.add(key)
-        clean_before_engine_start()  # the message-queue files of engines killed earlier
-        started = time.perf_counter()
-        from vllm import LLM
+        self._set_env(self.host_choice.env | self.process.env | invariant | ours)  # spawned processes too
+        try:
+            clean_before_engine_start()  # the message-queue files of engines killed earlier
+            started = time.perf_counter()
+            from vllm import LLM
 
-        imported = time.perf_counter()
+            imported = time.perf_counter()
 
-        self.settings = settings
-        self.model_id = settings.model_id
-        self.seed = settings.seed
-        seeding = seeding_plan(settings, cpu=on_cpu())
-        kwargs: dict = engine_kwargs(settings) | seeding.kwargs | self.process.kwargs
-        self.seed_mode = seeding.mode
-        if not on_cpu():
-            kwargs["gpu_memory_utilization"] = settings.gpu_memory_utilization
-        # inline, the engine computes in the thread that calls it and binds that thread's OpenMP team to
-        # cores: one thread of our own does every engine call, so the binding never reaches the task
-        # threads that start verifier workers or containers (they would inherit it)
-        self._thread = (
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-engine")
-            if self.process.mode == "inline"
-            else None
-        )
-        self._llm = self._call(
-            LLM,
-            model=settings.checkpoint,
-            seed=settings.seed,
-            max_model_len=settings.max_model_len,
-            dtype=self.host_choice.dtype,
-            enforce_eager=settings.enforce_eager,
-            enable_prefix_caching=settings.enable_prefix_caching,
-            disable_log_stats=False,  # keeps the Prometheus counters that prefix_cache_stats reads
-            **kwargs,
-        )
-        self._tokenizer = self._llm.get_tokenizer()
+            self.settings = settings
+            self.model_id = settings.model_id
+            self.seed = settings.seed
+            seeding = seeding_plan(settings, cpu=on_cpu())
+            kwargs: dict = engine_kwargs(settings) | seeding.kwargs | self.process.kwargs
+            self.seed_mode = seeding.mode
+            if not on_cpu():
+                kwargs["gpu_memory_utilization"] = settings.gpu_memory_utilization
+            # inline, the engine computes in the thread that calls it and binds that thread's OpenMP team to
+            # cores: one thread of our own does every engine call, so the binding never reaches the task
+            # threads that start verifier workers or containers (they would inherit it)
+            self._thread = (
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-engine")
+                if self.process.mode == "inline"
+                else None
+            )
+            self._llm = self._call(
+                LLM,
+                model=settings.checkpoint,
+                seed=settings.seed,
+                max_model_len=settings.max_model_len,
+                dtype=self.host_choice.dtype,
+                enforce_eager=settings.enforce_eager,
+                enable_prefix_caching=settings.enable_prefix_caching,
+                disable_log_stats=False,  # keeps the Prometheus counters that prefix_cache_stats reads
+                **kwargs,
+            )
+            self._tokenizer = self._llm.get_tokenizer()
+        except BaseException:  # an engine that did not start leaves the caller's environment as it was
+            self.restore_env()
+            raise
         # the offline engine is not re-entrant across task threads; a batch scope holds it across its calls
         self._lock = threading.RLock()
         self._scope_calls: int | None = None  # engine calls made in the open batch scope; None: none open
@@ -463,15 +467,38 @@ class VLLMSampler:
                 hits += int(getattr(metric, "value", 0))
         return queries, hits
 
+    def _set_env(self, values: dict[str, str], only_if_missing: bool = False) -> None:
+        for key, value in values.items():
+            if only_if_missing and key in os.environ:
+                continue
+            self._saved_env.setdefault(key, os.environ.get(key))
+            os.environ[key] = value
+            if not only_if_missing:
+                _ENV_SET_HERE.add(key)
+
+    def restore_env(self) -> None:
+        """Put back the environment this engine found (close() does it; idempotent)."""
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+            _ENV_SET_HERE.discard(key)
+        self._saved_env = {}
+
     def close(self, timeout: float | None = None) -> None:
-        """Stop the engine's worker processes now, rather than at interpreter exit (when logging is gone);
-        `timeout`: seconds vLLM gives its EngineCore to stop before it kills it (None: vLLM's 5 s)."""
+        """Stop the engine's worker processes now, rather than at interpreter exit (when logging is gone),
+        and put back the caller's environment; `timeout`: seconds vLLM gives its EngineCore to stop before it
+        kills it (None: vLLM's 5 s)."""
         engine = getattr(self._llm, "llm_engine", None)
         core = getattr(engine, "engine_core", None)
-        if core is not None and hasattr(core, "shutdown"):
-            self._call(core.shutdown, **({} if timeout is None else {"timeout": timeout}))
-        if self._thread is not None:
-            self._thread.shutdown(wait=False)
+        try:
+            if core is not None and hasattr(core, "shutdown"):
+                self._call(core.shutdown, **({} if timeout is None else {"timeout": timeout}))
+            if self._thread is not None:
+                self._thread.shutdown(wait=False)
+        finally:
+            self.restore_env()
 
 
 def submit_as_one_batch(
