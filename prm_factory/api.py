@@ -13,7 +13,9 @@ traceback from deep inside.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +48,22 @@ def load_config(path: PathLike | None = None, overrides: Mapping[str, object] | 
     return load(path, dict(overrides) if overrides else None)
 
 
+@contextmanager
+def _runtime_defaults() -> Iterator[None]:
+    """The process-wide defaults the CLI sets (no telemetry, offline hub, quiet vLLM: config/runtime.py), for
+    the length of one call: what the caller's process had before is put back after it."""
+    from prm_factory.config.runtime import RUNTIME_DEFAULTS
+
+    added = [key for key in RUNTIME_DEFAULTS if key not in os.environ]
+    for key in added:
+        os.environ[key] = RUNTIME_DEFAULTS[key]
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
+
+
 def _preflight(problems: Sequence[str]) -> None:
     """Every problem the preflight found, in one `ConfigError` (one line each), before anything starts."""
     from prm_factory.config.run_config import ConfigError
@@ -73,7 +91,8 @@ def run(config: RunConfig, *, shard: str | None = None, parent_run: str | None =
         Shard.parse(shard)
         config = absolute_paths(config)  # every shard, here or on a worker, runs (and hashes) the same config
     _preflight(config_problems(config))
-    return run_generation(config, shard, parent_run)
+    with _runtime_defaults():
+        return run_generation(config, shard, parent_run)
 
 
 def label(
@@ -107,7 +126,8 @@ def label(
         config = _with_input_human_labels(config)
     _preflight(labeler_problems(config))
     solutions_path = str(solutions) if solutions is not None else None
-    return label_external(str(chains), config, rollouts=rollouts, solutions=solutions_path)
+    with _runtime_defaults():
+        return label_external(str(chains), config, rollouts=rollouts, solutions=solutions_path)
 
 
 def _with_input_human_labels(config: RunConfig) -> RunConfig:
@@ -118,34 +138,61 @@ def _with_input_human_labels(config: RunConfig) -> RunConfig:
     return config.model_copy(update={"labels": labels})
 
 
-def relabel(config: RunConfig, *, version: int | None = None, sources: Sequence[str] = ()) -> RelabelSummary:
+def relabel(
+    config: RunConfig,
+    *,
+    version: int | str | None = None,
+    sources: Sequence[str] | str = (),
+    calibrate_from_audit: PathLike | None = None,
+) -> RelabelSummary:
     """Recompute the labels of a version (None: the latest) of the config's dataset with today's label
     sources and commit them as a new version, consensus and first errors recomputed; `sources` re-runs only
-    those (by registered name, e.g. `["human"]`); `summary.version` is None when every chain was already
+    those (by registered name, e.g. `["human"]`); `calibrate_from_audit`: an audit whose answers first refine
+    the calibration tables the consensus weighs; `summary.version` is None when every chain was already
     current.
 
     >>> relabel(load_config(None, {"dataset.root": "ds"})).version                      # doctest: +SKIP
     4
     """
+    from prm_factory.config.run_config import ConfigError
     from prm_factory.flows.preflight import labeler_problems
     from prm_factory.flows.relabel_run import relabel_dataset
+    from prm_factory.labels.registry import RegistryError, configured
 
     _preflight(labeler_problems(config))
-    # NoDatasetError / UnknownVersionError before Prefect starts
-    open_dataset(config.dataset_root()).resolve_version(version)
-    return relabel_dataset(config, version, list(sources))
+    names = [sources] if isinstance(sources, str) else list(sources)  # "human" is one name, not five
+    try:  # an unknown source before Prefect starts
+        known = configured(config.labels.sources)
+        for name in names:
+            known[name]
+    except RegistryError as error:
+        raise ConfigError(str(error)) from None
+    # NoDatasetError / UnknownVersionError before Prefect starts; a tag becomes its number
+    resolved = open_dataset(config.dataset_root()).resolve_version(version)
+    audit = None if calibrate_from_audit is None else str(calibrate_from_audit)
+    try:
+        with _runtime_defaults():
+            return relabel_dataset(config, resolved, names, audit)
+    except RegistryError as error:  # a source that does not apply to this dataset's chains
+        raise ConfigError(str(error)) from None
 
 
 def open_dataset(root: PathLike, storage_options: Mapping[str, str] | None = None) -> Dataset:
     """A dataset by its root (a folder, or an object-store URI with `storage_options`): `versions()`,
     `latest_version()`, `tables(version)` (pyarrow datasets of problems, chains, steps, runs, rejections).
 
+    Raises `NoDatasetError` (a `StorageError`) where nothing was ever committed at `root`.
+
     >>> open_dataset("ds").latest_version()                                              # doctest: +SKIP
     3
     """
     from prm_factory.storage.dataset import Dataset
+    from prm_factory.storage.errors import NoDatasetError
 
-    return Dataset(str(root), dict(storage_options) if storage_options else None)
+    dataset = Dataset(str(root), dict(storage_options) if storage_options else None)
+    if not dataset.exists():
+        raise NoDatasetError(f"no dataset at {root} (nothing committed there; `run` or `label` writes one)")
+    return dataset
 
 
 def versions(root: PathLike) -> list[VersionInfo]:
@@ -158,7 +205,11 @@ def versions(root: PathLike) -> list[VersionInfo]:
 
 
 def query(
-    root: PathLike | Dataset, sql: str, *, version: int | None = None, sources: Sequence[str] | None = None
+    root: PathLike | Dataset,
+    sql: str,
+    *,
+    version: int | str | None = None,
+    sources: Sequence[str] | None = None,
 ) -> pa.Table:
     """Run DuckDB SQL over one version (None: the latest) of a dataset, whose tables are views named
     problems, chains, steps, runs and rejections (and label_stats, first_errors); returns an Arrow table.
@@ -179,7 +230,7 @@ def export(
     root: PathLike | Dataset,
     fmt: ExportFormat,
     *,
-    version: int | None = None,
+    version: int | str | None = None,
     output: PathLike | None = None,
     label: str = "hard",
     threshold: float | None = None,
@@ -189,9 +240,11 @@ def export(
     since_version: int | None = None,
     stop_at_first_error: bool = False,
     placeholder: str | None = None,
+    soft: bool = False,
 ) -> pa.Table:
     """The rows a trainer reads, for `fmt` one of "trl", "openrlhf", "math-shepherd", "steps", from one
-    version; `label` picks the label kind ("hard", "soft" with `threshold`, "consensus", a source's name);
+    version; `label` picks the label kind ("hard", "soft" with `threshold`, "consensus", a source's name;
+    `soft` with "consensus": its `p_correct` as the soft label);
     `since_version` keeps the rows of runs committed after that version; `placeholder` is the step tag of
     the openrlhf and math-shepherd formats (one token of the model). Written to `output` too when given
     (.jsonl, .parquet or .json by its suffix).
@@ -210,6 +263,7 @@ def export(
         agreement_only=agreement_only,
         since_version=since_version,
         stop_at_first_error=stop_at_first_error,
+        soft=soft,
         **({} if placeholder is None else {"placeholder": placeholder}),
     )
     table = export_table(dataset, fmt, version, options)
@@ -222,7 +276,7 @@ def feed(
     root: PathLike | Dataset,
     kind: FeedKind = "steps",
     *,
-    version: int | None = None,
+    version: int | str | None = None,
     columns: Sequence[str] | None = None,
     batch_size: int = 8192,
     follow: bool = False,
@@ -245,7 +299,7 @@ def training_rows(
     root: PathLike | Dataset,
     label: str = "consensus",
     *,
-    version: int | None = None,
+    version: int | str | None = None,
     soft: bool = False,
     agreement_only: bool = False,
     since_version: int | None = None,

@@ -231,8 +231,15 @@ class Dataset:
             return None
         return self._runs_table().version()
 
-    def resolve_version(self, version: int | None) -> int:
-        """Check `version` names a dataset version (None = latest) and return it as a number."""
+    def resolve_version(self, version: int | str | None) -> int:
+        """Check `version` names a dataset version (None = latest; a number, or a tag or number as text, as
+        the CLI's --version takes them) and return it as a number."""
+        if isinstance(version, str):
+            from prm_factory.storage.versions import resolve  # it reads the tags through this class
+
+            return resolve(self, version)
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise UnknownVersionError(f"a version is a number or a tag, got {version!r}")
         latest = self.latest_version()
         if latest is None:
             raise NoDatasetError(f"no dataset at {self.root} (no runs table)")

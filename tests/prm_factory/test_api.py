@@ -180,3 +180,50 @@ def test_training_rows_are_a_torch_dataset_of_the_rows_train_reads(dataset: Data
         DataLoader(rows, batch_size=None, num_workers=2, collate_fn=_as_is, multiprocessing_context="spawn")
     )
     assert sorted(r.chain_id for r in loaded) == sorted(r.chain_id for r in expected)
+
+
+def test_a_version_tag_works_wherever_a_version_number_does(dataset: Dataset) -> None:
+    from prm_factory.storage.versions import set_tag
+
+    set_tag(dataset, "v60", 1)
+    by_tag = api.query(dataset, "SELECT count(*) AS n FROM steps", version="v60")
+    by_number = api.query(dataset, "SELECT count(*) AS n FROM steps", version=1)
+    assert by_tag.to_pylist() == by_number.to_pylist()
+    assert api.query(dataset, "SELECT 1 AS one", version="1").to_pylist() == [{"one": 1}]
+    for wrong in ("nosuch", 2.5, True, [1]):
+        with pytest.raises(prm_factory.StorageError):
+            api.query(dataset, "SELECT 1", version=wrong)
+
+
+def test_a_missing_dataset_is_a_storage_error_not_none(tmp_path: Path) -> None:
+    with pytest.raises(prm_factory.StorageError, match="no dataset"):
+        api.open_dataset(tmp_path / "missing")
+
+
+def test_relabel_names_an_unknown_source_as_a_config_error_before_prefect(dataset: Dataset) -> None:
+    config = api.load_config(None, {"dataset.root": dataset.root})
+    with pytest.raises(prm_factory.ConfigError, match="no label source 'nosuch'"):
+        api.relabel(config, sources=("nosuch",))
+    with pytest.raises(prm_factory.ConfigError, match="no label source 'lengthy'"):
+        api.relabel(config, sources="lengthy")  # one name, not one source per letter
+
+
+def test_the_api_applies_the_runtime_defaults_for_the_call_only(monkeypatch, tmp_path: Path) -> None:
+    import os
+
+    from prm_factory.config.runtime import RUNTIME_DEFAULTS
+
+    for key in RUNTIME_DEFAULTS:
+        monkeypatch.delenv(key, raising=False)
+    seen = {}
+
+    def label_external(*args, **kwargs):
+        seen.update({key: os.environ.get(key) for key in RUNTIME_DEFAULTS})
+        return "labelled"
+
+    monkeypatch.setattr("prm_factory.flows.label_run.label_external", label_external)
+    chains = tmp_path / "chains.jsonl"
+    chains.write_text("{}\n")
+    assert api.label(chains, api.load_config(None, {"dataset.root": str(tmp_path / "ds")})) == "labelled"
+    assert seen == RUNTIME_DEFAULTS  # Prefect's telemetry off during the call ("database is locked")
+    assert not any(key in os.environ for key in RUNTIME_DEFAULTS)  # and the caller's process as it was
