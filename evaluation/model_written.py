@@ -405,6 +405,7 @@ def step_flags(rows: Iterable[dict], check: Callable[[dict], list]) -> list[dict
                 flags.append(
                     {
                         "id": row["id"],
+                        "label": label,
                         "step": index,
                         "kind": verdict.kind,
                         "reason": verdict.reason,
@@ -427,6 +428,37 @@ def adjudicated(flags: Iterable[dict], verdicts: dict[tuple[str, int], str]) -> 
         counts = table.setdefault(flag["kind"] or "unnamed", {})
         counts[read] = counts.get(read, 0) + 1
     return table
+
+
+def adjudicated_figures(
+    kinds: dict[str, dict], flags: Sequence[dict], reads: dict[tuple[str, int], str], right_chains: int
+) -> dict[str, dict]:
+    """Precision of `incorrect` per reading kind as eval measured it (`kinds`: eval's JSON
+    `verifier_kinds`, right and wrong flags) and adjudicated (a wrong flag read as a `real slip` counts as
+    right), with the right chains flagged both ways (`right_chains`: chains whose gold is -1).
+
+    >>> kinds = {"closed_arithmetic": {"right": 3, "wrong": 2}}
+    >>> flags = [{"id": "a", "step": 1, "kind": "closed_arithmetic", "label": -1},
+    ...          {"id": "b", "step": 0, "kind": "closed_arithmetic", "label": -1}]
+    >>> got = adjudicated_figures(kinds, flags, {("a", 1): "real slip", ("b", 0): "misreading"}, 10)
+    >>> got["closed_arithmetic"], got["right chains flagged"]
+    ({'raw': (3, 5), 'adjudicated': (4, 5)}, {'raw': (2, 10), 'adjudicated': (1, 10)})
+    """
+    out: dict[str, dict] = {}
+    for kind, counts in kinds.items():
+        flagged = counts["right"] + counts["wrong"]
+        slips = sum(
+            reads.get((f["id"], f["step"])) == "real slip" for f in flags if (f["kind"] or "unnamed") == kind
+        )
+        out[kind] = {"raw": (counts["right"], flagged), "adjudicated": (counts["right"] + slips, flagged)}
+    on_right = [f for f in flags if f.get("label", -1) == -1]
+    raw = {f["id"] for f in on_right}
+    misread = {f["id"] for f in on_right if reads.get((f["id"], f["step"])) != "real slip"}
+    out["right chains flagged"] = {
+        "raw": (len(raw), right_chains),
+        "adjudicated": (len(misread), right_chains),
+    }
+    return out
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -481,6 +513,25 @@ def _flags(args: argparse.Namespace) -> int:
     return 0
 
 
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "n/a"
+
+
+def _summary(args: argparse.Namespace) -> int:
+    rows = {row["id"]: row for row in _jsonl(args.set)}
+    flags = [{**f, "label": rows[f["id"]].get("label")} for f in _jsonl(args.flags)]
+    reads = {(r["id"], r["step"]): r["read"] for r in _jsonl(args.adjudication)}
+    unread = [f for f in flags if (f["id"], f["step"]) not in reads]
+    [split] = json.loads(args.figures.read_text(encoding="utf-8"))["splits"]
+    right_chains = sum(row.get("label") == -1 for row in rows.values())
+    figures = adjudicated_figures(split["verifier_kinds"], flags, reads, right_chains)
+    for name, got in figures.items():
+        (r, n), (a, _) = got["raw"], got["adjudicated"]
+        print(f"{name:28} raw {r} / {n} ({_percent(r, n)})   adjudicated {a} / {n} ({_percent(a, n)})")
+    print(f"{len(flags)} flags where the gold says right, {len(unread)} not read")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -505,8 +556,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     flags.add_argument("set", type=Path, help="a split file this module wrote")
     flags.add_argument("--out", type=Path, required=True, help="JSON lines, one flag a line")
+    summary = commands.add_parser("summary", help="precision per reading kind, raw and adjudicated")
+    summary.add_argument("--set", type=Path, required=True, help="the split file measured")
+    summary.add_argument("--figures", type=Path, required=True, help="`prm-factory eval SET --json` output")
+    summary.add_argument("--flags", type=Path, required=True, help="`flags SET` output")
+    summary.add_argument("--adjudication", type=Path, required=True, help="JSON lines {id, step, read, ...}")
     args = parser.parse_args(argv)
-    return _build(args) if args.command == "build" else _flags(args)
+    return {"build": _build, "flags": _flags, "summary": _summary}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -252,3 +252,31 @@ def test_build_writes_both_splits_from_raw_files(tmp_path: Path) -> None:
     [copy] = [r for r in rows if r.get("error_class") == "confidence"]
     assert copy["label"] == 1 and copy["source"]["file"].endswith("confidence.jsonl")
     assert copy["final_answer_correct"] is False  # 58 cents against the reference 29
+
+
+def test_summary_counts_real_slips_as_right_and_misread_chains_as_flagged(tmp_path: Path, capsys) -> None:
+    rows = [
+        {"id": "a", "problem": "P", "steps": ["x", "y"], "label": -1},
+        {"id": "b", "problem": "P", "steps": ["x", "y"], "label": 1},
+    ]
+    flags = [
+        {"id": "a", "step": 0, "kind": "closed_arithmetic"},
+        {"id": "a", "step": 1, "kind": "closed_arithmetic"},
+        {"id": "b", "step": 0, "kind": "equation_step"},
+    ]
+    reads = [{"id": "a", "step": 0, "read": "real slip"}, {"id": "b", "step": 0, "read": "misreading"}]
+    kinds = {"closed_arithmetic": {"right": 1, "wrong": 2}, "equation_step": {"right": 0, "wrong": 1}}
+    files = {}
+    for name, content in (("set", rows), ("flags", flags), ("adjudication", reads)):
+        files[name] = tmp_path / f"{name}.jsonl"
+        files[name].write_text("".join(json.dumps(r) + "\n" for r in content))
+    figures = tmp_path / "figures.json"
+    figures.write_text(json.dumps({"splits": [{"verifier_kinds": kinds}]}))
+    args = ["summary", "--figures", str(figures)] + [f"--{k}={v}" for k, v in files.items()]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "closed_arithmetic            raw 1 / 3 (33.3 %)   adjudicated 2 / 3 (66.7 %)" in out
+    assert "equation_step                raw 0 / 1 (0.0 %)   adjudicated 0 / 1 (0.0 %)" in out
+    # chain a is flagged; its one misread flag (step 1 was never read) keeps it flagged when adjudicated
+    assert "right chains flagged         raw 1 / 1 (100.0 %)   adjudicated 1 / 1 (100.0 %)" in out
+    assert "3 flags where the gold says right, 1 not read" in out
