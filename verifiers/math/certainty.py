@@ -35,6 +35,15 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
+from prm_factory.verifiers.math.assertion import claim_offsets, frame_of
+from prm_factory.verifiers.math.claim_grammar import (
+    NAMES,
+    WORDS,
+    WRITTEN_NUMBERS,
+    Grammar,
+    cut_from_source,
+    unread_span,
+)
 from prm_factory.verifiers.math.competition import IDENTITY_CUE
 from prm_factory.verifiers.math.reading_kinds import (
     CLOSED_ARITHMETIC,
@@ -42,8 +51,11 @@ from prm_factory.verifiers.math.reading_kinds import (
     DIVISIBILITY,
     EQUATION_STEP,
     IDENTITY,
+    LABELLED_LINE,
     NOTATION_RULE,
+    SUBSTITUTED_ARITHMETIC,
     SYSTEM_RESULT,
+    WORD_PROBLEM_ARITHMETIC,
 )
 
 # kinds that read written numbers only: a trial's arithmetic in them is still asserted
@@ -120,6 +132,34 @@ _NO_FACTOR_COMMAND = re.compile(
 _TEXT_BLOCK = re.compile(r"\\(?:text|mathrm|operatorname|textbf)\s*\{[^{}]*\}")
 _TEXT_WORDS = re.compile(r"\\(?:text|mathrm|operatorname|textbf)\s*\{([^{}]*)\}")
 _RELATION = re.compile(r"\\(?:geqslant|leqslant|geq?|leq?|neq?|lt|gt)(?![A-Za-z])|[<>≤≥≠]|=")
+# a claim that is only a name and a written number (`n = 4`, `$x=2$`): the chain gives the name a value
+# (again, or for another use: "the same formula with n = 4"); read against an earlier value, no arithmetic
+_VALUE_GIVEN = re.compile(
+    r"[\s$]*(?:(?P<name>[A-Za-z])\s*=\s*(?P<value>-?\d[\d.,]*)|(?P<value2>-?\d[\d.,]*)\s*=\s*(?P<name2>[A-Za-z]))"
+    r"[\s$.]*"
+)
+
+
+def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
+    """Is the claim only a name and a written number (`n = 4`), where the chain gave that name another
+    written number before (`n = 7`)? Then it gives the name a new value ("the same formula with n = 4"); a
+    value solved from an equation (`10m = 1000`, then `m = 100`) is still judged."""
+    match = _VALUE_GIVEN.fullmatch(claim)
+    if not match:
+        return False
+    name = next(g for g in (match.group("name"), match.group("name2")) if g)
+    value = next(g for g in (match.group("value"), match.group("value2")) if g)
+    step = chain[index]
+    offsets = [m.start() for m in re.finditer(re.escape(claim.strip(" $.")), step)]
+    before = [*chain[:index], step[: offsets[0] if offsets else 0]]
+    given = re.compile(rf"(?<![A-Za-z0-9\\_.]){re.escape(name)}\s*=\s*(-?\d[\d.,]*)(?![\d.,]*\s*[-+*/^(\\])")
+    return any(
+        found.group(1) != value and not re.search(r"[-+*/=^<>]\s*$", text[: found.start()])
+        for text in before
+        for found in given.finditer(text)
+    )
+
+
 # a name written alone on the left of an equation (`t = c`): a value given to it
 _SOLVED_FORM = re.compile(r"^\s*([A-Za-z])\s*=")
 
@@ -135,6 +175,22 @@ def uncertain_reason(
     """Why the failed claim `claim` of step `index` (read as `kind`, its first side worth `expected`) is no
     certain error, or None when its reading is certain."""
     step = chain[index]
+    relations = _relations_read(kind, claim)
+    for relation in relations:
+        frame = frame_of(relation, index, chain, names_too=kind not in WRITTEN_NUMBER_KINDS)
+        if frame is not None:
+            return f"{frame.why} ({frame.marker.strip()!r})"
+    grammar = _GRAMMAR.get(kind)
+    for relation in relations if grammar else ():
+        unread = unread_span(relation, grammar)
+        if unread is not None:
+            return f"the reading does not account for every character: {unread.evidence()} of {relation!r}"
+        # (a word problem's `$` is money: whether the claim sits inside math is read in competition chains)
+        cut = None if grammar is WORDS else cut_from_source(relation, step, claim_offsets(relation, step))
+        if cut is not None:
+            return f"the claim is cut out of a longer expression: {cut.evidence()} of the step"
+    if kind not in (EQUATION_STEP, SYSTEM_RESULT) and _given_again(claim, index, chain):
+        return "a second value given to a name (`n = 7`, then `n = 4`): a new use of it, not arithmetic"
     if _REJECTED.search(step):
         return "the step marks a statement false or rejects it"
     if _asked(claim, step):
@@ -164,9 +220,35 @@ def uncertain_reason(
         return _equation_step_reason(claim)
     if kind == IDENTITY:
         return _identity_reason(claim, chain, index)
-    if kind != SYSTEM_RESULT and _factor_before(claim, step):
+    # (a word problem writes `$` as money, not math: the factor rule reads math segments)
+    if kind not in (SYSTEM_RESULT, WORD_PROBLEM_ARITHMETIC) and _factor_before(claim, step):
         return "a factor stands right before the claim, outside what was read"
     return None
+
+
+# the grammar each kind's reader reads (`claim_grammar`); kinds whose claim text the checker writes itself
+# (`labelled_line`, `divisibility`) have none
+_GRAMMAR: dict[str, Grammar] = {
+    CLOSED_ARITHMETIC: WRITTEN_NUMBERS,
+    NOTATION_RULE: WRITTEN_NUMBERS,
+    CONGRUENCE: WRITTEN_NUMBERS,
+    SUBSTITUTED_ARITHMETIC: NAMES,
+    IDENTITY: NAMES,
+    EQUATION_STEP: NAMES,
+    SYSTEM_RESULT: NAMES,
+    WORD_PROBLEM_ARITHMETIC: WORDS,
+}
+
+
+def _relations_read(kind: str, claim: str) -> list[str]:
+    """The relations of the text a claim reads: an equation step's two (`A => B`), a system result's
+    equations and result (`E1 ; E2 => R`), else the claim itself; a labelled line's claim is the checker's
+    own sentence, located by nothing."""
+    if kind == LABELLED_LINE or kind == DIVISIBILITY:
+        return []
+    if kind in (EQUATION_STEP, SYSTEM_RESULT):
+        return [part.strip() for part in re.split(r" => | ; ", claim) if part.strip()]
+    return [claim]
 
 
 def _names(text: str) -> frozenset[str]:

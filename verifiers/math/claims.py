@@ -145,8 +145,9 @@ def check_steps(
     `competition`: the chain solves a competition-style problem, where a failed claim is an error only
     when its reading is certain (see `competition`); its LaTeX runs get no values substituted, and each
     relation it derives from the one before is checked as an equation step (`equation_steps`, judged by
-    `equation_checker`, by default in the bounded worker). There every failed claim passes the last gate,
-    `certainty.uncertain_reason` (given `problem_text`, an identity in the problem's unknowns is no error).
+    `equation_checker`, by default in the bounded worker). In every chain, competition or word problem,
+    every failed claim passes the last gate, `certainty.uncertain_reason` (given `problem_text`, an
+    identity in the problem's unknowns is no error).
     Each verdict names the reading kind of its claims (`reading_kinds`).
     """
     if competition:
@@ -197,20 +198,26 @@ def check_steps(
         checker_eq = equation_checker or check_equation_pairs_bounded
         for index, results in checker_eq(steps).items():
             per_step[index].extend(r for r in results if r.holds is not None)
-        per_step = [
-            [_certain_or_unjudged(r, index, steps, problem_text) for r in results]
-            for index, results in enumerate(per_step)
-        ]
+    # one gate for every route: a word problem's failed claims pass it too, read as its own kind
+    per_step = [
+        [_certain_or_unjudged(r, index, steps, problem_text, competition=competition) for r in results]
+        for index, results in enumerate(per_step)
+    ]
     return [step_verdict(results, competition=competition) for results in per_step]
 
 
 def _certain_or_unjudged(
-    result: ClaimResult, index: int, steps: Sequence[str], problem_text: str | None
+    result: ClaimResult,
+    index: int,
+    steps: Sequence[str],
+    problem_text: str | None,
+    *,
+    competition: bool = True,
 ) -> ClaimResult:
-    """A failed claim of a competition chain stays failed only where `certainty` finds its reading certain."""
+    """A failed claim stays failed only where `certainty` finds its reading certain (every route)."""
     if result.holds is not False:
         return result
-    kind = reading_kind(result, competition=True)
+    kind = reading_kind(result, competition=competition)
     why = uncertain_reason(kind, result.claim, index, steps, problem_text, result.expected)
     if why is None:
         return result

@@ -81,7 +81,11 @@ class MathVerifier:
     # the same unknowns, never two values of one name; identities only in free names. Every step verdict
     # names its reading kind (`reading_kinds`); final answers read "$y \geq 3$ is the answer", an answer's
     # maths before a remark ("$x > 3$, since ..."), and LaTeX's decimal comma in the symbolic path
-    version = "2.7.1"
+    # 2.8.0: one certainty gate for every route (word-problem chains too); a claim is judged only where it is
+    # asserted (not the object of a supposition, trial, check or question, not negated in its sentence or the
+    # next: `assertion`), where a grammar reads every character of it and it is not cut out of a longer
+    # expression (`claim_grammar`), and not where it only gives a name a second written value (`n = 4`)
+    version = "2.8.0"
 
     def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
         self.config = config

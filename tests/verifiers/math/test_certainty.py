@@ -143,12 +143,14 @@ def test_integer_part_brackets_only_where_the_chain_writes_them() -> None:
     assert uncertain_reason(CLOSED_ARITHMETIC, r"2[3 + 4] = 15", 0, plain) is None
 
 
-def test_a_contradiction_only_counts_after_an_assumption(verifier) -> None:
-    steps = [r"Suppose $n$ is odd.", r"Then $1 + 1 = 3$, a contradiction."]
+def test_a_contradiction_counts_after_an_assumption_or_right_after_the_claim(verifier) -> None:
+    steps = [r"Suppose $n$ is odd.", r"Then $1 + 1 = 3$. We add one. A contradiction."]
     assert uncertain_reason(CLOSED_ARITHMETIC, "1 + 1 = 3", 1, steps)
-    assert (
-        uncertain_reason(CLOSED_ARITHMETIC, "1 + 1 = 3", 0, [r"Then $1 + 1 = 3$, a contradiction."]) is None
-    )
+    # since 2.8.0 (issue 46) the chain negates the claim in its own sentence or the next: no assumption needed
+    assert uncertain_reason(CLOSED_ARITHMETIC, "1 + 1 = 3", 0, [r"Then $1 + 1 = 3$, a contradiction."])
+    # a contradiction two sentences on, with nothing assumed, is about something else
+    far = [r"Then $1 + 1 = 3$. We add one. So $n$ is even. A contradiction."]
+    assert uncertain_reason(CLOSED_ARITHMETIC, "1 + 1 = 3", 0, far) is None
 
 
 def test_a_function_with_a_prime_before_the_claim_is_a_factor_not_read() -> None:

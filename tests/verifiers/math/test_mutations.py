@@ -1,0 +1,180 @@
+"""Mutation tests by class (issue 46): generated right and wrong claims, put in every frame a chain writes
+relations in. Only a wrong claim the text asserts is `incorrect`; in any other frame (tested, refuted,
+supposed, a case heading, a listed system, notation the readers do not read) nothing is `incorrect`.
+
+The claims are generated (Hypothesis), never copied from a set: two whole numbers, an operation, and the
+right result or one off by a non-zero amount, in the notations the checker reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.verifier import MathVerifier
+
+COMPETITION = Problem("m1", "olympiad", "math", r"Let $n$ be a positive integer. Find $n$.")
+WORD = Problem("m2", "gsm8k", "math", "Tom buys some apples and pens. How many does he have?")
+SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """`a op b = value`, written in LaTeX and in plain text; `right` says whether it holds."""
+
+    latex: str
+    plain: str
+    right: bool
+
+
+_OPS = {
+    "+": (lambda a, b: a + b, "+", "+"),
+    "-": (lambda a, b: a - b, "-", "-"),
+    "*": (lambda a, b: a * b, r"\times", "*"),
+}
+
+
+@st.composite
+def claims(draw, right: bool | None = None) -> Claim:
+    a = draw(st.integers(2, 99))
+    b = draw(st.integers(2, 99))
+    op = draw(st.sampled_from(sorted(_OPS)))
+    value_of, latex_op, plain_op = _OPS[op]
+    is_right = draw(st.booleans()) if right is None else right
+    value = value_of(a, b)
+    if not is_right:
+        value += draw(st.sampled_from([-10, -3, -1, 1, 2, 7, 11]))
+    return Claim(f"{a} {latex_op} {b} = {value}", f"{a} {plain_op} {b} = {value}", is_right)
+
+
+@pytest.fixture(scope="module")
+def checker():
+    v = MathVerifier()
+    yield v
+    v.close()
+
+
+def _labels(checker: MathVerifier, steps: list[str], problem: Problem = COMPETITION) -> list[str]:
+    return [v.label for v in checker.check_steps(problem, steps)]
+
+
+# --- asserted: the one frame where a wrong claim is an error ----------------------------------------
+
+
+@SETTINGS
+@given(claim=claims())
+def test_an_asserted_claim_is_incorrect_exactly_when_wrong(checker, claim: Claim) -> None:
+    for step in (rf"So \( {claim.latex} \).", rf"Computing, we get $${claim.latex}$$"):
+        [label] = _labels(checker, [step])
+        assert label == ("correct" if claim.right else "incorrect"), step
+
+
+@SETTINGS
+@given(claim=claims())
+def test_an_asserted_word_problem_claim_is_incorrect_exactly_when_wrong(checker, claim: Claim) -> None:
+    [label] = _labels(checker, [f"Tom has {claim.plain} apples in all."], WORD)
+    assert label == ("correct" if claim.right else "incorrect")
+
+
+# --- tested, refuted, supposed, a case heading: never incorrect --------------------------------------
+
+_COMPETITION_FRAMES = [
+    (r"Let's check whether \( {c} \).", None),  # a check
+    (r"We verify if $${c}$$ holds.", None),
+    (r"Is \( {c} \)?", None),  # a question
+    (r"Suppose \( {c} \).", None),  # a supposition
+    (r"Then \( {c} \), which is false.", None),  # refuted in its sentence
+    (r"We get \( {c} \).", "This is not correct, so we look again."),  # refuted in the next sentence
+    (r"Then \( {c} \).", "But that leads to a contradiction."),
+    (r"Then \( {c} \) does not hold.", None),
+    ("Case 1: \\( {c} \\).\nThe rest follows.", None),  # a case heading
+]
+
+
+@SETTINGS
+@given(claim=claims(), frame=st.sampled_from(_COMPETITION_FRAMES))
+def test_a_claim_tested_refuted_supposed_or_heading_a_case_is_never_incorrect(
+    checker, claim: Claim, frame: tuple[str, str | None]
+) -> None:
+    text, next_step = frame
+    steps = [text.replace("{c}", claim.latex)] + ([next_step] if next_step else [])
+    assert "incorrect" not in _labels(checker, steps)
+
+
+_WORD_FRAMES = [
+    ("Let's check if {c}.", None),
+    ("Is {c}?", None),
+    ("He thinks {c}, but that is wrong.", None),
+    ("So {c} apples.", "Wait, this is incorrect."),
+]
+
+
+@SETTINGS
+@given(claim=claims(), frame=st.sampled_from(_WORD_FRAMES))
+def test_a_word_problem_claim_tested_or_refuted_is_never_incorrect(
+    checker, claim: Claim, frame: tuple[str, str | None]
+) -> None:
+    text, next_step = frame
+    steps = [text.replace("{c}", claim.plain)] + ([next_step] if next_step else [])
+    assert "incorrect" not in _labels(checker, steps, WORD)
+
+
+# --- listed in a system, two branches of a case: no rewrite of each other -----------------------------
+
+
+@SETTINGS
+@given(
+    a=st.integers(1, 9),
+    b=st.integers(1, 9),
+    s=st.integers(-20, 20),
+    t=st.integers(-20, 20),
+    c=st.integers(2, 9),
+)
+def test_two_equations_of_a_listed_system_are_never_paired_as_a_rewrite(
+    checker, a: int, b: int, s: int, t: int, c: int
+) -> None:
+    steps = [
+        rf"The system is \( {a}x + y = {s} \), \( x - {b}y = {t} \).",
+        rf"Written again: \[ {a}x + y = {s} \] \[ {c}x - {b}y = {t + 1} \]",
+    ]
+    assert "incorrect" not in _labels(checker, steps)
+
+
+@SETTINGS
+@given(v=st.integers(1, 40), w=st.integers(1, 40))
+def test_two_branches_of_a_case_split_are_never_paired(checker, v: int, w: int) -> None:
+    steps = [
+        f"Case 1: \\( x = {v} \\).\nCase 2: \\( x = -{w} \\).",
+        f"So \\( x = {v} \\) or \\( x = -{w} \\).",
+    ]
+    assert "incorrect" not in _labels(checker, steps)
+
+
+# --- notation the readers do not read: left unjudged, right or wrong ---------------------------------
+
+
+@SETTINGS
+@given(n=st.integers(2, 30), value=st.integers(0, 999), name=st.sampled_from("abkm"))
+def test_notation_outside_the_grammar_is_never_incorrect(checker, n: int, value: int, name: str) -> None:
+    for step in (
+        f"So √{n * n} = {value}.",  # a root written as a sign
+        rf"So \( !{n} = {value} \).",  # a subfactorial
+        rf"Hence \( {name}\sqrt{{{n}}} = {value} \).",  # a name before the root
+        rf"Hence \( 0.\overline{{{n}}} = {value} \).",  # a repeating decimal
+        rf"Hence \( {n}' = {value} \).",  # a prime
+    ):
+        assert "incorrect" not in _labels(checker, [step]), step
+
+
+@SETTINGS
+@given(claim=claims(right=False))
+def test_a_wrong_claim_in_a_notation_the_grammar_reads_stays_incorrect(checker, claim: Claim) -> None:
+    a, rest = claim.latex.split(" ", 1)
+    [label] = _labels(checker, [rf"So \( \left({a}\right) {rest} \)."])
+    assert label == "incorrect"

@@ -1,0 +1,211 @@
+"""Does the text assert a claim, or only put it to the test? Decided on the sentence, by a lexicon of markers.
+
+A chain writes relations it does not claim: the value it tries, the equation it checks, the branch of a
+case, the statement it then says is false. Read as claims, each is a false `incorrect`. This module
+finds the claim's place in its step and reads the sentence around it (sentences end at `.`, `!` or `?`
+before a space, at a line break, at a blank line; never inside math, and a sentence that ends on `:` goes
+on through what it introduces). A claim is a **test**, not an assertion, when:
+
+- **it is the object of a marker** (`SUPPOSITION`, `TRIAL`, `CHECK`, `QUESTION` below): between the marker and
+  the claim stand only filler words (`that`, `if`, `whether`, `the equation`, ...) and math delimiters
+  ("suppose $2 + 2 = 5$", "check whether $A = B$", "we test $x = 2$");
+- **its sentence asks** (it ends on `?`);
+- **the chain negates it in its own sentence or the next** (`NEGATION`: "false", "not equal", `\\neq`
+  after it, "does not hold", "contradiction", "impossible", ...; the next sentence may open the next step):
+  where the chain refutes a false relation the chain is right;
+- **it stands in the consequent of a value supposed or tried** ("if $x = 3$, then ...", "let's try
+  $n = 5$: ...", "suppose $a = 2$. ..."): for claims in names only (`names_too`), since arithmetic in written
+  numbers worked for a trial is still the chain's own arithmetic (`2(-3)^4 - 3 = 150` after "testing
+  $x = -3$" is wrong whatever was tried). A supposition reaches to the end of its step, an `if` or `for`
+  to the end of its sentence;
+- **it stands on the heading line of a case** (`Case 2: a = 2, b = 1`, `**Subcase (ii):** ...`).
+
+The markers are words and signs with one job in mathematical prose; a phrase copied from one example is
+no marker. A claim the step does not write as such (joined or rewritten by a reader) is located by its
+first side; one that cannot be located is a test when its step holds any marker at all (fail closed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# The lexicon. Each is a set of words (or signs) that open a frame in which a relation is not asserted.
+# supposing something for the argument
+SUPPOSITION = r"suppose|supposing|assume|assuming|assumed|imagine|hypothetically|presume|presuming"
+# trying a value or an example
+TRIAL = (
+    r"try|trying|tried|test|testing|tested|guess|guessing|plug|plugging|e\.g\.|for\s+example"
+    r"|for\s+instance"
+)
+# checking a statement, not stating it
+CHECK = r"check|checking|checks|verify|verifying|verifies|confirm|confirming|see\s+(?:if|whether)"
+# asking
+QUESTION = r"whether|is\s+it\s+(?:true|possible|the\s+case)|does\s+it\s+(?:hold|work|equal)"
+# saying a relation fails: its negation
+NEGATION = (
+    r"false|untrue|incorrect|wrong|mistaken?|erroneous|contradict\w*|absurd|impossible|invalid|fails?|failed"
+    r"|not\s+(?:true|correct|right|valid|possible|equal|the\s+case|a\s+(?:valid\s+)?solution|satisfied|hold"
+    r"|work|an?\s+option)"
+    r"|(?:does|do|did|can)\s*(?:n[o']t|not)\s+(?:hold|work|satisfy|equal|match|check\s+out|give|make)"
+    r"|no\s+(?:solutions?|good)|reject\w*|discard\w*|(?:cannot|can't|can\s+not)\s+be"
+    r"|\bisn[’']t\s+(?:true|correct|right|valid|equal|possible)"
+)
+# the filler words that may stand between a marker and its object
+_FILLER = (
+    r"(?:\s|\$|\\\(|\\\[|\\begin\{[a-z*]+\}|:|,|\b(?:that|if|whether|the|an?|our|this|these|its|it|with|for"
+    r"|out|in|on|into|value|values|equation|equations|relation|statement|claim|identity|equality|again"
+    r"|instead|now|first|then|next|further|also|whose|when|we|us|let'?s|let|to|need|want|must|should|can"
+    r"|will|would|could|might|is|are|be|do|does|see)\b)*"
+)
+_OBJECT_MARKER = re.compile(rf"\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|{QUESTION})\b{_FILLER}$", re.IGNORECASE)
+_NEGATION = re.compile(rf"\b(?:{NEGATION})\b|≠|\\neq?(?![A-Za-z])|\\not\s*=", re.IGNORECASE)
+# a value supposed or tried: the marker, then a name given a value (`suppose $a = 2$`, `try n = 5`)
+_VALUE = r"[\s$\\(]*[A-Za-z](?:_\{?\w+\}?)?\s*=(?!=)"
+_SUPPOSED_VALUE = re.compile(
+    rf"\b(?:{SUPPOSITION}|{TRIAL}|{CHECK})\b[^.!?\n]{{0,24}}?{_VALUE}", re.IGNORECASE
+)
+_CONDITIONAL_VALUE = re.compile(rf"\b(?:if|when|whenever|for)\b{_VALUE}", re.IGNORECASE)
+# the heading of a case, on its own line (`Case 2: a = 2, b = 1`, `**Subcase (ii).**`)
+_CASE_HEADING = re.compile(r"^[\W\d]*(?:sub)?case\s*[\w()]{0,6}\s*[:.)]", re.IGNORECASE | re.MULTILINE)
+# math segments, inside which no sentence ends
+_MATH = re.compile(
+    r"\\\[.*?\\\]|\\\(.*?\\\)|\$\$.*?\$\$|\$[^$]*\$|\\begin\{(\w+\*?)\}.*?\\end\{\1\}", re.DOTALL
+)
+_BOUNDARY = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Why a claim is a test, not an assertion, and where the marker stands (offset in its step)."""
+
+    why: str
+    marker: str
+
+
+def sentences(step: str) -> list[tuple[int, int]]:
+    """The sentences of a step as (start, end) spans: ends at `.`/`!`/`?` before a space or the end, and at
+    line breaks, never inside math; a sentence whose last sign is `:` goes on through the next one.
+
+    >>> text = "Try $x = 1.5$. So $2 + 2 = 4$?\\nYes."
+    >>> [text[a:b] for a, b in sentences(text)]
+    ['Try $x = 1.5$.', ' So $2 + 2 = 4$?', '\\nYes.']
+    """
+    masked = _MATH.sub(lambda m: "x" * len(m.group(0)), step)
+    spans, start = [], 0
+    for end in _BOUNDARY.finditer(masked):
+        stop = end.end()
+        if not masked[start:stop].strip():
+            continue
+        if masked[start:stop].rstrip().endswith(":") and stop < len(step):
+            continue  # "we check:" goes on through the display it opens
+        spans.append((start, stop))
+        start = stop
+    if start < len(step) and step[start:].strip():
+        spans.append((start, len(step)))
+    return spans or [(0, len(step))]
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def claim_offsets(claim: str, step: str) -> list[int]:
+    """Where the claim is written in its step: the whole claim (spacing aside), else its first side."""
+    wanted = _squeeze(claim)
+    if wanted:
+        squeezed, index = [], []
+        for i, ch in enumerate(step):
+            if not ch.isspace():
+                squeezed.append(ch)
+                index.append(i)
+        flat = "".join(squeezed)
+        found = [index[m.start()] for m in re.finditer(re.escape(wanted), flat)]
+        if found:
+            return found
+    head = re.split(r"=|\\approx|≈|\\equiv|<|>|\\[lg]eq?(?![A-Za-z])", claim, maxsplit=1)[0].strip()
+    if not head:
+        return []
+    return [m.start() for m in re.finditer(re.escape(head), step)]
+
+
+def _frame_at(step: str, at: int, next_text: str, names_too: bool) -> Frame | None:
+    spans = sentences(step)
+    k = next((j for j, (a, b) in enumerate(spans) if a <= at < b), len(spans) - 1)
+    start, end = spans[k]
+    sentence = step[start:end]
+    before = step[start:at]
+    marker = _OBJECT_MARKER.search(before)
+    if marker:
+        return Frame("the claim is the object of a supposition, trial, check or question", marker.group(0))
+    if sentence.rstrip().endswith("?"):
+        return Frame("the claim is put as a question", "?")
+    following = step[spans[k + 1][0] : spans[k + 1][1]] if k + 1 < len(spans) else _first_sentence(next_text)
+    for text, where in ((sentence, "its sentence"), (following, "the next sentence")):
+        negation = _NEGATION.search(_MATH_WORDS.sub(" ", text))
+        if negation:
+            return Frame(f"the chain negates it in {where}", negation.group(0))
+    if _on_case_heading(step, at):
+        return Frame("the claim stands in the heading of a case", "case")
+    if names_too:
+        supposed = [m for m in _SUPPOSED_VALUE.finditer(step) if m.end() <= at]
+        if supposed:
+            return Frame("a value supposed or tried: what follows is no statement", supposed[-1].group(0))
+        conditional = [m for m in _CONDITIONAL_VALUE.finditer(step, start) if m.end() <= at]
+        if conditional:
+            why = "a value given in a condition: its consequent is no statement"
+            return Frame(why, conditional[-1].group(0))
+    return None
+
+
+# `\\text{...}` inside math keeps its words; other commands are no words (`\\neq` stays a sign)
+_MATH_WORDS = re.compile(r"\\(?!neq?(?![A-Za-z])|not(?![A-Za-z]))[A-Za-z]+")
+
+
+def _first_sentence(text: str) -> str:
+    if not text:
+        return ""
+    start, end = sentences(text)[0]
+    return text[start:end]
+
+
+def _on_case_heading(step: str, at: int) -> bool:
+    for heading in _CASE_HEADING.finditer(step):
+        line_end = step.find("\n", heading.start())
+        if heading.start() <= at < (len(step) if line_end == -1 else line_end):
+            return True
+    return False
+
+
+def frame_of(claim: str, index: int, chain: Sequence[str], *, names_too: bool = False) -> Frame | None:
+    """The frame that makes the claim of step `index` a test, or None where the text asserts it; with
+    `names_too`, the consequent of a supposed value counts too (claims in names).
+
+    >>> frame_of("2 + 2 = 5", 0, ["So $2 + 2 = 5$."]) is None
+    True
+    >>> frame_of("2 + 2 = 5", 0, ["So $2 + 2 = 5$.", "This is false."]).why
+    'the chain negates it in the next sentence'
+    >>> frame_of("2 + 2 = 5", 0, ["We check whether $2 + 2 = 5$."]).why
+    'the claim is the object of a supposition, trial, check or question'
+    """
+    step = chain[index]
+    next_text = chain[index + 1] if index + 1 < len(chain) else ""
+    offsets = claim_offsets(claim, step)
+    if not offsets:
+        return _anywhere(step, next_text, names_too)
+    frames = [_frame_at(step, at, next_text, names_too) for at in offsets]
+    if all(frames):
+        return frames[0]
+    return None
+
+
+def _anywhere(step: str, next_text: str, names_too: bool) -> Frame | None:
+    """A claim not found in its step: a test when any marker stands anywhere in it (fail closed)."""
+    for start, end in sentences(step):
+        frame = _frame_at(step, max(start, end - 1), next_text, names_too)
+        if frame:
+            return frame
+        if re.search(rf"\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|{QUESTION})\b", step[start:end], re.IGNORECASE):
+            return Frame("a marker of a test in the step, and the claim is not found in it", "step")
+    return None

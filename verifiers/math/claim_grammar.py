@@ -1,0 +1,171 @@
+"""Does a reading account for every character of a claim? The grammar of what the math readers read.
+
+A claim is judged only where every character of it is read by a rule of this grammar, and where it is
+not cut out of a longer expression in its step. A character no rule reads (`√` written as a sign, a
+subfactorial `!5`, `\\overline{3}`, a remark in words, `\\ldots`, a prime) means the reader skipped or
+guessed something: the claim is left unjudged, with that span named (`Unread`). This closes the class of
+notation the readers do not know by construction, instead of by a list of notations.
+
+The grammar (`WRITTEN_NUMBERS`, the kinds that read written numbers only):
+- numbers: digits with a decimal point, thousands separators (`1,000`, `1{,}000`) and leading zeros;
+- operators `+ - – − * / × · ÷ ^`, `\\cdot`, `\\times`, `\\div`, `\\pm`, `\\mp`; a factorial `!` right after a
+  number or a bracket; `%` and `\\%`; a money sign before a number (`$336`);
+- relations `= < > ≤ ≥ ≠ ≈`, `\\le(q)`, `\\ge(q)`, `\\neq`, `\\approx`, `\\equiv`, `\\lt`, `\\gt`;
+- brackets `( ) [ ] { }`, `\\left`, `\\right`, `\\{ \\}`;
+- `\\frac`, `\\dfrac`, `\\tfrac`, `\\sqrt` (with an index in digits), `\\binom`; `\\pi`; degrees
+  (`^\\circ`, `°`);
+- the notations of `notation_rule`: `\\sin \\cos \\tan \\cot \\sec \\csc` (their argument read as the rule
+  says), `\\log`, `\\ln`, `\\lfloor \\rfloor \\lceil \\rceil`, `\\mod \\bmod \\pmod`, `i` the imaginary unit;
+- layout with no meaning: spacing (`\\,` `\\;` `\\quad`), `&`, `\\displaystyle`, `\\boxed`.
+
+`NAMES` adds single letters (names, a product of names written side by side) with subscripts in digits or
+letters, for the kinds that read names (`identity`, `equation_step`, `system_result`,
+`substituted_arithmetic`). `WORDS` adds the word-problem reader's units and money (`5 apples`, `$12`) for
+`word_problem_arithmetic`; it reads no more notation than the others.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_LAYOUT = (
+    r"\s+|\\[,;:! ]|~|&|\\q?quad(?![A-Za-z])"
+    r"|\\(?:displaystyle|textstyle|boxed|left|right|big|Big|bigg|Bigg)(?![A-Za-z])"
+)
+_NUMBER = r"\d+(?:(?:\{,\}|,)\d{3})*(?:\.\d+)?|\.\d+"
+_OPERATOR = r"[-+*/×·÷^–−]|\\(?:cdot|times|div|pm|mp)(?![A-Za-z])|\\?%|\\?\$(?=\s*\d)"
+_RELATION = r"[=<>≤≥≠≈]|\\(?:leqslant|geqslant|leq?|geq?|neq?|approx|equiv|lt|gt)(?![A-Za-z])"
+_BRACKET = r"[()\[\]{}]|\\[{}]"
+_COMMAND = (
+    r"\\(?:[dt]?frac|sqrt|[dt]?binom|pi|circ|sin|cos|tan|cot|sec|csc|log|ln|[lr]floor|[lr]ceil|b?mod|pmod)"
+    r"(?![A-Za-z])|°|_\s*(?:\d|\{\s*\d+\s*\})(?=\s*(?:\\left)?\s*[\d({])"  # a log's base in digits
+)
+_FACTORIAL = r"(?<=[\d)}])\s*!"
+_IMAGINARY = r"(?<![A-Za-z\\])i(?![A-Za-z])"
+_NAME = r"(?<!\\)[A-Za-z](?:\s*_\s*(?:\{[A-Za-z0-9]+\}|[A-Za-z0-9]))?|(?<=[A-Za-z}])'"
+_WORD = r"(?<!\\)[A-Za-z]+|[$€£¢]|,(?=\s)|\."
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """A set of token rules; a claim is read whole when they cover every character of it."""
+
+    name: str
+    token: re.Pattern[str]
+
+
+def _grammar(name: str, *parts: str) -> Grammar:
+    return Grammar(name, re.compile("|".join(f"(?:{p})" for p in parts)))
+
+
+WRITTEN_NUMBERS = _grammar(
+    "written numbers", _LAYOUT, _NUMBER, _OPERATOR, _RELATION, _BRACKET, _COMMAND, _FACTORIAL, _IMAGINARY
+)
+NAMES = _grammar("names", _LAYOUT, _NUMBER, _OPERATOR, _RELATION, _BRACKET, _COMMAND, _FACTORIAL, _NAME)
+WORDS = _grammar(
+    "word problem", _LAYOUT, _NUMBER, _OPERATOR, _RELATION, _BRACKET, _COMMAND, _FACTORIAL, _WORD, r"[xX×:]"
+)
+
+
+@dataclass(frozen=True)
+class Unread:
+    """The first stretch of a claim no rule of the grammar reads: its offsets in the claim and its text."""
+
+    start: int
+    end: int
+    text: str
+
+    def evidence(self) -> str:
+        return f"{self.text!r} at {self.start}-{self.end}"
+
+
+_DELIMITERS = re.compile(r"\s*(?:\$|\\\(|\\\[)?(.*?)(?:\$|\\\)|\\\])?[\s.,;]*", re.DOTALL)
+_COMMAND_WORD = re.compile(r"\\[A-Za-z]+")
+
+
+def unread_span(claim: str, grammar: Grammar) -> Unread | None:
+    """The first part of `claim` that `grammar` does not read, or None when it reads every character.
+
+    >>> unread_span("\\\\frac{1}{2} \\\\times 6 = 3", WRITTEN_NUMBERS) is None
+    True
+    >>> unread_span("√16 = 4", WRITTEN_NUMBERS).text
+    '√'
+    >>> unread_span("!4 = 9", WRITTEN_NUMBERS).text
+    '!'
+    >>> unread_span("\\\\overline{3} = 1/3", WRITTEN_NUMBERS).text
+    '\\\\overline'
+    """
+    at = 0
+    delimited = _DELIMITERS.fullmatch(claim)  # `$2 \\cdot 3 = 6`: the math delimiters a run kept are layout
+    if delimited:
+        at, stop = delimited.start(1), delimited.end(1)
+        claim = claim[:stop]
+    while at < len(claim):
+        match = grammar.token.match(claim, at)
+        if match and match.end() > at:
+            at = match.end()
+            continue
+        command = _COMMAND_WORD.match(claim, at)
+        end = command.end() if command else at + 1
+        return Unread(at, end, claim[at:end])
+    return None
+
+
+# Inside math, right before a claim: what would make it the tail of a longer expression (a factor, an
+# operand, a function's argument); right after it: what would continue its last side.
+_CUT_BEFORE = re.compile(r"(?:[A-Za-z0-9)}\]!'|]|\\(?:cdot|times|div)|[-+−_^*/×·÷])\s*$")
+_NOT_A_FACTOR_BEFORE = re.compile(
+    r"\\(?:geqslant|leqslant|geq?|leq?|neq?|approx|sim|simeq|equiv|lt|gt|to|in|implies|iff|Rightarrow"
+    r"|Longrightarrow|Leftrightarrow|therefore|because|q?quad|left|right|[,;:! ]|\\)\s*$"
+    r"|\\(?:text|mathrm|textbf|operatorname)\s*\{[^{}]*\}\s*$|\\begin\{[^{}]*\}\s*$|&\s*$"
+)
+_CUT_AFTER = re.compile(
+    r"^\s*(?:[A-Za-z0-9(\[{!^_']|\\(?!(?:[,;:! \])]|\\|(?:q?quad|text|right|end|Rightarrow|implies|iff"
+    r"|Longrightarrow|approx|leq?|geq?|neq?|lt|gt|mathrm|textbf|tag|label|nonumber|notag|hline)(?![A-Za-z]))))"
+)
+
+
+def _inside_math(step: str, position: int) -> bool:
+    before = step[:position].replace("$$", "\x00")
+    dollars = len(re.findall(r"(?<!\\)\$", before)) + before.count("\x00")
+    opened = len(re.findall(r"\\[(\[]|\\begin\{", before)) > len(re.findall(r"\\[)\]]|\\end\{", before))
+    return opened or dollars % 2 == 1
+
+
+def cut_from_source(claim: str, step: str, offsets: list[int]) -> Unread | None:
+    """Where the claim is written whole inside math, is it cut out of a longer expression? The neighbour
+    that continues it (`a` of `a\\sqrt{b} = c`, a `^` after it), as an `Unread` at the step's offsets; None
+    when every place it is written is whole (or it is not written as such: the readers' own checks hold)."""
+    length = _written_length(claim, step, offsets)
+    cuts = []
+    for at in offsets:
+        end = at + length.get(at, 0)
+        if not length.get(at) or not _inside_math(step, at):
+            return None
+        before = step[max(0, at - 16) : at]
+        if _CUT_BEFORE.search(before) and not _NOT_A_FACTOR_BEFORE.search(before):
+            cuts.append(Unread(at - 1, at, before.rstrip()[-1:]))
+            continue
+        if _CUT_AFTER.match(step[end : end + 16]):
+            cuts.append(Unread(end, end + 1, step[end : end + 16].strip()[:1]))
+            continue
+        return None
+    return cuts[0] if cuts else None
+
+
+def _written_length(claim: str, step: str, offsets: list[int]) -> dict[int, int]:
+    """For each offset, how many characters of the step the claim spans (its text, spacing aside)."""
+    wanted = re.sub(r"\s+", "", claim)
+    out = {}
+    for at in offsets:
+        seen, i = 0, at
+        while i < len(step) and seen < len(wanted):
+            if not step[i].isspace():
+                if step[i] != wanted[seen]:
+                    break
+                seen += 1
+            i += 1
+        if seen == len(wanted):
+            out[at] = i - at
+    return out
