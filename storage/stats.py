@@ -132,6 +132,6 @@ def run_costs(
     """
     connection = connect(dataset, dataset.resolve_version(version))
     try:
-        return connection.execute(RUN_COST_SQL, {"run_id": run_id}).to_arrow_table().to_pylist()
+        return connection.sql(RUN_COST_SQL, params={"run_id": run_id}).to_arrow_table().to_pylist()
     finally:
         connection.close()

@@ -21,3 +21,13 @@ def test_run_costs_labels_per_hour_and_tokens_per_label(tmp_path: Path, run_fact
     assert [row["run_id"] for row in only] == [second.run.run_id]
     assert run_costs(dataset, version, "missing") == []
     assert headline_stats(dataset, version)["steps"] == 14
+
+
+def test_run_costs_raise_no_warning(tmp_path: Path, run_factory) -> None:
+    import warnings
+
+    dataset = Dataset(str(tmp_path / "ds"))
+    version = dataset.commit_run(*run_factory("a", n_problems=1).args())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # `prm-factory stats` printed DuckDB's UserWarning on every call
+        assert len(run_costs(dataset, version)) == 1
