@@ -92,16 +92,17 @@ _ENGINE_PREFETCH_LEAD = 700
 _SERVER_PREFETCH_LEAD = 400
 ENGINE_FIXTURES = {"engine", "served_model"}
 # The suite runs on pytest-xdist workers (`-n auto --dist loadgroup` in pyproject.toml): serially it kept
-# one of a 2-core machine's cores idle most of the time (27 min of CPU in 29 min of wall). The tests that
-# share the session's engines form one group that a single worker runs in order; the tests on the Docker
-# engine alone form a second group that another worker runs beside it (one group for both was the suite's
-# critical path: 28 of its 35 minutes on one worker while the other idled). Tests on both (code runs) go
-# with the engines. A test that restarts dockerd, on either side, waits for its exclusive turn on the
-# machine's Docker engine, which every test on Docker (and each warm sandbox pool) holds shared
-# (tests/docker_turns.py). The other tests spread over every worker, each group's worker taking its share
-# once its group ends.
-ENGINE_GROUP = "engines"
-DOCKER_GROUP = "docker"
+# one of a 2-core machine's cores idle most of the time (27 min of CPU in 29 min of wall). The tests on the
+# session's offline engine form one group that a single worker runs in order; the tests on the Docker engine
+# and those on the session's `vllm serve` form a second group that another worker runs beside it, the
+# server starting in the background while its Docker tests (mostly waiting on containers) run. One group for
+# all of them was the suite's critical path: 28 of its 35 minutes on one worker while the other idled. Tests
+# on the offline engine and Docker (code runs) go with the engine. A test that restarts dockerd, on either
+# side, waits for its exclusive turn on the machine's Docker engine, which every test on Docker (and each
+# warm sandbox pool) holds shared (tests/docker_turns.py). The other tests spread over every worker, each
+# group's worker taking its share once its group ends.
+ENGINE_GROUP = "offline-engine"
+SIDE_GROUP = "docker-and-server"
 DOCKER_FIXTURES = {"sandbox_image", "dockerd"}
 # Each worker holds its own interpreter, torch and, for flow tests, a Prefect server; past four workers
 # the short tests left to spread gain nothing more.
@@ -121,10 +122,13 @@ def _on_docker(item: pytest.Item) -> bool:
 
 
 def _group(item: pytest.Item) -> str | None:
-    """The xdist group a test runs in, if any."""
+    """The xdist group a test runs in, if any: the offline engine's, or the Docker and server one."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if "served_model" in fixtures and "engine" not in fixtures:
+        return SIDE_GROUP
     if _on_an_engine(item):
         return ENGINE_GROUP
-    return DOCKER_GROUP if _on_docker(item) else None
+    return SIDE_GROUP if _on_docker(item) else None
 
 
 # Each test phase's start, stop and worker, written where bench/suite_critical_path.py reads them: pytest's
@@ -183,7 +187,7 @@ class ServedModel:
 
 @pytest.hookimpl(trylast=True)  # after `-k` / `-m` deselection
 def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
-    if hasattr(session.config, "workerinput"):  # an xdist worker: engine group, Docker group, the rest
+    if hasattr(session.config, "workerinput"):  # an xdist worker: engine group, side group, the rest
         grouped = [item for item in items if _group(item)]
         if session.config.getvalue("loadgroup") and any(
             not item.nodeid.endswith(f"@{_group(item)}") for item in grouped
@@ -194,23 +198,16 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
                 "pytest-xdist did not group the engine and Docker tests (pytest-dev/pytest-xdist#1386 with "
                 "pytest 9.2): install the pytest pyproject.toml asks for, or run serially with `-n 0`"
             )
-        engine_users = [item for item in grouped if _group(item) == ENGINE_GROUP]
+        engine_group = [item for item in grouped if _group(item) == ENGINE_GROUP]
+        side = [item for item in grouped if _group(item) == SIDE_GROUP]
+        servers = [item for item in side if "served_model" in getattr(item, "fixturenames", ())]
+        side = [item for item in side if item not in servers] + servers  # Docker first, the server after
         # each group's first test opens the work queue, so the first two workers take one group each at the
-        # very start
-        items[:] = (
-            engine_users
-            + [item for item in grouped if _group(item) == DOCKER_GROUP]
-            + [item for item in items if not _group(item)]
-        )
-
-        # both engines start with the group, the server in the background while the offline engine's first
-        # users wait on theirs (its own users come later in the group)
-        def users(fixture: str) -> list[pytest.Item]:
-            return [item for item in engine_users if fixture in getattr(item, "fixturenames", ())]
-
-        session.stash[_ENGINE_PREFETCH_AT] = engine_users[0].nodeid if users("engine") else None
-        servers = users("served_model")
-        session.stash[_SERVER_PREFETCH_AT] = engine_users[0].nodeid if servers else None
+        # very start; each group's engine starts in the background with the group's first test
+        items[:] = engine_group + side + [item for item in items if not _group(item)]
+        offline = [item for item in engine_group if "engine" in getattr(item, "fixturenames", ())]
+        session.stash[_ENGINE_PREFETCH_AT] = engine_group[0].nodeid if offline else None
+        session.stash[_SERVER_PREFETCH_AT] = side[0].nodeid if servers else None
         session.stash[_LAST_SERVER_USER] = servers[-1].nodeid if servers else None
         return
     items[:] = [item for item in items if not _on_an_engine(item)] + [i for i in items if _on_an_engine(i)]
