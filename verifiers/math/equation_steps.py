@@ -280,14 +280,34 @@ def _worth_judging(before: str, after: str) -> bool:
     return plain_algebra(before, pi=True) and plain_algebra(after, pi=True)
 
 
+def _listed(chain: Sequence[str], first: Statement | None, second: Statement | None) -> bool:
+    """Are two statements items of one list: in one step, nothing but spacing, commas or "and" between
+    them, no connector joining them (`\\( x + y = 5 \\), \\( x - y = 1 \\)`, or two displays in a row)?"""
+    if first is None or second is None or first.step != second.step or second.link == "strong":
+        return first is None or second is None  # a list of relations side by side in one segment
+    return bool(_LIST_BETWEEN.fullmatch(chain[first.step][first.end : second.start]))
+
+
+_LIST_BETWEEN = re.compile(r"(?:[\s,;.]|\band\b)*", re.IGNORECASE)
+
+
 def equation_pairs(chain: Sequence[str]) -> list[EquationPair]:
     """The linked (before, after) relations of a chain, each at the step of its `after`, in plain algebra
-    with the unknowns the worker may compare (the same, or fewer of one)."""
+    with the unknowns the worker may compare (the same, or fewer of one). In several unknowns, a pair linked
+    by words only is never read out of a list (the system as given, then the system simplified: the words
+    link the lists, not one item to one item)."""
     found = statements(chain)
     pairs = []
-    for before, after in zip(found, found[1:], strict=False):
+    for k, (before, after) in enumerate(zip(found, found[1:], strict=False)):
         if before is None or after is None or not after.link:
             continue
+        if after.link == "cue" and len(_unknowns(before.text) | _unknowns(after.text)) > 1:
+            earlier = found[k - 1] if k > 0 else None
+            later = found[k + 2] if k + 2 < len(found) else None
+            if (k > 0 and _listed(chain, earlier, before)) or (
+                later is not None and _listed(chain, after, later)
+            ):
+                continue
         if _worth_judging(before.text, after.text):
             pairs.append(EquationPair(after.step, before.text, after.text, after.rewrite))
     return pairs

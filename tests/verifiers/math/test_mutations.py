@@ -156,6 +156,19 @@ def test_two_branches_of_a_case_split_are_never_paired(checker, v: int, w: int) 
     assert "incorrect" not in _labels(checker, steps)
 
 
+@SETTINGS
+@given(a=st.integers(1, 9), s=st.integers(-20, 20), t=st.integers(-20, 20), c=st.integers(2, 9))
+def test_a_relation_after_a_list_is_never_read_as_a_rewrite_of_its_last_item(
+    checker, a: int, s: int, t: int, c: int
+) -> None:
+    """Words that link a list to what follows ("simplifying") link the lists, not one item to another."""
+    steps = [
+        rf"We have \( {a}x + y = {s} \) and \( x - y = {t} \).",
+        rf"Simplifying, \( {c}x + y = {s + t + 1} \).",
+    ]
+    assert "incorrect" not in _labels(checker, steps)
+
+
 # --- notation the readers do not read: left unjudged, right or wrong ---------------------------------
 
 
