@@ -59,7 +59,11 @@ _FILLER = (
     r"|instead|now|first|then|next|further|also|whose|when|we|us|let'?s|let|to|need|want|must|should|can"
     r"|will|would|could|might|is|are|be|do|does|see)\b)*"
 )
-_OBJECT_MARKER = re.compile(rf"\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|{QUESTION})\b{_FILLER}$", re.IGNORECASE)
+# a marker after a determiner is a noun ("the test is 2 * 180", "the check was $50"): an exam, a bill
+_NOUN = r"(?<!\bthe\s)(?<!\bthe\s\s)(?<!\ba\s)(?<!\ban\s)(?<!\bthis\s)(?<!\bthat\s)(?<!\bher\s)(?<!\bhis\s)"
+_OBJECT_MARKER = re.compile(
+    rf"{_NOUN}\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|{QUESTION})\b{_FILLER}$", re.IGNORECASE
+)
 _NEGATION = re.compile(rf"\b(?:{NEGATION})\b|≠|\\neq?(?![A-Za-z])|\\not\s*=", re.IGNORECASE)
 # a value supposed or tried: the marker, then a name given a value (`suppose $a = 2$`, `try n = 5`)
 _VALUE = r"[\s$\\(]*[A-Za-z](?:_\{?\w+\}?)?\s*=(?!=)"

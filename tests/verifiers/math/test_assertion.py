@@ -38,6 +38,12 @@ def test_each_frame_of_the_lexicon(chain: list[str], why: str) -> None:
     assert frame is not None and why in frame.why
 
 
+def test_a_marker_after_a_determiner_is_a_noun() -> None:
+    """ "the test" of a word problem is an exam, "the check" a bill: no test of the claim."""
+    assert frame_of("2 * 180 = 360", 0, ["Her score in the test is 2 * 180 = 360."]) is None
+    assert frame_of("2 * 180 = 360", 0, ["We test $2 * 180 = 360$."]) is not None
+
+
 def test_a_supposed_value_frames_claims_in_names_only() -> None:
     chain = ["Let's try $x = 3$: then $x^2 + 1 = 11$ and $3 + 4 = 8$."]
     assert frame_of("x^2 + 1 = 11", 0, chain, names_too=True) is not None
