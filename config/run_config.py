@@ -243,6 +243,19 @@ class JudgeConfig(_Section):
         return [server_root(url) for url in urls]
 
 
+class ConsensusConfig(_Section):
+    """How a step's `p_correct` becomes its consensus (labels/consensus.py): `negative` where P(wrong) is at
+    least `negative_at`, `positive` where P(right) is at least `positive_at`, `disputed` between.
+    `prior_correct` is the share of right steps expected before any vote (None: the voting sources' tables'
+    own base rates, so a lone vote reads its measured precision); `tables` names a calibration table file per
+    source over the shipped ones (labels/calibration.py; `relabel --calibrate-from-audit` writes one)."""
+
+    negative_at: float = Field(0.95, gt=0.5, lt=1.0)
+    positive_at: float = Field(0.95, gt=0.5, lt=1.0)
+    prior_correct: float | None = Field(None, gt=0.0, lt=1.0)
+    tables: dict[str, str] = {}
+
+
 class LabelsConfig(_Section):
     # The label sources a run uses beside `verifier` and `mc`, which always run (they grade outcomes and
     # values): names registered in labels/registry.py (built in, or a package's through the entry-point
@@ -250,6 +263,7 @@ class LabelsConfig(_Section):
     # enabled. `options.<name>` are a source's own settings (e.g. `options.prm.checkpoint`).
     sources: list[str] = ["reference"]
     options: dict[str, dict[str, Any]] = {}
+    consensus: ConsensusConfig = ConsensusConfig()
 
     def is_default(self) -> bool:
         return self == LabelsConfig()
@@ -281,6 +295,8 @@ class RunConfig(_Section):
         data = self.model_dump(mode="json")
         if self.labels.is_default():
             del data["labels"]
+        elif self.labels.consensus == ConsensusConfig():  # configs written before it keep their hash
+            del data["labels"]["consensus"]
         return data
 
     def config_hash(self) -> str:

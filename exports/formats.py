@@ -3,6 +3,8 @@
 * `trl`: TRL stepwise supervision, one row per chain: `prompt`, `completions` (step texts), `labels`
   (booleans).
   TRL casts labels to int, so soft labels need an explicit `threshold` (label = soft_label >= threshold).
+  Soft labels are MC's (`label="soft"`) or the consensus's `p_correct` (`label="consensus"`, `soft=True`:
+  `--label consensus --soft`), the probability that the step is right (labels/consensus.py).
 * `openrlhf`: OpenRLHF process-reward format: `input` (prompt and steps, each step followed by the
   placeholder token) and `value` (one label per placeholder: "+"/"-", or floats for soft labels without a
   threshold); train with `--input_key input --label_key value --placeholder_token ки --reward_tokens + -`.
@@ -96,6 +98,7 @@ class ExportOptions:
 
     label: LabelKind = "hard"
     threshold: float | None = None  # soft labels: positive when soft_label >= threshold
+    soft: bool = False  # with label "consensus": its p_correct as the soft label
     sources: tuple[str, ...] = ()
     domains: tuple[str, ...] = ()
     agreement_only: bool = False
@@ -105,14 +108,32 @@ class ExportOptions:
     extra_columns: tuple[str, ...] = field(default=("chain_id", "problem_id", "source", "domain"))
 
 
+def soft_column(options: ExportOptions) -> str | None:
+    """The soft label's column: MC's value (`soft`), the consensus's `p_correct` (`consensus`, `soft`);
+    None for boolean labels. `soft` with another label is an error."""
+    if options.label == "soft":
+        return "s.soft_label"
+    if options.soft:
+        if options.label != "consensus":
+            raise ExportError(
+                f"--soft takes the consensus's p_correct: it needs --label consensus, not {options.label}"
+            )
+        return "s.p_correct"
+    return None
+
+
+def _label_sql(options: ExportOptions) -> str:
+    return soft_column(options) or label_sql(options.label)
+
+
 def _positive_sql(options: ExportOptions) -> str:
     """SQL of the boolean label; soft labels become booleans only through the explicit threshold."""
-    raw = label_sql(options.label)
-    if options.label == "soft":
+    soft = soft_column(options)
+    if soft is not None:
         if options.threshold is None:
             return "NULL::BOOLEAN"
-        return f"(s.soft_label >= {float(options.threshold)!r})"
-    return raw
+        return f"({soft} >= {float(options.threshold)!r})"
+    return label_sql(options.label)
 
 
 def select_steps(
@@ -139,12 +160,16 @@ def select_steps(
     `columns`: only these columns of the result (step columns, `problem_text`, `label`, `positive`), so
     DuckDB reads only the Parquet columns they and the rules need; by default every column.
     """
-    if options.threshold is not None and options.label != "soft":
+    if options.threshold is not None and soft_column(options) is None:
         raise ExportError("--threshold applies to soft labels only")
     borrowed = connection is not None
     if connection is None:
         connection = connect(dataset, version, label_sources_of(options.label))
     try:
+        if options.soft and "p_correct" not in connection.sql("SELECT * FROM steps LIMIT 0").columns:
+            raise ExportError(
+                "this dataset version has no p_correct (written before it): `prm-factory relabel` computes it"
+            )
         since_filter = ""
         if options.since_version is not None:
             old = dataset.tables(options.since_version)["steps"]
@@ -157,7 +182,7 @@ def select_steps(
                 )
             since_filter = "AND s.step_id NOT IN (SELECT step_id FROM since_steps)"
         usable = f"""
-            {label_sql(options.label)} IS NOT NULL
+            {_label_sql(options)} IS NOT NULL
             {"AND s.labels_agree IS TRUE" if options.agreement_only else ""}
             {since_filter}
         """
@@ -175,7 +200,7 @@ def select_steps(
                 SELECT s.* EXCLUDE (source, domain),
                        coalesce(s.source, p.source) AS source, coalesce(s.domain, p.domain) AS domain,
                        p.text AS problem_text,
-                       {label_sql(options.label)} AS label, {positive} AS positive,
+                       {_label_sql(options)} AS label, {positive} AS positive,
                        coalesce({usable}, false) AS usable
                 FROM steps AS s
                 JOIN problems AS p USING (problem_id)
@@ -231,7 +256,7 @@ def _chains(steps: pa.Table, placeholder: str = PLACEHOLDER) -> list[dict]:
 
 
 def _require_booleans(options: ExportOptions, fmt: str) -> None:
-    if options.label == "soft" and options.threshold is None:
+    if soft_column(options) is not None and options.threshold is None:
         raise ExportError(
             f"{fmt} needs boolean labels: give --threshold T to turn soft labels into soft_label >= T"
         )
@@ -264,7 +289,7 @@ def export_table(
     tag = options.placeholder
     inputs = [c["prompt"] + "\n" + "\n".join(f"{text} {tag}" for text in c["texts"]) for c in chains]
     if fmt == "openrlhf":
-        if options.label == "soft" and options.threshold is None:
+        if soft_column(options) is not None and options.threshold is None:
             values = pa.array([c["labels"] for c in chains], pa.list_(pa.float64()))
         else:
             values = pa.array(

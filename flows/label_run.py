@@ -33,6 +33,7 @@ from prm_factory.labels.assemble import (
     external_problem,
     join_steps,
 )
+from prm_factory.labels.consensus import weighing
 from prm_factory.labels.registry import ALWAYS, configured, run_sources
 from prm_factory.labels.source import SourceSetup, source_identity
 from prm_factory.labels.sources.mc import from_values
@@ -184,6 +185,8 @@ def label_external(
     if rollouts:
         labelers["policy"] = {"name": policy, "version": weights, "code": ""}
     labelers.update({source.name: source_identity(source, setup) for source in others})
+    weighs = weighing(config)
+    labelers["consensus"] = weighs.identity()  # the tables the consensus read: recorded with the run
     if sampled:
         labels = executor.label_sources(others, sampled, labels, setup)
     context = RecordContext(
@@ -194,6 +197,7 @@ def label_external(
         verifier_name=verifier.name,
         verifier_version=verifier.version,
         label_config_hash=config.label_config_hash(labelers),
+        weighing=weighs,
     )
     chains, steps = chunk_records(sampled, labels, context, registry)
     problems = list({c.problem.problem_id: c.problem for c in sampled}.values())

@@ -19,6 +19,7 @@ from prm_factory.flows.resume import canonical_order, chunks, is_cached, problem
 from prm_factory.flows.shards import Shard, in_shard
 from prm_factory.flows.stages import GENERATION
 from prm_factory.labels.assemble import ChainIdentity, RecordContext
+from prm_factory.labels.consensus import weighing
 from prm_factory.labels.judge import prompt_hash
 from prm_factory.labels.registry import run_sources
 from prm_factory.labels.source import SourceSetup, source_identity
@@ -154,9 +155,11 @@ def plan_run(
     settings = engine_settings(config)
     weights = weights_hash(Path(settings.checkpoint))
     judging = judge_settings(config, settings)
+    weighs = weighing(config)  # the consensus's tables: their digest keys the rows as a labeler's does
     labelers = {
         **run_labelers(verifier, domain, config, judging.model_id),
         **plugin_labelers(config, domain, verifier, settings),
+        "consensus": weighs.identity(),
     }
     s = config.sampling
     params = GenerationParams(n=s.n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens)
@@ -171,6 +174,7 @@ def plan_run(
         label_config_hash=config.label_config_hash(labelers),
         verifier_code=labelers["verifier"]["code"],
         reference_labeler=identity_tag(labelers["reference"]) if "reference" in labelers else None,
+        weighing=weighs,
     )
     inputs = stage_inputs(config, problems, settings, weights, labelers, context, judging)
     keys = GENERATION.run_keys(inputs)

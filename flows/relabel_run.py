@@ -20,6 +20,7 @@ from prm_factory.flows.resume import chunks
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
 from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.tasks import write_task
+from prm_factory.labels.consensus import weighing
 from prm_factory.labels.registry import Registry, RegistryError, configured, order_by_reads, run_sources
 from prm_factory.labels.relabel import StoredChain, relabel_chains
 from prm_factory.labels.source import LabelSource, SourceSetup, source_identity
@@ -71,13 +72,59 @@ def _setup(
     )
 
 
+def calibrate_from_audit(
+    audit: str, root: str, config: RunConfig, problems: dict[str, Problem], steps: dict[str, list[Step]]
+) -> list[str]:
+    """Refine the calibration tables with an audit's answers: each automatic label of a step a reviewer
+    judged is counted against the reviewer's verdict, added to the shipped table (and `[labels.consensus]
+    tables`), and the result written to `<root>/calibration/<source>.json`, which the consensus of every
+    later run, label and relabel of this dataset reads (a later audit replaces it). Returns the sources."""
+    from pathlib import Path
+
+    from prm_factory.audit.human import human_labels
+    from prm_factory.audit.store import AuditStore
+    from prm_factory.labels.calibration import DATASET_TABLES, audit_tables, load_tables
+
+    store = AuditStore.open(Path(audit).expanduser())
+    try:
+        items = {item.item_id: (item.chain_id, item.step_index) for item in store.items()}
+        answers = human_labels(items, store.answers())
+    finally:
+        store.close()
+    truth = {(a.chain_id, a.step_index): a.verdict == "correct" for a in answers if a.verdict in VOTED}
+    rows = []
+    for chain_steps in steps.values():
+        for step in chain_steps:
+            right = truth.get((step.chain_id, step.step_index))
+            if right is None:
+                continue
+            problem = problems[step.problem_id]
+            domain = f"{problem.domain}/{problem.source}"
+            rows.extend(
+                (label.source, label.verdict, label.kind, domain, right)
+                for label in step.labels
+                if label.source != "human" and label.verdict in VOTED
+            )
+    tables = audit_tables(rows, load_tables(config.labels.consensus.tables), Path(audit).name)
+    for source, table in tables.items():
+        table.write(Path(root) / DATASET_TABLES / f"{source}.json")
+    return sorted(tables)
+
+
+VOTED = ("correct", "incorrect")
+
+
 @flow(name="prm-relabel", log_prints=True)
 def relabel_dataset(
-    config: RunConfig, version: int | None = None, sources: Sequence[str] = ()
+    config: RunConfig,
+    version: int | None = None,
+    sources: Sequence[str] = (),
+    calibrate_from: str | None = None,
 ) -> RelabelSummary:
     """Relabel every chain of `version` (None: the latest) of the config's dataset (module docstring), a
     chunk of `resume.chunk_problems` problems at a time: each source's batch call is one stage per chunk
-    (flows/runner.py), as in a run."""
+    (flows/runner.py), as in a run. `calibrate_from`: an audit whose answers refine the calibration tables
+    first (`calibrate_from_audit`), so the consensus of every chain is computed again with them."""
     logger = get_run_logger()
     root = str(config.dataset_root())
     dataset = Dataset(root)
@@ -93,6 +140,9 @@ def relabel_dataset(
     steps_by_chain: dict[str, list[Step]] = defaultdict(list)
     for step in from_table(Step, tables["steps"].to_table()):
         steps_by_chain[step.chain_id].append(step)
+    if calibrate_from is not None:
+        refined = calibrate_from_audit(calibrate_from, root, config, problems, steps_by_chain)
+        logger.info("calibration tables refined by %s: %s", calibrate_from, ", ".join(refined) or "none")
     run_id = uuid.uuid4().hex[:16]
     started = utc_now()
     registry: Registry = configured(config.labels.sources)
@@ -131,6 +181,7 @@ def relabel_dataset(
     if not new_chains:
         return RelabelSummary(run_id, root, from_version, None, [], [], unchanged, ran)
     identities = [source_identity(s, setup) for _, setup, rerun in by_domain.values() for s in rerun]
+    identities.append(weighing(config).identity())  # the tables the new consensus read
     versions = {ident["name"]: f"{ident['version']}+{ident['code']}" for ident in identities}
     run = run_record(
         run_id=run_id,
@@ -140,7 +191,12 @@ def relabel_dataset(
         model="relabel",
         verifiers=versions,
         config_json=json.dumps(
-            {"relabel_of_version": from_version, "sources": list(ran), **json.loads(config.to_json())}
+            {
+                "relabel_of_version": from_version,
+                "sources": list(ran),
+                "calibrate_from_audit": calibrate_from,
+                **json.loads(config.to_json()),
+            }
         ),
     )
     new_version = write_task(root, run, [], new_chains, new_steps, [])

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from prm_factory.labels.consensus import step_consensus
+from prm_factory.labels.consensus import Weighing, domains_of, step_probability
 from prm_factory.labels.source import ChainLabels, LabelSource
 from prm_factory.rollouts.items import RolloutItem
 from prm_factory.sampling.chains import DrawnChain
@@ -107,6 +107,7 @@ class RecordContext:
     label_config_hash: str
     verifier_code: str = ""
     reference_labeler: str | None = None
+    weighing: Weighing | None = None  # tables and thresholds of the consensus (None: shipped, defaults)
 
 
 def chunk_records(
@@ -140,7 +141,8 @@ def build_records(
 ) -> tuple[Chain, list[Step]]:
     """The chain record and its step records, with consensus labels and the first-error flag.
 
-    The first error is the earliest step whose consensus is negative; disputed steps do not count, and each
+    The first error is the earliest step whose consensus is negative (P(wrong) at the threshold,
+    labels.consensus); disputed steps do not count, and each
     source's own label is kept. Each source that labelled the chain also names its own first error (its
     rule: `LabelSource.first_error`). A source's labels are None (or empty) where it did not run.
     """
@@ -165,9 +167,10 @@ def step_records(
 ) -> list[Step]:
     rows: list[Step] = []
     first_error_seen = False
+    domains = domains_of(sampled.problem.domain, sampled.problem.source)
     for position, span in enumerate(sampled.steps):
         step_labels = tuple(chain_labels[position] for chain_labels in labels.values())
-        label, agree = step_consensus(step_labels, sources)
+        label, agree, p_correct = step_probability(step_labels, sources, context.weighing, domains)
         is_first = label == "negative" and not first_error_seen
         first_error_seen = first_error_seen or is_first
         rows.append(
@@ -186,6 +189,7 @@ def step_records(
                 model=context.model_id,
                 label_config_hash=context.label_config_hash,
                 labels=step_labels,
+                p_correct=p_correct,
             )
         )
     return rows

@@ -1,92 +1,225 @@
-"""One consensus label per step from the registered sources' votes, and each source's first error.
+"""One consensus per step: the probability that the step is right given every source's label, and the
+label that follows from it; and each source's first error.
 
 The sources fail differently: the verifier misses wrong reasoning that makes no false arithmetic claim, MC
 misses a wrong step the model recovers from (or a right step a weak model cannot finish), the reference
 sees only quantities off the worked solution. Keeping every source's label, the consensus and whether they
 agree lets a training export filter to agreeing steps (Qwen2.5-Math-PRM, "The Lessons of Developing PRMs",
-2025). Each source declares its vote (labels/source.py); `combine` is the one rule over the votes.
+2025).
+
+The model (`p_correct`). Sources are independent noisy readers of one hidden truth (right or wrong), each
+label's reliability measured per source, verdict, reading kind and domain in a calibration table
+(labels/calibration.py): a one-coin model per kind, combined as naive Bayes in log-odds. A label of
+measured precision q (the share of such labels that agreed with the truth where the table was measured,
+under that table's base rate b of right steps) multiplies the odds of a right step by
+
+    (q / (1 - q)) / (b / (1 - b))            for a `correct`
+    ((1 - q) / q) / (b / (1 - b))            for an `incorrect`
+
+and `p_correct` = the prior odds (`[labels.consensus] prior_correct`, by default the voting sources' base
+rates) times every vote's ratio, as a probability. A lone vote therefore reads its measured precision. An
+`unverifiable` label casts no vote. A source with no table (a plug-in, MC) weighs `UNMEASURED_RATIO` either
+way, the conservative default (a lone such vote reads P = 0.75 at an even prior), and votes of unmeasured
+precision alone never make a step `negative` or `positive`, whatever the prior: it stays `disputed`. A
+reviewer's answer (a source whose vote overrules or is of strength REVIEWED, `human`) weighs as a vote
+of precision `REVIEWED_PRECISION` and decides the label whatever the rest say.
+
+The label: `negative` where P(wrong) >= `negative_at`, `positive` where P(right) >= `positive_at` (0.95 each
+by default), `disputed` between, `unlabeled` without a vote. The first error is the earliest `negative`.
+
+Why not crowd-kit's Dawid-Skene: it estimates each worker's confusion matrix unsupervised, by EM over the
+labels being aggregated; here the reliabilities are measured against truth on labelled dev sets and the
+user's audits, per reading kind (a worker's confusion depends on what it read), so the posterior is the
+closed form above and needs no EM (nor crowd-kit's scipy / scikit-learn stack beside the lock).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
-from prm_factory.labels.source import LabelSource, Vote
+from prm_factory.config.run_config import RunConfig
+from prm_factory.labels.calibration import CalibrationTable, Precision, load_tables
+from prm_factory.labels.source import LabelSource, Strength, Vote
 from prm_factory.rollouts.first_error import first_error_mc
 from prm_factory.schemas.step_labels import StepLabel
 
 Consensus = Literal["positive", "negative", "disputed", "unlabeled"]
 
 
-def combine(votes: Sequence[Vote]) -> tuple[Consensus, bool | None]:
-    """The consensus of one step's votes and whether they agree (None: at most one vote).
+MODEL_VERSION = "p_correct-1"
+"""The consensus model's version: with the tables' digest, what a dataset version records it used."""
 
-    Alike votes give their polarity. Against each other, the strongest negative decides when it is
-    stronger than every positive (negatives always may), the strongest positive decides when it is stronger
-    than every negative and may overrule (a reviewer's), and otherwise the step is `disputed`. No vote:
-    `unlabeled`. With today's sources (strengths in labels/source.py) that reads:
+UNMEASURED_RATIO = 3.0
+"""Odds ratio of a vote whose source has no table for it: a 75 % precise vote at an even prior."""
 
-    ============== ============ ============ ============ ======
-    verifier       MC hard      reference    consensus    agree
-    ============== ============ ============ ============ ======
-    correct        True         (not run)    positive     True
-    incorrect      False        (not run)    negative     True
-    correct        False        (not run)    disputed     False
-    incorrect      True         (not run)    negative     False
-    unverifiable   True/False   (not run)    follows MC   None
-    correct        None         incorrect    negative     False
-    unverifiable   True         incorrect    disputed     False
-    correct        False        correct      disputed     False
-    unverifiable   None         unverifiable unlabeled    None
-    incorrect (k)  True         (not run)    disputed     False
-    incorrect (k)  None         correct      disputed     False
-    incorrect (k)  False        (not run)    negative     True
-    ============== ============ ============ ============ ======
-
-    `incorrect` is the verifier's of a final reading kind (or of none named); `incorrect (k)` of a kind the
-    verifier source does not count final (labels/sources/verifier.py, `FINAL_KINDS`), which votes as the
-    reference's `incorrect` does. The judge votes as the reference does.
-
-    >>> from prm_factory.labels.source import Strength
-    >>> weak_no, strong_yes = Vote(False, Strength.WEAK), Vote(True, Strength.STRONG)
-    >>> combine([weak_no, strong_yes]), combine([Vote(False, Strength.FINAL), strong_yes])
-    (('disputed', False), ('negative', False))
-    >>> combine([Vote(True, Strength.REVIEWED, overrules=True), Vote(False, Strength.FINAL)])
-    ('positive', False)
-    """
-    if not votes:
-        return "unlabeled", None
-    agree = None if len(votes) < 2 else len({vote.positive for vote in votes}) == 1
-    negatives = [vote for vote in votes if not vote.positive]
-    positives = [vote for vote in votes if vote.positive]
-    if not negatives:
-        return "positive", agree
-    if not positives:
-        return "negative", agree
-    against, for_ = max(v.strength for v in negatives), max(v.strength for v in positives)
-    if against > for_ and any(v.decides for v in negatives if v.strength == against):
-        return "negative", agree
-    if for_ > against and any(v.decides for v in positives if v.strength == for_):
-        return "positive", agree
-    return "disputed", agree
+REVIEWED_PRECISION = 0.99
+"""Precision of a reviewer's answer where no audit of the reviewers measured it."""
 
 
-def step_consensus(
-    labels: Iterable[StepLabel], sources: Mapping[str, LabelSource]
-) -> tuple[Consensus, bool | None]:
-    """`combine` over the votes of one step's labels, each weighed by its source's declaration.
+@dataclass(frozen=True)
+class Weighing:
+    """What turns a step's labels into `p_correct` and a label: the tables by source and the thresholds."""
 
-    A label of a source `sources` does not name is an error, not a silent abstention.
-    """
-    votes = []
+    tables: Mapping[str, CalibrationTable] = field(default_factory=dict)
+    negative_at: float = 0.95
+    positive_at: float = 0.95
+    prior_correct: float | None = None
+
+    def digest(self) -> str:
+        """Model version, tables and thresholds in one short digest (a dataset version records it)."""
+        parts = {
+            "model": MODEL_VERSION,
+            "tables": sorted((name, t.digest()) for name, t in self.tables.items()),
+            "thresholds": [self.negative_at, self.positive_at, self.prior_correct],
+        }
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
+
+    def identity(self) -> dict[str, str]:
+        """As a labeler identity (`{"name", "version", "code"}`), for the run record and label hash."""
+        return {"name": "consensus", "version": MODEL_VERSION, "code": self.digest()}
+
+    def label(self, p_correct: float | None) -> Consensus:
+        if p_correct is None:
+            return "unlabeled"
+        if 1.0 - p_correct >= self.negative_at:
+            return "negative"
+        if p_correct >= self.positive_at:
+            return "positive"
+        return "disputed"
+
+
+def weighing(config: RunConfig | None = None) -> Weighing:
+    """The weighing a config asks for (`[labels.consensus]`): the shipped tables, those the dataset's audits
+    refined (labels.calibration.dataset_tables), and the config's own tables over them."""
+    if config is None:
+        return Weighing(load_tables())
+    consensus = config.labels.consensus
+    tables = load_tables(consensus.tables, config.dataset_root())
+    return Weighing(tables, consensus.negative_at, consensus.positive_at, consensus.prior_correct)
+
+
+def domains_of(domain: str, problem_source: str | None = None) -> tuple[str, ...]:
+    """Where a label's precision is looked up, most specific first: `math/gsm8k`, then `math`."""
+    return (f"{domain}/{problem_source}", domain) if problem_source else (domain,)
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+@dataclass(frozen=True)
+class Weighed:
+    """One label's part in a step's consensus."""
+
+    source: str
+    positive: bool
+    log_ratio: float  # what it adds to the log-odds of a right step
+    precision: Precision | None  # None: no table measured it (UNMEASURED_RATIO)
+    reviewed: bool = False  # a reviewer's answer (a vote of strength REVIEWED, or one that overrules)
+
+
+def weigh_label(label: StepLabel, vote: Vote, weighing: Weighing, domains: Sequence[str]) -> Weighed:
+    """A vote's log odds ratio from its source's table (module docstring), or the unmeasured default."""
+    table = weighing.tables.get(label.source)
+    found = table.precision(label.verdict, label.kind, domains) if table is not None else None
+    reviewed = vote.overrules or vote.strength >= Strength.REVIEWED
+    if found is None:
+        if reviewed:
+            ratio = _logit(REVIEWED_PRECISION)
+        else:
+            ratio = math.log(UNMEASURED_RATIO)
+        return Weighed(label.source, vote.positive, ratio if vote.positive else -ratio, None, reviewed)
+    right_given_vote = found.value if vote.positive else 1.0 - found.value
+    ratio = _logit(right_given_vote) - _logit(found.base_rate)
+    return Weighed(label.source, vote.positive, ratio, found, reviewed)
+
+
+def step_votes(
+    labels: Iterable[StepLabel],
+    sources: Mapping[str, LabelSource],
+    weighing: Weighing,
+    domains: Sequence[str] = ("math",),
+) -> list[Weighed]:
+    """Each label's weighed vote (`unverifiable` and sources that do not vote cast none). A label of a source
+    `sources` does not name is an error, not a silent abstention."""
+    weighed = []
     for label in labels:
         if label.source not in sources:
             raise ValueError(f"a label of {label.source!r}, which is no registered source")
         vote = sources[label.source].vote(label)
         if vote is not None:
-            votes.append(vote)
-    return combine(votes)
+            weighed.append(weigh_label(label, vote, weighing, domains))
+    return weighed
+
+
+def probability(weighed: Sequence[Weighed], weighing: Weighing) -> float | None:
+    """`p_correct` of a step from its weighed votes (None: no vote)."""
+    if not weighed:
+        return None
+    if weighing.prior_correct is not None:
+        prior = weighing.prior_correct
+    else:
+        bases = [w.precision.base_rate for w in weighed if w.precision is not None]
+        prior = sum(bases) / len(bases) if bases else 0.5
+    log_odds = _logit(prior) + sum(w.log_ratio for w in weighed)
+    return 1.0 / (1.0 + math.exp(-max(min(log_odds, 50.0), -50.0)))
+
+
+def step_probability(
+    labels: Iterable[StepLabel],
+    sources: Mapping[str, LabelSource],
+    weighing: Weighing | None = None,
+    domains: Sequence[str] = ("math",),
+) -> tuple[Consensus, bool | None, float | None]:
+    """A step's consensus, whether its votes agree (None: at most one vote) and its `p_correct`.
+
+    >>> from prm_factory.labels.registry import registry
+    >>> from prm_factory.labels.calibration import CalibrationTable, Cell
+    >>> table = CalibrationTable("verifier", "", "dev set", 0.8, (Cell("incorrect", "k", "math", 1000, 990),))
+    >>> w = Weighing({"verifier": table})
+    >>> step_probability([StepLabel("verifier", "incorrect", kind="k")], registry(), w)[0]
+    'negative'
+    >>> step_probability([StepLabel("reference", "incorrect")], registry(), Weighing())[0]  # unmeasured
+    'disputed'
+    """
+    weighing = weighing if weighing is not None else default_weighing()
+    weighed = step_votes(labels, sources, weighing, domains)
+    p_correct = probability(weighed, weighing)
+    agree = None if len(weighed) < 2 else len({w.positive for w in weighed}) == 1
+    reviewed = {w.positive for w in weighed if w.reviewed}
+    if len(reviewed) == 1:  # the reviewers' answer decides, whatever the automatic sources say
+        return ("positive" if reviewed.pop() else "negative"), agree, p_correct
+    label = weighing.label(p_correct)
+    if label in ("positive", "negative") and all(w.precision is None for w in weighed):
+        return "disputed", agree, p_correct  # votes of unmeasured precision alone decide nothing
+    return label, agree, p_correct
+
+
+_DEFAULT: list[Weighing] = []
+
+
+def default_weighing() -> Weighing:
+    """The shipped tables with the default thresholds (read once)."""
+    if not _DEFAULT:
+        _DEFAULT.append(weighing(None))
+    return _DEFAULT[0]
+
+
+def step_consensus(
+    labels: Iterable[StepLabel],
+    sources: Mapping[str, LabelSource],
+    weighing: Weighing | None = None,
+    domains: Sequence[str] = ("math",),
+) -> tuple[Consensus, bool | None]:
+    """`step_probability` without the probability: the consensus and whether the votes agree."""
+    label, agree, _ = step_probability(labels, sources, weighing, domains)
+    return label, agree
 
 
 def first_error_verifier(verdict_labels: Sequence[str]) -> int | None:

@@ -10,7 +10,10 @@ last step, which is the chain's own outcome (`LabelSource.follow_outcome`).
 
 The new rows get a label hash derived from the old one and the rerun sources' identities, so they replace
 the old rows in the new dataset version (storage.layout.REPLACE_WHEN_CHANGED) while older versions keep
-theirs. A chain whose stored labels already carry the current labelers is left alone (`None`).
+theirs. A chain whose stored labels already carry the current labelers is left alone (`None`), unless its
+stored consensus is not what the current calibration tables and thresholds make of those labels (a table
+refined by an audit, a row written before `p_correct`): its labels are kept and its consensus, `p_correct`
+and first errors are computed again.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from prm_factory.labels.assemble import RecordContext, SampledChain, build_records
+from prm_factory.labels.consensus import Weighing, domains_of, step_probability, weighing
 from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup, source_identity
 from prm_factory.sampling.protocol import Generation
 from prm_factory.sampling.segment import StepSpan
@@ -121,16 +125,25 @@ def relabel_chains(
     """
     tags = {source.name: source.labeler(setup) for source in rerun}
     names = set(tags)
+    weighs = weighing(setup.config)
     chosen: list[tuple[StoredChain, list[Step]]] = []
+    recount: list[tuple[StoredChain, list[Step]]] = []
     unchanged = 0
     for item in stored:
         ordered = sorted(item.steps, key=lambda s: s.step_index)
-        if not ordered or current(ordered, tags):  # no steps: nothing to relabel either
+        if not ordered:  # no steps: nothing to relabel either
             unchanged += 1
-            continue
-        chosen.append((item, ordered))
+        elif not current(ordered, tags):
+            chosen.append((item, ordered))
+        elif consensus_current(item.problem, ordered, sources, weighs):
+            unchanged += 1
+        else:  # labels current, consensus not (new tables or thresholds, a row written before p_correct)
+            recount.append((item, ordered))
+    identities = {source.name: source_identity(source, setup) for source in rerun}
+    identities["consensus"] = weighs.identity()
+    results = [recounted(item, ordered, sources, weighs, identities, run_id) for item, ordered in recount]
     if not chosen:
-        return [], unchanged
+        return results, unchanged
     sampled: list[SampledChain] = []
     kept: list[dict[str, ChainLabels]] = []
     for item, ordered in chosen:
@@ -150,20 +163,61 @@ def relabel_chains(
     held = sorted({name for chain_labels in kept for name in chain_labels})
     prior = {name: [chain_labels.get(name) for chain_labels in kept] for name in held}
     labels = label_with(rerun, sampled, prior, setup)
-    identities = {source.name: source_identity(source, setup) for source in rerun}
-    results = []
     for position, ((item, ordered), chain) in enumerate(zip(chosen, sampled, strict=True)):
         if all(labels[name][position] is None and ordered[0].label(name) is None for name in names):
-            unchanged += 1  # its sources left it unlabelled, as before (reviewers who answered none of it)
+            # its sources left it unlabelled, as before (reviewers who answered none of it)
+            if consensus_current(item.problem, ordered, sources, weighs):
+                unchanged += 1
+            else:
+                results.append(recounted(item, ordered, sources, weighs, identities, run_id))
             continue
         base = item.chain.label_config_hash or ordered[0].label_config_hash
         label_hash = content_id("relabel", base, identities)[:16]
+        chain_of = item.chain
         context = RecordContext(
-            run_id, item.chain.model, item.chain.sampling, item.chain.seed, "", "", label_hash
+            run_id, chain_of.model, chain_of.sampling, chain_of.seed, "", "", label_hash, weighing=weighs
         )
         by_source = {name: per_chain[position] for name, per_chain in labels.items()}
         results.append(build_records(chain, by_source, context, sources))
     return results, unchanged
+
+
+def consensus_current(
+    problem: Problem, steps: Sequence[Step], sources: Mapping[str, LabelSource], weighs: Weighing
+) -> bool:
+    """Do the stored consensus, agreement and `p_correct` equal what `weighs` makes of the stored labels?
+    (Rows written before `p_correct` never do: a relabel recomputes their consensus.)"""
+    domains = domains_of(problem.domain, problem.source)
+    for step in steps:
+        label, agree, p_correct = step_probability(step.labels, sources, weighs, domains)
+        if (label, agree) != (step.consensus, step.labels_agree):
+            return False
+        if (p_correct is None) != (step.p_correct is None):
+            return False
+        if p_correct is not None and abs(p_correct - float(step.p_correct or 0.0)) > 1e-9:
+            return False
+    return True
+
+
+def recounted(
+    item: StoredChain,
+    ordered: Sequence[Step],
+    sources: Mapping[str, LabelSource],
+    weighs: Weighing,
+    identities: Mapping[str, Mapping[str, str]],
+    run_id: str,
+) -> tuple[Chain, list[Step]]:
+    """New rows of a chain whose labels are kept as stored and whose consensus and first errors are
+    computed again (`weighs`: the current tables and thresholds)."""
+    chain = item.chain
+    outcome = Verdict(chain.outcome, chain.outcome_reason, json.loads(chain.outcome_evidence or "{}"))
+    sampled = stored_chain(item.problem, chain, ordered, outcome)
+    base = chain.label_config_hash or ordered[0].label_config_hash
+    label_hash = content_id("relabel", base, dict(identities))[:16]
+    context = RecordContext(
+        run_id, chain.model, chain.sampling, chain.seed, "", "", label_hash, weighing=weighs
+    )
+    return build_records(sampled, stored_labels(ordered), context, sources)
 
 
 def relabel_chain(

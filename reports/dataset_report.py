@@ -27,6 +27,7 @@ import duckdb
 import jinja2
 
 from prm_factory.labels.registry import registered_names
+from prm_factory.reports.weights import USED_SQL, unmeasured_warnings, weight_rows
 from prm_factory.schemas.step_labels import first_error_column
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import connect
@@ -81,6 +82,9 @@ class ReportData:
     first_error_positions: list[dict[str, Any]]  # source, position (None = no error), n
     samples: list[SampleChain]
     label_sources: list[dict[str, Any]] = field(default_factory=list)  # per label source: counts, labelers
+    consensus_weights: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # reports.weights: what votes weighed
 
 
 BY_STEP_INDEX_SQL = f"""
@@ -236,9 +240,17 @@ def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) ->
                 for chain in chains
             ],
             label_sources=label_sources,
+            consensus_weights=weight_rows(_rows(connection, USED_SQL), dataset_tables_of(dataset)),
         )
     finally:
         connection.close()
+
+
+def dataset_tables_of(dataset: Dataset) -> dict[str, Any]:
+    """The calibration tables a version's consensus reads: shipped, and those its audits refined."""
+    from prm_factory.labels.calibration import load_tables
+
+    return load_tables(None, Path(dataset.root) if "://" not in dataset.root else None)
 
 
 # ---------------------------------------------------------------------------------------------- plots
@@ -552,6 +564,7 @@ def render_html(
         search=search,
         search_rows=search_table(search.get("rows", [])) if search else [],
         audit_section=audit,
+        weight_warnings=unmeasured_warnings(data.consensus_weights),
     )
 
 

@@ -86,6 +86,9 @@ class Step:
     # one label per source that labelled the step (schemas.step_labels: verdict, value, reason, evidence,
     # labeler), stored in that source's own columns
     labels: tuple[StepLabel, ...] = ()
+    # the probability that the step is right given every source's label (labels.consensus, the model and
+    # its calibration tables); the consensus follows from it. None: no vote, or a row written before it
+    p_correct: float | None = None
 
     def label(self, source: str) -> StepLabel | None:
         """The label `source` gave this step, None when it did not label it."""

@@ -229,13 +229,21 @@ def stats_command(
     costs = pa.Table.from_pylist(run_costs(data, resolved, run))
     if run is not None and costs.num_rows == 0:
         raise typer.BadParameter(f"no run {run!r} in this version", param_hint="--run")
+    from prm_factory.reports.weights import unmeasured_warnings, weights_used
+
+    weights = weights_used(data, resolved, registered_names())  # what each vote weighed, and its origin
+    for line in unmeasured_warnings(weights):
+        Console(stderr=True).print(line, highlight=False, soft_wrap=True)
     if fmt != "table":
         stats = headline_stats(data, resolved, registered_names())
-        emit(pa.Table.from_pylist([{**stats, "runs_cost": costs.to_pylist()}]), fmt, output)
+        row = {**stats, "runs_cost": costs.to_pylist(), "consensus_weights": weights}
+        emit(pa.Table.from_pylist([row]), fmt, output)
         return
     if run is None:
         stats = headline_stats(data, resolved, registered_names())
         emit(pa.table({"metric": list(stats), "value": [_cell(v) for v in stats.values()]}), fmt, output)
+        if weights:
+            emit(pa.Table.from_pylist(weights), fmt, output)
     rows = costs.to_pylist()  # one column per run: the metrics are many, the runs of a version few
     columns = {"cost": [name for name in costs.column_names if name != "run_id"]}
     for row in rows:
@@ -305,6 +313,9 @@ def export_command(
     as_of: AsOfOption = None,
     label: LabelSourceOption = "hard",
     threshold: ThresholdOption = None,
+    soft: Annotated[
+        bool, typer.Option("--soft", help="With --label consensus: its p_correct as the soft label.")
+    ] = False,
     source: SourcesOption = None,
     domain: DomainsOption = None,
     agreement_only: AgreementOnlyOption = False,
@@ -334,6 +345,7 @@ def export_command(
         since_version=None if since_version is None else _version(data, since_version),
         stop_at_first_error=stop_at_first_error,
         placeholder=placeholder,
+        soft=soft,
     )
     if check_tokenizer is not None:
         from prm_factory.exports.tokenizer_check import TrainerSettings

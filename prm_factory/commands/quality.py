@@ -65,6 +65,21 @@ PrmOption = Annotated[
 ]
 
 
+CalibrateOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--calibrate",
+        help="write calibration tables (<source>.json, labels/calibration.py) measured on INPUT, a dev set "
+        "of chains with marked first errors, into this folder; python -m prm_factory.evaluation.calibrate "
+        "combines several sets",
+    ),
+]
+WhereOption = Annotated[
+    str | None,
+    typer.Option("--where", help="--calibrate: what INPUT's problems are (gsm8k, competition, ...)"),
+]
+
+
 @app.command("eval")
 def evaluate(
     input_path: InputArgument,
@@ -74,6 +89,8 @@ def evaluate(
     spread: SpreadOption = False,
     json_out: JsonOption = None,
     prm: PrmOption = None,
+    calibrate: CalibrateOption = None,
+    where: WhereOption = None,
 ) -> None:
     """Score the labels against gold: chains with a ProcessBench first error or PRM800K ratings (per
     split, averaged over splits, and per label source: first-error F1 with both accuracies, correct
@@ -82,6 +99,11 @@ def evaluate(
     flagged). ProcessBench's files are read as they ship: a split's JSON list or a folder of them."""
     if not input_path.exists():
         fail(f"input not found: {input_path}")
+    if calibrate is not None:
+        from prm_factory.evaluation.calibrate import main as calibrate_main
+
+        calibrate_main([f"{input_path}:{where or input_path.stem}", "--out", str(calibrate)])
+        return
     if solutions is not None and not solutions.is_file():
         fail(f"solutions file not found: {solutions}")
     if kind is EvalKind.auto:

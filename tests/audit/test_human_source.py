@@ -76,7 +76,7 @@ def test_answers_land_in_a_new_version_and_show_in_exports_and_training_rows(
     vetoed = next(
         i for i in items if by_step[(i.chain_id, i.step_index)].label("verifier").verdict == "incorrect"
     )
-    agreed = next(i for i in items if by_step[(i.chain_id, i.step_index)].consensus == "positive")
+    agreed = next(i for i in items if by_step[(i.chain_id, i.step_index)].consensus != "negative")
     store.record_answer(vetoed.item_id, "ana", "correct", answered_at="2026-01-02T10:00:00Z")
     store.record_answer(
         agreed.item_id, "ben", "incorrect", answered_at="2026-01-02T11:00:00Z", first_error="this"
@@ -93,8 +93,9 @@ def test_answers_land_in_a_new_version_and_show_in_exports_and_training_rows(
     )
     summary = relabel_dataset(config, sources=["human"])
     assert summary.version == summary.from_version + 1
-    assert summary.unchanged == len(chains) - len(answered_chains)
-    assert {c.chain_id for c in summary.chains} == answered_chains
+    # the fixture's rows were written without p_correct: every chain's consensus is computed again (issue 47)
+    assert summary.unchanged == 0 and len(summary.chains) == len(chains)
+    assert {c.chain_id for c in summary.chains if c.first_errors.get("human") is not None} <= answered_chains
     after = {(s.chain_id, s.step_index): s for s in summary.steps}
     overruled = after[(vetoed.chain_id, vetoed.step_index)]
     evidence = json.loads(overruled.label("human").evidence)

@@ -135,3 +135,24 @@ def test_reference_labels_are_an_export_source_and_counted_in_label_stats(tmp_pa
         data, "SELECT sum(n_reference_correct) AS c, sum(n_reference_incorrect) AS i FROM label_stats"
     ).to_pylist()
     assert stats == [{"c": 4, "i": 2}]
+
+
+def test_consensus_soft_takes_p_correct(tmp_path, run_factory):
+    """`--label consensus --soft`: the consensus's p_correct is the soft label (None: the step unlabelled)."""
+    import dataclasses
+
+    records = run_factory("a", n_problems=1)
+    values = [0.9, 0.2, None, 0.97, 0.8, 0.6]
+    steps = [dataclasses.replace(s, p_correct=p) for s, p in zip(records.steps, values, strict=True)]
+    data = Dataset(str(tmp_path / "ds"))
+    data.commit_run(records.run, records.problems, records.chains, steps, records.rejections)
+    rows = export_table(data, "steps", None, ExportOptions(label="consensus", soft=True)).to_pylist()
+    assert sorted(row["label"] for row in rows) == sorted(v for v in values if v is not None)
+    trl = export_table(
+        data, "trl", None, ExportOptions(label="consensus", soft=True, threshold=0.5)
+    ).to_pylist()
+    assert all(len(row["labels"]) == len(row["completions"]) for row in trl)
+    with pytest.raises(ExportError, match="--threshold"):
+        export_table(data, "trl", None, ExportOptions(label="consensus", soft=True))
+    with pytest.raises(ExportError, match="--label consensus"):
+        export_table(data, "steps", None, ExportOptions(label="verifier", soft=True))

@@ -83,8 +83,9 @@ def test_a_plugin_source_labels_external_chains_and_a_relabel_runs_it_alone(
     by_text = {s.text: s for s in labelled.steps}
     assert by_text["2 + 2 = 4"].label("digits").verdict == "correct"
     assert by_text["WRONG turn"].label("digits").verdict == "incorrect"
-    # its strong `incorrect` against the verifier's silence: the consensus's first error
-    assert by_text["WRONG turn"].consensus == "negative" and by_text["WRONG turn"].first_error
+    # a lone vote of unmeasured precision (no calibration table) decides nothing: disputed, no first error
+    assert by_text["WRONG turn"].consensus == "disputed" and not by_text["WRONG turn"].first_error
+    assert 0.05 < by_text["WRONG turn"].p_correct < 0.5
     ds = Dataset(str(tmp_path / "ds"))
     wrong = query(ds, "SELECT first_error_digits AS f FROM chains WHERE source_row_id = 'b'").to_pylist()
     assert wrong == [{"f": 1}]
@@ -98,7 +99,7 @@ def test_a_plugin_source_labels_external_chains_and_a_relabel_runs_it_alone(
     assert relabelled.version == labelled.version + 1 and relabelled.unchanged == 0
     rerun = {s.text: s for s in relabelled.steps}
     assert rerun["WRONG turn"].label("digits").labeler.startswith("digits@2.0+")
-    assert rerun["WRONG turn"].label("digits").verdict == "incorrect" and rerun["WRONG turn"].first_error
+    assert rerun["WRONG turn"].label("digits").verdict == "incorrect" and not rerun["WRONG turn"].first_error
     assert rerun["2 + 2 = 4"].label("verifier") == by_text["2 + 2 = 4"].label("verifier")  # kept as it was
     versions = query(ds, "SELECT DISTINCT digits_labeler AS l FROM steps").to_pylist()
     assert [v["l"][:9] for v in versions] == ["digits@2."]

@@ -1,6 +1,8 @@
 import json
 
 from prm_factory.labels.assemble import RecordContext, SampledChain, build_records, chain_id_for
+from prm_factory.labels.calibration import CalibrationTable, Cell
+from prm_factory.labels.consensus import Weighing
 from prm_factory.labels.registry import registry
 from prm_factory.labels.sources.mc import from_values
 from prm_factory.labels.sources.verifier import from_verdicts
@@ -12,6 +14,14 @@ from prm_factory.verifiers.protocol import Verdict
 
 PROBLEM = Problem("p1", "gsm8k", "math", "q?", reference_answer="7")
 TEXT = "3 + 4 = 7\n7 * 2 = 15\n15 - 1 = 14\nThe answer is 14"
+VERIFIER = CalibrationTable(
+    "verifier",
+    "math-sympy@1",
+    "dev set",
+    0.5,
+    (Cell("incorrect", "", "math", 1000, 995), Cell("correct", "", "math", 1000, 900)),
+)
+WEIGHING = Weighing({"verifier": VERIFIER})  # MC unmeasured: its votes weigh the conservative default
 
 
 def sampled(text: str = TEXT) -> SampledChain:
@@ -49,6 +59,7 @@ def build(verdicts: list[str], values: list[StepValue]):
             verifier_name="math-sympy",
             verifier_version="1",
             label_config_hash="h",
+            weighing=WEIGHING,
         ),
         registry(),
     )
@@ -59,8 +70,11 @@ def test_consensus_first_error_and_provenance() -> None:
         ["correct", "incorrect", "correct", "unverifiable"],
         [value(0, True), value(1, False), value(2, False), value(3, False, "outcome")],
     )
-    assert [s.consensus for s in steps] == ["positive", "negative", "disputed", "negative"]
+    # the last: MC's unmeasured `incorrect` alone decides nothing
+    assert [s.consensus for s in steps] == ["positive", "negative", "disputed", "disputed"]
     assert [s.labels_agree for s in steps] == [True, True, False, None]
+    p = [s.p_correct for s in steps]
+    assert p[1] < 0.05 < p[3] < 0.5 < p[2] < 0.95 < p[0]
     assert [s.first_error for s in steps] == [False, True, False, False]
     assert chain.first_errors["verifier"] == 1 and chain.n_steps == 4 and chain.outcome == "incorrect"
     assert all(
@@ -73,7 +87,9 @@ def test_consensus_first_error_and_provenance() -> None:
 
 def test_steps_without_values_follow_the_verifier() -> None:
     _, steps = build(["correct", "correct", "incorrect", "unverifiable"], [])
-    assert [s.consensus for s in steps] == ["positive", "positive", "negative", "unlabeled"]
+    # a lone `correct` 90 % precise is not enough for `positive`; the measured `incorrect` is `negative`
+    assert [s.consensus for s in steps] == ["disputed", "disputed", "negative", "unlabeled"]
+    assert steps[0].p_correct == steps[1].p_correct and steps[3].p_correct is None
     assert [json.loads(s.label("mc").evidence)["value_source"] for s in steps] == ["none"] * 4
     assert [s.first_error for s in steps] == [False, False, True, False]
 

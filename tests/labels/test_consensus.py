@@ -1,97 +1,120 @@
-import itertools
+"""The consensus as a probability (labels/consensus.py): each vote weighs what its source's calibration table
+measured, `p_correct` combines them, and the label follows the thresholds."""
+
+import math
 
 import pytest
 
+from prm_factory.config.run_config import RunConfig
+from prm_factory.labels.calibration import CalibrationTable, Cell
 from prm_factory.labels.consensus import (
-    combine,
+    UNMEASURED_RATIO,
+    Weighing,
     first_error_index,
     first_error_mc,
     first_error_verifier,
     step_consensus,
+    step_probability,
+    weighing,
 )
 from prm_factory.labels.registry import registry
-from prm_factory.labels.source import BaseSource, Strength, Vote
+from prm_factory.labels.source import BaseSource, Strength
 from prm_factory.schemas.step_labels import StepLabel, mc_label
 
-
-def consensus(verdict, hard, reference=None, judge=None):
-    """The four first sources' labels of one step through the registry's votes (None: not run)."""
-    labels = [StepLabel("verifier", verdict), mc_label(hard, None, {}, "mc@m")]
-    if reference is not None:
-        labels.append(StepLabel("reference", reference))
-    if judge is not None:
-        labels.append(StepLabel("judge", judge))
-    return step_consensus(labels, registry())
-
-
-@pytest.mark.parametrize(
-    ("verdict", "hard", "expected"),
-    [
-        ("correct", True, ("positive", True)),
-        ("incorrect", False, ("negative", True)),
-        ("correct", False, ("disputed", False)),
-        ("incorrect", True, ("negative", False)),  # a checked false claim stays wrong
-        ("unverifiable", True, ("positive", None)),
-        ("unverifiable", False, ("negative", None)),
-        ("correct", None, ("positive", None)),
-        ("incorrect", None, ("negative", None)),
-        ("unverifiable", None, ("unlabeled", None)),
-    ],
+VERIFIER = CalibrationTable(
+    "verifier",
+    "math-sympy@test",
+    "dev set",
+    0.5,
+    (
+        Cell("incorrect", "closed_arithmetic", "math", 1000, 995),  # 99.5 % right
+        Cell("incorrect", "equation_step", "math", 21, 12),  # 57 %: a guess
+        Cell("incorrect", "word_problem_arithmetic", "math/gsm8k", 495, 493),
+        Cell("incorrect", "word_problem_arithmetic", "math/competition", 27, 7),
+        Cell("correct", "closed_arithmetic", "math", 1000, 800),
+    ),
 )
-def test_consensus_table(verdict, hard, expected):
-    assert consensus(verdict, hard) == expected
-
-
-@pytest.mark.parametrize(
-    ("verdict", "hard", "reference", "expected"),
-    [
-        ("correct", None, "incorrect", ("negative", False)),  # true arithmetic, wrong quantity
-        ("unverifiable", None, "incorrect", ("negative", None)),
-        ("unverifiable", True, "incorrect", ("disputed", False)),  # the prefix still reaches the answer
-        ("correct", False, "correct", ("disputed", False)),  # on track, but no rollout got there
-        ("incorrect", True, "correct", ("negative", False)),
-        ("correct", True, "correct", ("positive", True)),
-        ("unverifiable", None, "correct", ("positive", None)),
-        ("unverifiable", None, "unverifiable", ("unlabeled", None)),
-    ],
+REFERENCE = CalibrationTable(
+    "reference", "reference@test", "dev set", 0.5, (Cell("incorrect", "", "math", 100, 80),)
 )
-def test_consensus_with_the_reference_source(verdict, hard, reference, expected):
-    assert consensus(verdict, hard, reference) == expected
+WEIGHING = Weighing({"verifier": VERIFIER, "reference": REFERENCE})
+
+
+def consensus(*labels, weighs=WEIGHING, domains=("math",), sources=None):
+    return step_probability(labels, sources or registry(), weighs, domains)
+
+
+def wrong(source="verifier", kind=None):
+    return StepLabel(source, "incorrect", kind=kind)
+
+
+def test_a_lone_vote_reads_its_measured_precision():
+    label, agree, p = consensus(wrong(kind="closed_arithmetic"))
+    shrunk = (995 + 4 * (1007 + 1) / (1021 + 2)) / (1000 + 4)  # the kind, leaning 4 counts on its verdict
+    assert label == "negative" and agree is None and math.isclose(1 - p, shrunk)
+
+
+def test_an_imprecise_kind_is_disputed_not_negative():
+    label, _, p = consensus(wrong(kind="equation_step"))
+    assert label == "disputed" and 0.5 < 1 - p < 0.95
+
+
+def test_a_kinds_precision_is_read_where_the_problem_is():
+    gsm8k = consensus(wrong(kind="word_problem_arithmetic"), domains=("math/gsm8k", "math"))
+    competition = consensus(wrong(kind="word_problem_arithmetic"), domains=("math/competition", "math"))
+    assert gsm8k[0] == "negative" and competition[0] == "disputed" and competition[2] > 0.5
+
+
+def test_agreeing_votes_add_up():
+    alone = consensus(wrong(kind="equation_step"))
+    together = consensus(wrong(kind="equation_step"), wrong("reference"))
+    assert together[2] < alone[2] and together[1] is True
+
+
+def test_an_unknown_kind_leans_on_its_verdicts_pooled_precision():
+    found = VERIFIER.precision("incorrect", "no_such_kind", ("math",))
+    assert found is not None and found.cell == "incorrect/*@math" and found.n == 1021
+
+
+def test_a_lone_unmeasured_vote_never_decides_whatever_the_prior():
+    """A plug-in of unmeasured precision (here the reference with no table) alone: `disputed`."""
+    for prior in (None, 0.05, 0.5, 0.99):
+        weighs = Weighing({}, prior_correct=prior)
+        for verdict in ("incorrect", "correct"):
+            label, _, p = consensus(StepLabel("reference", verdict), weighs=weighs)
+            assert label == "disputed", (prior, verdict)
+            expected = (0.5 if prior is None else prior) / (1 - (0.5 if prior is None else prior))
+            expected *= UNMEASURED_RATIO if verdict == "correct" else 1 / UNMEASURED_RATIO
+            assert math.isclose(p, expected / (1 + expected))
+
+
+def test_two_unmeasured_votes_still_decide_nothing():
+    weighs = Weighing({})
+    labels = (wrong("reference"), mc_label(False, 0.0, {}, "mc@m"), wrong("judge"))
+    assert consensus(*labels, weighs=weighs)[0] == "disputed"
+
+
+def test_no_vote_is_unlabeled():
+    assert consensus(StepLabel("verifier", "unverifiable")) == ("unlabeled", None, None)
+
+
+def test_thresholds_come_from_the_config():
+    strict = weighing(RunConfig.model_validate({"labels": {"consensus": {"negative_at": 0.999}}}))
+    strict = Weighing(WEIGHING.tables, strict.negative_at, strict.positive_at)
+    assert consensus(wrong(kind="closed_arithmetic"), weighs=strict)[0] == "disputed"
+    loose = Weighing(WEIGHING.tables, negative_at=0.55)
+    assert consensus(wrong(kind="equation_step"), weighs=loose)[0] == "negative"
+
+
+def test_the_weighings_digest_follows_its_tables_and_thresholds():
+    assert WEIGHING.digest() == Weighing(dict(WEIGHING.tables)).digest()
+    assert WEIGHING.digest() != Weighing({"verifier": VERIFIER}).digest()
+    assert WEIGHING.digest() != Weighing(WEIGHING.tables, negative_at=0.9).digest()
 
 
 def test_consensus_rejects_unknown_verdict():
     with pytest.raises(ValueError, match="unknown verdict"):
-        consensus("unparsed", True)
-
-
-def _rule_before_plugins(verdict, hard, reference, judge):
-    """The consensus rule as written before sources became plug-ins (labels/consensus.py at 42aee51),
-    kept here as the oracle the generic rule must equal on every input of the four first sources."""
-    vote = {"correct": True, "incorrect": False, "unverifiable": None, None: None}
-    verifier, ref, jud = vote[verdict], vote[reference], vote[judge]
-    cast = [v for v in (verifier, hard, ref, jud) if v is not None]
-    agree = None if len(cast) < 2 else len(set(cast)) == 1
-    if not cast:
-        return "unlabeled", None
-    if verifier is False:
-        return "negative", agree
-    strong_negative = ref is False or jud is False
-    strong_positive = ref is True or jud is True or hard is True
-    if strong_negative:
-        return ("disputed" if strong_positive else "negative"), agree
-    if hard is False:
-        return ("disputed" if True in cast else "negative"), agree
-    return ("positive" if strong_positive or verifier else "unlabeled"), agree
-
-
-def test_the_registered_votes_give_the_first_rule_on_every_input():
-    verdicts = ("correct", "incorrect", "unverifiable")
-    optional = (*verdicts, None)
-    for verdict, hard, reference, judge in itertools.product(
-        verdicts, (True, False, None), optional, optional
-    ):
-        expected = _rule_before_plugins(verdict, hard, reference, judge)
-        assert consensus(verdict, hard, reference, judge) == expected, (verdict, hard, reference, judge)
+        StepLabel("verifier", "unparsed")
 
 
 class Reviewer(BaseSource):
@@ -102,22 +125,12 @@ class Reviewer(BaseSource):
     positive_overrules = True
 
 
-def test_a_reviewed_vote_decides_against_a_checked_false_claim():
+def test_a_reviewers_answer_decides_against_any_automatic_vote():
     sources = {**registry(), "reviewer": Reviewer()}
-    labels = [StepLabel("verifier", "incorrect"), StepLabel("reviewer", "correct")]
-    assert step_consensus(labels, sources) == ("positive", False)
-    labels = [
-        StepLabel("verifier", "correct"),
-        mc_label(True, 1.0, {}, "mc@m"),
-        StepLabel("reviewer", "incorrect"),
-    ]
-    assert step_consensus(labels, sources) == ("negative", False)
-
-
-def test_a_positive_that_may_not_overrule_only_disputes():
-    assert combine([Vote(True, Strength.FINAL), Vote(False, Strength.WEAK)]) == ("disputed", False)
-    assert combine([Vote(True, Strength.STRONG), Vote(True, Strength.WEAK)]) == ("positive", True)
-    assert combine([]) == ("unlabeled", None)
+    labels = (wrong(kind="closed_arithmetic"), StepLabel("reviewer", "correct"))
+    assert consensus(*labels, sources=sources)[:2] == ("positive", False)
+    labels = (StepLabel("verifier", "correct", kind="closed_arithmetic"), StepLabel("reviewer", "incorrect"))
+    assert consensus(*labels, sources=sources)[:2] == ("negative", False)
 
 
 def test_a_label_of_an_unregistered_source_is_refused():

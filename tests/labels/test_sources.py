@@ -54,44 +54,41 @@ def test_the_verifier_source_keeps_reason_evidence_and_the_reading_kind() -> Non
         {"c": 1},
         "closed_arithmetic",
     )
-    assert verifier.SOURCE.vote(label) == Vote(False, Strength.FINAL)
-    assert verifier.SOURCE.vote(StepLabel("verifier", "correct")) == Vote(True, Strength.WEAK)
+    # its votes say only yes or no: what they weigh comes from its calibration table (labels/consensus.py)
+    assert verifier.SOURCE.vote(label).positive is False
+    assert verifier.SOURCE.vote(StepLabel("verifier", "correct")).positive is True
 
 
-def test_a_verifier_incorrect_of_a_kind_not_final_is_disputed_by_a_strong_positive() -> None:
-    """The registered verifier source weighs its `incorrect` by the math verifier's FINAL_KINDS: a final kind
-    stays negative against any positive, another kind votes strong (as the reference's), so a strong
-    positive (a rollout that reached the answer, the reference's `correct`) disputes it; alone, or against
-    the verifier's own weak kind of positive, it is still negative."""
-    from prm_factory.labels.consensus import step_consensus
+def test_a_verifier_incorrect_weighs_its_kinds_measured_precision() -> None:
+    """The verifier source votes its verdict's polarity; its kind is what the consensus looks up in the
+    calibration table: a precise kind stays negative against a positive of unmeasured precision, an
+    imprecise one is disputed by it; alone, both read their own precision."""
+    from prm_factory.labels.calibration import CalibrationTable, Cell
+    from prm_factory.labels.consensus import Weighing, step_probability
     from prm_factory.labels.registry import registry
     from prm_factory.schemas.step_labels import mc_label
-    from prm_factory.verifiers.math.public import FINAL_KINDS
 
-    assert verifier.SOURCE.final_kinds == FINAL_KINDS and "closed_arithmetic" in FINAL_KINDS
-    assert "equation_step" not in FINAL_KINDS and "word_problem_arithmetic" not in FINAL_KINDS
-    sources = registry()
-    reached = mc_label(True, 1.0, {}, "mc@m")  # a rollout from the prefix reached the answer
-    on_track = StepLabel("reference", "correct")
-    missed = mc_label(False, 0.0, {}, "mc@m")  # no rollout got there: a weak negative
-    for kind, against, expected in (
-        ("closed_arithmetic", reached, "negative"),
-        ("closed_arithmetic", on_track, "negative"),
-        ("equation_step", reached, "disputed"),
-        ("word_problem_arithmetic", on_track, "disputed"),
-        ("equation_step", missed, "negative"),
-        (None, reached, "negative"),  # no kind named (the code verifier): final
-    ):
-        labels = [StepLabel("verifier", "incorrect", kind=kind), against]
-        assert step_consensus(labels, sources)[0] == expected, (kind, against.source)
-    assert verifier.SOURCE.vote(StepLabel("verifier", "incorrect", kind="equation_step")) == Vote(
-        False, Strength.STRONG
+    table = CalibrationTable(
+        "verifier",
+        "",
+        "dev set",
+        0.5,
+        (
+            Cell("incorrect", "closed_arithmetic", "math", 500, 499),
+            Cell("incorrect", "equation_step", "math", 21, 12),
+        ),
     )
-    # a source without final kinds keeps every `incorrect` final, as before verifiers named kinds
-    unweighed = verifier.VerifierSource()
-    unweighed.final_kinds = None
-    labels = [StepLabel("verifier", "incorrect", kind="equation_step"), reached]
-    assert step_consensus(labels, {**sources, "verifier": unweighed})[0] == "negative"
+    weighs = Weighing({"verifier": table})
+    assert verifier.SOURCE.vote(StepLabel("verifier", "incorrect", kind="equation_step")).positive is False
+    reached = mc_label(True, 1.0, {}, "mc@m")  # a rollout from the prefix reached the answer
+    for kind, against, expected in (
+        ("closed_arithmetic", [reached], "negative"),
+        ("closed_arithmetic", [], "negative"),
+        ("equation_step", [reached], "disputed"),
+        ("equation_step", [], "disputed"),
+    ):
+        labels = [StepLabel("verifier", "incorrect", kind=kind), *against]
+        assert step_probability(labels, registry(), weighs)[0] == expected, (kind, against)
 
 
 def test_the_reference_source_runs_on_math_chains_only_and_aligns_them() -> None:

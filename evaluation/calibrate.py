@@ -1,0 +1,197 @@
+"""Calibration tables from labelled dev sets: `prm-factory eval --calibrate OUT SET...`.
+
+Each set is a ProcessBench-shape file whose chains mark their first wrong step (`label`, -1: every step
+right); a step before it is right, the marked one wrong, later ones unknown (ProcessBench marks only the
+first), so only steps up to the first error are counted. The model-free sources (the verifier, the
+reference alignment) label every chain as `prm-factory label` would, and each label is counted in its
+source's table (labels/calibration.py) under its verdict, reading kind and two domains: `math` and
+`math/<where>`, where a set says what its problems are (`gsm8k`: grade-school word problems,
+`competition`: MATH / olympiad problems), since a kind's precision depends on it.
+
+Only dev sets belong here: a table measured on a held-out split would be tuned on what it is judged by.
+`--rows` keeps every counted label as a JSON line (chain, step, source, verdict, kind, truth), so the
+consensus figures can be computed again from them without labelling the chains again.
+
+    python -m prm_factory.evaluation.calibrate --out labels/calibration_tables \
+        evaluation/data/real_errors_gsm8k.jsonl:gsm8k PATH/processbench/math.json:competition
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from prm_factory.evaluation.processbench import chain_outcome, chain_problem
+from prm_factory.evaluation.real_errors import SHARED_GSM8K_TRAIN, load_samples
+from prm_factory.labels.calibration import CalibrationTable, tally
+from prm_factory.labels.reference import reference_step_labels
+from prm_factory.schemas.external_chains import ExternalChain, read_external_chains
+from prm_factory.verifiers.identity import labeler_identity
+from prm_factory.verifiers.protocol import Verdict, Verifier
+
+CALIBRATED = ("verifier", "reference")
+"""The sources a dev set calibrates: those that need no engine and are built in."""
+
+
+@dataclass(frozen=True)
+class MeasuredLabel:
+    """One source's label of one step whose truth is known."""
+
+    chain_id: str
+    step_index: int
+    source: str
+    verdict: str
+    kind: str | None
+    where: str
+    right: bool
+
+
+def read_set(path: Path, gsm8k_source: Path | None = SHARED_GSM8K_TRAIN) -> list[ExternalChain]:
+    """The chains of a labelled set that mark a first error; GSM8K rows without a worked solution take it
+    from the GSM8K source by id (evaluation.real_errors.load_samples), as `eval` does."""
+    if path.suffix == ".jsonl" and "gsm8k" in path.name:
+        return [
+            ExternalChain(
+                s.id,
+                s.problem,
+                s.steps,
+                first_error_label=s.label,
+                reference_answer=s.reference_answer,
+                reference_solution=s.solution,
+            )
+            for s in load_samples(path, gsm8k_source)
+        ]
+    chains, _ = read_external_chains(path)
+    return [c for c in chains if c.first_error_label is not None]
+
+
+def truth(first_error: int, n_steps: int) -> list[bool | None]:
+    """Per step: right (before the first error), wrong (the first error), unknown (after it).
+
+    >>> truth(1, 3), truth(-1, 2)
+    ([True, False, None], [True, True])
+    """
+    return [None if first_error >= 0 and i > first_error else i != first_error for i in range(n_steps)]
+
+
+def measure_chain(chain: ExternalChain, where: str, verifier: Verifier) -> list[MeasuredLabel]:
+    """The verifier's and the reference's labels of the chain's steps whose truth is known."""
+    problem = chain_problem(chain)
+    checked = verifier.check_steps(problem, list(chain.steps))
+    if chain.reference_solution:
+        aligned = reference_step_labels(problem, chain.steps, chain_outcome(chain, problem, verifier))
+    else:
+        aligned = [Verdict("unverifiable")] * len(chain.steps)
+    known = truth(int(chain.first_error_label or 0), len(chain.steps))
+    out = []
+    for index, right in enumerate(known):
+        if right is None:
+            continue
+        for source, verdict in (("verifier", checked[index]), ("reference", aligned[index])):
+            out.append(MeasuredLabel(chain.id, index, source, verdict.label, verdict.kind, where, right))
+    return out
+
+
+def tables_from(
+    measured: Iterable[MeasuredLabel], labelers: dict[str, str], sets: Sequence[str], domain: str = "math"
+) -> dict[str, CalibrationTable]:
+    """One table per source, every label counted under `domain` and `domain/<where>`."""
+    rows = list(measured)
+    tables = {}
+    for source in CALIBRATED:
+        counted = [
+            (m.verdict, m.kind, place, m.right)
+            for m in rows
+            if m.source == source
+            for place in (domain, f"{domain}/{m.where}")
+        ]
+        table = tally(counted, source, labelers.get(source, ""), "dev set", sets)
+        # each label was counted twice (pooled and by where): the base rate is the same either way
+        tables[source] = table
+    return tables
+
+
+def source_labelers(verifier: Verifier) -> dict[str, str]:
+    """The source versions measured (`name@version`, without the code digest)."""
+    from prm_factory.labels.sources.reference import SOURCE as REFERENCE
+
+    ident = labeler_identity(verifier)
+    ref = REFERENCE.identity()
+    return {"verifier": f"{ident['name']}@{ident['version']}", "reference": f"{ref['name']}@{ref['version']}"}
+
+
+def calibrate(
+    sets: Sequence[tuple[Path, str]], verifier: Verifier, rows_out: Path | None = None
+) -> dict[str, CalibrationTable]:
+    """Label every set's chains and tabulate each calibrated source against the truth."""
+    measured: list[MeasuredLabel] = []
+    for path, where in sets:
+        for chain in read_set(path):
+            measured.extend(measure_chain(chain, where, verifier))
+    if rows_out is not None:
+        rows_out.parent.mkdir(parents=True, exist_ok=True)
+        with rows_out.open("w", encoding="utf-8") as handle:
+            for m in measured:
+                handle.write(json.dumps(m.__dict__) + "\n")
+    names = [f"{path.name}:{where}" for path, where in sets]
+    return tables_from(measured, source_labelers(verifier), names)
+
+
+def read_rows(path: Path) -> list[MeasuredLabel]:
+    """The labels a `--rows` file kept."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [MeasuredLabel(**json.loads(line)) for line in lines if line.strip()]
+
+
+def parse_set(text: str) -> tuple[Path, str]:
+    """`PATH:WHERE` (WHERE: gsm8k, competition, ...)."""
+    path, _, where = text.rpartition(":")
+    if not path or not where:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected PATH:WHERE, e.g. real_errors.jsonl:gsm8k")
+    return Path(path), where
+
+
+def write_tables(tables: dict[str, CalibrationTable], out: Path) -> list[Path]:
+    written = []
+    for source, table in tables.items():
+        path = out / f"{source}.json"
+        table.write(path)
+        written.append(path)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sets", nargs="*", type=parse_set, help="PATH:WHERE of a labelled dev set")
+    parser.add_argument("--out", type=Path, required=True, help="folder for <source>.json tables")
+    parser.add_argument("--rows", type=Path, help="also write every counted label as JSON lines here")
+    parser.add_argument(
+        "--from-rows", type=Path, nargs="+", help="tabulate these --rows files instead of labelling sets"
+    )
+    args = parser.parse_args(argv)
+    from prm_factory.verifiers.math.verifier import MathVerifier
+
+    if args.from_rows:
+        measured = [m for path in args.from_rows for m in read_rows(path)]
+        names = [path.name for path in args.from_rows]
+        for path in write_tables(tables_from(measured, source_labelers(MathVerifier()), names), args.out):
+            print(path)
+        return 0
+
+    verifier = MathVerifier()
+    try:
+        tables = calibrate(args.sets, verifier, args.rows)
+    finally:
+        close = getattr(verifier, "close", None)
+        if callable(close):
+            close()
+    for path in write_tables(tables, args.out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""What each vote of a dataset version weighed in its consensus: per source, verdict, reading kind and
+where the problems come from, the precision the consensus used (labels/consensus.py) and where it came from
+(a shipped table, one refined by an audit of N steps, or the unmeasured default), for `prm-factory stats`
+and the report. A source with no table gets a warning: its votes weigh the conservative default."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from prm_factory.labels.calibration import CalibrationTable, load_tables
+from prm_factory.labels.consensus import UNMEASURED_RATIO, domains_of
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import query
+
+USED_SQL = """
+SELECT source, verdict, coalesce(kind, '') AS kind, domain, problem_source, count(*) AS n
+FROM step_labels WHERE verdict IN ('correct', 'incorrect')
+GROUP BY ALL ORDER BY source, verdict, kind, domain, problem_source
+"""
+
+
+def weight_rows(
+    counts: Sequence[dict[str, Any]], tables: dict[str, CalibrationTable]
+) -> list[dict[str, Any]]:
+    """One row per (source, verdict, kind, domain, problem source) of `counts` with the precision used.
+
+    >>> from prm_factory.labels.calibration import Cell
+    >>> cells = (Cell("incorrect", "k", "math", 20, 19),)
+    >>> t = CalibrationTable("verifier", "math-sympy@2", "shipped", 0.6, cells)
+    >>> row = weight_rows([{"source": "verifier", "verdict": "incorrect", "kind": "k", "domain": "math",
+    ...                     "problem_source": "gsm8k", "n": 3}], {"verifier": t})[0]
+    >>> row["precision"], row["measured"], row["from"]
+    (0.943, '19 / 20', 'shipped (math-sympy@2), incorrect/k@math')
+    """
+    rows = []
+    for count in counts:
+        source, verdict, kind = count["source"], count["verdict"], count["kind"] or None
+        table = tables.get(source)
+        domains = domains_of(count["domain"] or "math", count["problem_source"])
+        found = table.precision(verdict, kind, domains) if table is not None else None
+        row = {
+            "source": source,
+            "verdict": verdict,
+            "kind": kind or "",
+            "problems": f"{count['domain']}/{count['problem_source']}",
+            "labels": int(count["n"]),
+        }
+        if found is None or table is None:
+            share = UNMEASURED_RATIO / (1 + UNMEASURED_RATIO)
+            row |= {"precision": round(share, 3), "measured": "", "from": "unmeasured default"}
+        else:
+            origin = f"{table.origin} ({table.labeler})" if table.labeler else table.origin
+            row |= {
+                "precision": round(found.value, 3),
+                "measured": f"{found.n_right} / {found.n}",
+                "from": f"{origin}, {found.cell}",
+            }
+        rows.append(row)
+    return rows
+
+
+def weights_used(dataset: Dataset, version: int | None, sources: Sequence[str]) -> list[dict[str, Any]]:
+    """`weight_rows` of a version's labels, with the tables its consensus reads (shipped, and those its
+    audits refined: labels.calibration.load_tables)."""
+    counts = query(dataset, USED_SQL, version, sources).to_pylist()
+    root = Path(dataset.root) if "://" not in dataset.root else None
+    return weight_rows(counts, load_tables(None, root))
+
+
+def unmeasured_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per source whose votes weighed the unmeasured default."""
+    sources = sorted({row["source"] for row in rows if row["from"] == "unmeasured default"})
+    return [
+        f"warning: {source} has no calibration table for some of its verdicts: they weigh the conservative "
+        f"default (odds x{UNMEASURED_RATIO:g}) and alone never make a step negative; `relabel "
+        f"--calibrate-from-audit` measures them"
+        for source in sources
+    ]

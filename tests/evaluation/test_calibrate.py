@@ -1,0 +1,72 @@
+"""Calibration tables from labelled dev sets (evaluation/calibrate.py): only steps up to the first error
+count, every label is counted under `math` and `math/<where>`."""
+
+from __future__ import annotations
+
+import json
+
+from prm_factory.evaluation.calibrate import (
+    MeasuredLabel,
+    measure_chain,
+    parse_set,
+    read_rows,
+    tables_from,
+    truth,
+)
+from prm_factory.schemas.external_chains import ExternalChain
+from prm_factory.verifiers.protocol import Verdict
+
+
+class Scripted:
+    """Flags step 1 as a false closed-arithmetic claim, calls the rest correct."""
+
+    def check_steps(self, problem, steps):
+        return [
+            Verdict("incorrect", kind="closed_arithmetic") if i == 1 else Verdict("correct")
+            for i in range(len(steps))
+        ]
+
+    def grade(self, problem, text):
+        return Verdict("incorrect")
+
+
+def test_steps_after_the_first_error_have_no_known_truth():
+    assert truth(0, 3) == [False, None, None]
+    assert truth(-1, 3) == [True, True, True]
+
+
+def test_a_chain_is_measured_up_to_its_first_error():
+    chain = ExternalChain("c", "q?", ("a", "b", "c"), first_error_label=1)
+    measured = measure_chain(chain, "competition", Scripted())
+    verifier = [m for m in measured if m.source == "verifier"]
+    assert [(m.step_index, m.verdict, m.right) for m in verifier] == [
+        (0, "correct", True),
+        (1, "incorrect", False),
+    ]
+    reference = [m for m in measured if m.source == "reference"]
+    assert {m.verdict for m in reference} == {"unverifiable"}  # no worked solution
+
+
+def test_tables_count_every_label_pooled_and_where_it_was_read(tmp_path):
+    rows = [
+        MeasuredLabel("c", 0, "verifier", "incorrect", "k", "gsm8k", False),
+        MeasuredLabel("d", 0, "verifier", "incorrect", "k", "competition", True),
+        MeasuredLabel("d", 0, "reference", "correct", None, "competition", True),
+    ]
+    tables = tables_from(rows, {"verifier": "math-sympy@1"}, ["set"])
+    verifier = tables["verifier"]
+    assert (
+        verifier.cell("incorrect", "k", "math").n == 2
+        and verifier.cell("incorrect", "k", "math").n_right == 1
+    )
+    assert verifier.cell("incorrect", "k", "math/gsm8k").n_right == 1
+    assert verifier.cell("incorrect", "k", "math/competition").n_right == 0
+    assert verifier.labeler == "math-sympy@1" and tables["reference"].cell("correct", "", "math").n == 1
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(m.__dict__) + "\n" for m in rows))
+    assert read_rows(path) == rows
+
+
+def test_a_set_names_where_its_problems_come_from():
+    path, where = parse_set("data/real_errors.jsonl:gsm8k")
+    assert path.name == "real_errors.jsonl" and where == "gsm8k"

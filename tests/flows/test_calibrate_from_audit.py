@@ -1,0 +1,53 @@
+"""A user's audit refines the calibration tables and moves the consensus (issue 47): 200 reviewed steps
+where the verifier's flags were wrong on this data lower its measured precision there, and `relabel
+--calibrate-from-audit` commits a version whose consensus reads the refined table, recorded in the run."""
+
+from __future__ import annotations
+
+import json
+
+from prm_factory.audit.create import create_audit
+from prm_factory.audit.sample import SampleDesign
+from prm_factory.labels.calibration import DATASET_TABLES, read_table
+from prm_factory.storage.dataset import Dataset
+from prm_factory.storage.sql import query
+
+
+def test_a_200_step_audit_moves_the_table_and_the_consensus(prefect_server: None, tmp_path) -> None:
+    from prm_factory.config.run_config import load_config
+    from prm_factory.flows.label_run import label_external
+    from prm_factory.flows.relabel_run import relabel_dataset
+
+    path = tmp_path / "chains.jsonl"
+    rows = [
+        {"id": f"c{k}", "problem": f"{k} + {k}?", "steps": [f"{k} + {k} = {2 * k + 1}"], "answer": str(2 * k)}
+        for k in range(200)
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    config = load_config(None, {"dataset.root": str(tmp_path / "ds"), "labels.sources": []})
+    labelled = label_external(str(path), config)
+    flagged = [s for s in labelled.steps if s.label("verifier").verdict == "incorrect"]
+    assert len(flagged) == 200 and all(s.consensus == "negative" for s in flagged)
+    before = {s.chain_id: s.p_correct for s in labelled.steps}
+
+    dataset = Dataset(str(tmp_path / "ds"))
+    store = create_audit(dataset, tmp_path / "audit", SampleDesign(size=200, seed=0, double_share=0.0))
+    items = store.items()
+    assert len(items) == 200
+    for item in items:  # on this user's data every flag was a false alarm
+        store.record_answer(item.item_id, "ana", "correct", answered_at="2026-01-02T10:00:00Z")
+    store.close()
+
+    summary = relabel_dataset(config, calibrate_from=str(tmp_path / "audit"))
+    assert summary.version == labelled.version + 1
+    table = read_table(tmp_path / "ds" / DATASET_TABLES / "verifier.json")
+    assert "audit 400 steps" in table.origin  # each answered label counted pooled and where it was read
+    after = {s.chain_id: s for s in summary.steps}
+    assert all(after[c].p_correct > before[c] for c in before)
+    assert all(s.consensus != "negative" and not s.first_error for s in after.values())
+    run = query(
+        dataset, "SELECT verifier_versions, config FROM runs ORDER BY started_at DESC LIMIT 1"
+    ).to_pylist()[0]
+    assert json.loads(run["verifier_versions"])["consensus"].startswith("p_correct-1+")
+    assert json.loads(run["config"])["calibrate_from_audit"] == str(tmp_path / "audit")
+    assert relabel_dataset(config).version is None  # the consensus now matches the refined table

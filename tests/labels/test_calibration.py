@@ -1,0 +1,97 @@
+"""Calibration tables (labels/calibration.py): counts to precision with an interval, lookup by kind and
+where the problems come from, refinement by an audit, and the shipped tables."""
+
+from __future__ import annotations
+
+import math
+
+from prm_factory.labels.calibration import (
+    SHRINK,
+    CalibrationTable,
+    Cell,
+    audit_tables,
+    dataset_tables,
+    load_tables,
+    read_table,
+    refine,
+    shipped_tables,
+    tally,
+    wilson,
+)
+
+
+def test_wilson_holds_the_share_and_narrows_with_counts():
+    low, high = wilson(19, 25)
+    assert low < 19 / 25 < high
+    assert wilson(190, 250)[1] - wilson(190, 250)[0] < high - low
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_tally_counts_agreement_with_the_truth_and_the_base_rate():
+    rows = [
+        ("incorrect", "closed_arithmetic", "math", False),  # right: the step was wrong
+        ("incorrect", "closed_arithmetic", "math", True),  # a false alarm
+        ("correct", None, "math", True),
+        ("unverifiable", None, "math", True),  # no vote: base rate only
+    ]
+    table = tally(rows, "verifier", "math-sympy@1", "dev set", ["a.jsonl"])
+    assert table.cell("incorrect", "closed_arithmetic", "math") == Cell(
+        "incorrect", "closed_arithmetic", "math", 2, 1
+    )
+    assert table.cell("correct", "", "math").n_right == 1 and table.base_rate == 0.75
+
+
+def test_a_few_counts_lean_on_the_verdicts_pooled_precision():
+    cells = (Cell("incorrect", "rare", "math", 1, 0), Cell("incorrect", "common", "math", 99, 99))
+    table = CalibrationTable("verifier", "", "dev set", 0.5, cells)
+    found = table.precision("incorrect", "rare", ("math",))
+    pooled = (99 + 1) / (100 + 2)
+    assert math.isclose(found.value, (0 + SHRINK * pooled) / (1 + SHRINK)) and found.value > 0.7
+
+
+def test_the_most_specific_domain_that_measured_the_verdict_answers():
+    cells = (
+        Cell("incorrect", "k", "math/gsm8k", 100, 99),
+        Cell("incorrect", "k", "math", 130, 106),
+        Cell("incorrect", "k", "math/competition", 30, 7),
+    )
+    table = CalibrationTable("verifier", "", "dev set", 0.5, cells)
+    assert table.precision("incorrect", "k", ("math/gsm8k", "math")).cell == "incorrect/k@math/gsm8k"
+    assert table.precision("incorrect", "k", ("math/aime", "math")).cell == "incorrect/k@math"
+    assert table.precision("correct", "k", ("math",)) is None
+
+
+def test_an_audit_adds_its_counts_to_the_shipped_table(tmp_path):
+    shipped = CalibrationTable("verifier", "v@1", "shipped", 0.5, (Cell("incorrect", "k", "math", 10, 9),))
+    audited = [("verifier", "incorrect", "k", "math/mine", True)] * 30  # 30 false alarms on my data
+    tables = audit_tables(audited, {"verifier": shipped}, "audit.sqlite")
+    refined = tables["verifier"]
+    assert (
+        refined.cell("incorrect", "k", "math").n == 40 and refined.cell("incorrect", "k", "math").n_right == 9
+    )
+    assert refined.cell("incorrect", "k", "math/mine").n == 30
+    assert "audit 60 steps" in refined.origin and refined.labeler == "v@1"  # counted at both places
+    refined.write(tmp_path / "calibration" / "verifier.json")
+    assert dataset_tables(tmp_path)["verifier"] == read_table(tmp_path / "calibration" / "verifier.json")
+    assert load_tables(None, tmp_path)["verifier"].origin == refined.origin
+
+
+def test_refine_without_a_prior_is_the_audit_alone():
+    answers = tally([("correct", None, "math", True)], "lengthy", "", "audit", ["a"])
+    assert refine(None, answers) is answers
+
+
+def test_a_table_survives_json_and_its_digest_follows_its_content(tmp_path):
+    table = CalibrationTable("reference", "r@1", "dev set", 0.6, (Cell("correct", "", "math", 5, 4),), ("s",))
+    table.write(tmp_path / "t.json")
+    again = read_table(tmp_path / "t.json")
+    assert again == table and again.digest() == table.digest()
+    assert CalibrationTable("reference", "r@1", "dev set", 0.6, (), ("s",)).digest() != table.digest()
+
+
+def test_the_shipped_tables_cover_the_verifier_and_the_reference():
+    tables = shipped_tables()
+    assert {"verifier", "reference"} <= set(tables)
+    for table in tables.values():
+        assert table.cells and 0 < table.base_rate < 1 and table.origin == "dev set"
+        assert all(0 <= c.n_right <= c.n for c in table.cells)

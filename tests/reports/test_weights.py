@@ -1,0 +1,44 @@
+"""What each vote weighed (reports/weights.py): the precision used per source, verdict and kind, where it
+came from, and a warning for a source with no table."""
+
+from __future__ import annotations
+
+from prm_factory.labels.calibration import CalibrationTable, Cell
+from prm_factory.labels.registry import registered_names
+from prm_factory.reports.weights import unmeasured_warnings, weight_rows, weights_used
+from tests.storage_fixtures import committed_fixture_dataset
+
+TABLE = CalibrationTable(
+    "verifier", "math-sympy@2", "shipped", 0.6, (Cell("incorrect", "k", "math/gsm8k", 50, 49),)
+)
+
+
+def count(source, verdict="incorrect", kind="k"):
+    return {
+        "source": source,
+        "verdict": verdict,
+        "kind": kind,
+        "domain": "math",
+        "problem_source": "gsm8k",
+        "n": 4,
+    }
+
+
+def test_a_measured_vote_names_its_table_and_cell():
+    row = weight_rows([count("verifier")], {"verifier": TABLE})[0]
+    assert row["measured"] == "49 / 50" and row["from"] == "shipped (math-sympy@2), incorrect/k@math/gsm8k"
+    assert row["problems"] == "math/gsm8k" and row["labels"] == 4 and 0.95 < row["precision"] < 0.99
+
+
+def test_a_source_without_a_table_is_unmeasured_and_warned_of():
+    rows = weight_rows([count("verifier"), count("lengthy", "correct", "")], {"verifier": TABLE})
+    assert rows[1]["from"] == "unmeasured default" and rows[1]["precision"] == 0.75
+    warnings = unmeasured_warnings(rows)
+    assert len(warnings) == 1 and "lengthy" in warnings[0] and "never make a step negative" in warnings[0]
+
+
+def test_a_dataset_versions_votes_are_read_from_its_labels(tmp_path):
+    data = committed_fixture_dataset(tmp_path / "ds")
+    rows = weights_used(data, None, registered_names())
+    assert rows and {row["source"] for row in rows} <= set(registered_names())
+    assert sum(row["labels"] for row in rows if row["source"] == "verifier") > 0
