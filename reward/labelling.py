@@ -1,0 +1,228 @@
+"""Label one response's steps as `prm-factory label` labels a chain: the same step splitting, the same
+verifier built from the same config, the same registered label sources in the same order, the same
+consensus and first-error rule. Pure apart from the verifier's worker processes; safe from any thread.
+
+The sources come from the label-source registry by name (labels/registry.py), so the trained PRM (`prm`,
+registered by an entry point from training/) is reached like any plug-in: `sources=("verifier",
+"reference", "prm")` with `options={"prm": {"checkpoint": ...}}`. That keeps this package low in the
+layers (it imports labels/, verifiers/ and sampling/, never training/), and a user's own registered source
+is a reward source too. A source that needs the policy engine (Monte Carlo rollouts, the judge) is refused:
+a reward call starts no engine.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prm_factory.config.run_config import RunConfig
+from prm_factory.labels.assemble import RecordContext, SampledChain, build_records, join_steps
+from prm_factory.labels.registry import configured, order_by_reads
+from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
+from prm_factory.sampling.protocol import Generation
+from prm_factory.sampling.segment import StepSpan, segment
+from prm_factory.schemas.ids import content_id
+from prm_factory.schemas.records import Problem
+from prm_factory.schemas.step_labels import StepLabel
+from prm_factory.verifiers.protocol import Verdict, Verifier
+
+DEFAULT_SOURCES: tuple[str, ...] = ("verifier", "reference")
+"""What `prm-factory label` runs without a model on the default config: the verifier and the reference."""
+
+DOMAINS = ("math", "code")
+
+
+class RewardRequestError(ValueError):
+    """A request that cannot be scored as given (unknown source, a source needing an engine, bad steps)."""
+
+
+@dataclass(frozen=True)
+class RewardRequest:
+    """One response to score, as plain data (it crosses to a worker process)."""
+
+    prompt: str
+    response: str
+    answer: str | None = None  # the reference final answer: grades the outcome (math)
+    solution: str | None = None  # a worked solution: the reference source aligns steps with it (math)
+    tests: str | None = None  # code: the JSON test spec the sandbox runs
+    steps: tuple[str, ...] | None = None  # the trainer's own steps (None: split the response as run does)
+    domain: str = "math"
+    sources: tuple[str, ...] = DEFAULT_SOURCES
+    options: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # [labels.options] as items
+
+    def options_dict(self) -> dict[str, dict[str, str]]:
+        return {name: dict(items) for name, items in self.options}
+
+
+def options_items(options: Mapping[str, Mapping[str, Any]] | None) -> tuple:
+    """`{"prm": {"checkpoint": p}}` as the hashable items a RewardRequest carries."""
+    return tuple(
+        sorted(
+            (name, tuple(sorted((k, str(v)) for k, v in o.items()))) for name, o in (options or {}).items()
+        )
+    )
+
+
+@dataclass(frozen=True)
+class LabelledResponse:
+    """What the labelling gives back (plain data: it returns from a worker process)."""
+
+    spans: tuple[StepSpan, ...]
+    labels: tuple[tuple[StepLabel, ...], ...]  # per step, one label per source that labelled it
+    consensus: tuple[str, ...]
+    first_error: int | None  # earliest step whose consensus is negative (the factory's rule)
+    source_first_errors: dict[str, int]
+    outcome: Verdict
+    labelers: dict[str, str] = field(default_factory=dict)
+    # the consensus's own P(right) per step where the labels layer computes one (issue 47), else None
+    consensus_p_correct: tuple[float | None, ...] = ()
+
+
+@dataclass
+class Context:
+    """A process's config, verifier and sources per request shape, built once and shared by threads."""
+
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _verifiers: dict[tuple, Verifier] = field(default_factory=dict)
+
+    def config(self, request: RewardRequest) -> RunConfig:
+        return RunConfig.model_validate(
+            {
+                "problems": {"domain": request.domain} if request.domain == "code" else {},
+                "labels": {"sources": list(request.sources), "options": request.options_dict()},
+            }
+        )
+
+    def verifier(self, config: RunConfig, domain: str) -> Verifier:
+        key = (domain, config.verifier.model_dump_json(), config.sandbox.model_dump_json())
+        with self._lock:
+            if key not in self._verifiers:
+                self._verifiers[key] = _make_verifier(config, domain)
+            return self._verifiers[key]
+
+
+def _make_verifier(config: RunConfig, domain: str) -> Verifier:
+    """The verifier `run` and `label` build from this config (flows/domains.py builds it the same way)."""
+    if domain == "code":
+        from prm_factory.verifiers.code.sandbox import SandboxLimits
+        from prm_factory.verifiers.code.verifier import CodeVerifier, CodeVerifierConfig
+
+        s = config.sandbox
+        limits = SandboxLimits(memory_mb=s.memory_mb, pids=s.pids, cpus=s.cpus, wall_seconds=s.wall_seconds)
+        return CodeVerifier(
+            CodeVerifierConfig(pool_size=s.pool_size, limits=limits, engine_wait_s=s.engine_wait_seconds)
+        )
+    from prm_factory.verifiers.math import MathVerifier, MathVerifierConfig
+
+    v = config.verifier
+    return MathVerifier(
+        MathVerifierConfig(timeout_s=v.timeout_seconds, last_number_fallback=v.last_number_fallback)
+    )
+
+
+def split_steps(request: RewardRequest, config: RunConfig) -> tuple[str, tuple[StepSpan, ...]]:
+    """The response's steps with their spans: the trainer's own steps located in the response (joined as
+    `label` joins them when no response is given), else the response split as a run splits a chain."""
+    if request.steps is not None:
+        if not request.response:
+            return join_steps(list(request.steps))
+        spans, cursor = [], 0
+        for index, step in enumerate(request.steps):
+            start = request.response.find(step, cursor)
+            if start < 0:
+                raise RewardRequestError(f"step {index} is not in the response after character {cursor}")
+            spans.append(StepSpan(index, step, start, start + len(step)))
+            cursor = start + len(step)
+        return request.response, tuple(spans)
+    if request.domain == "code":
+        from prm_factory.verifiers.code.program import segment_chain
+
+        pieces = segment_chain(request.response, config.segmentation.code_mode)
+        return request.response, tuple(StepSpan(i, p.text, p.start, p.end) for i, p in enumerate(pieces))
+    return request.response, tuple(segment(request.response, config.segmentation.mode))
+
+
+def chosen_sources(request: RewardRequest, setup: SourceSetup) -> list[LabelSource]:
+    """The requested registered sources that apply here, ordered so a source reading another runs after it."""
+    if request.domain not in DOMAINS:
+        raise RewardRequestError(f"unknown domain {request.domain!r}; choose one of {', '.join(DOMAINS)}")
+    try:
+        known = configured(list(request.sources))
+        picked = [known[name] for name in dict.fromkeys(request.sources) if ":" not in name]
+    except ValueError as error:  # RegistryError: an unknown or broken source
+        raise RewardRequestError(str(error)) from error
+    for source in picked:
+        if "engine" in source.needs:
+            raise RewardRequestError(
+                f"label source {source.name!r} needs the policy engine; a reward starts none"
+            )
+    return order_by_reads([s for s in picked if s.applies(setup)])
+
+
+def label_response(request: RewardRequest, context: Context) -> LabelledResponse:
+    """The response's step labels, consensus and first error (see the module docstring)."""
+    config = context.config(request)
+    verifier = context.verifier(config, request.domain)
+    text, spans = split_steps(request, config)
+    problem = Problem(
+        problem_id=content_id("reward", request.domain, request.prompt, request.answer),
+        source="reward",
+        domain=request.domain,
+        text=request.prompt,
+        reference_answer=request.answer,
+        reference_solution=request.solution,
+        tests=request.tests,
+    )
+    outcome = _outcome(verifier, problem, text)
+    chain = SampledChain(
+        chain_id=content_id("reward-chain", problem.problem_id, text),
+        problem=problem,
+        prompt=request.prompt,
+        sample_index=0,
+        generation=Generation(text, 0, "external"),
+        steps=spans,
+        outcome=outcome,
+        final_answer=outcome.evidence.get("answer"),
+    )
+    setup = SourceSetup(config, request.domain, verifier, None, "reward", pipeline="label", rollouts=False)
+    sources = chosen_sources(request, setup)
+    by_source: dict[str, list[ChainLabels | None]] = {}
+    for source in sources:
+        by_source[source.name] = source.label([chain], by_source, setup)
+    labels = {name: per_chain[0] for name, per_chain in by_source.items()}
+    # the records `label` would store: the same consensus, first error and per-source first errors
+    record, steps = build_records(chain, labels, _RECORD_CONTEXT, {s.name: s for s in sources})
+    return LabelledResponse(
+        spans=spans,
+        labels=tuple(step.labels for step in steps),
+        consensus=tuple(step.consensus for step in steps),
+        first_error=next((i for i, step in enumerate(steps) if step.first_error), None),
+        source_first_errors=dict(record.first_errors),
+        outcome=outcome,
+        labelers={source.name: source.labeler(setup) for source in sources},
+        consensus_p_correct=tuple(getattr(step, "p_correct", None) for step in steps),
+    )
+
+
+_RECORD_CONTEXT = RecordContext("reward", "reward", "{}", 0, "", "", "reward")
+"""Record fields a reward does not store (ids, run, config hash): only the labels are read back."""
+
+
+def _outcome(verifier: Verifier, problem: Problem, text: str) -> Verdict:
+    """The final answer graded as `label` grades an external chain without a separate final answer."""
+    if problem.domain == "code" and problem.tests:
+        return verifier.grade(problem, text)
+    if problem.domain == "math" and problem.reference_answer:
+        return verifier.grade(problem, text)
+    return Verdict("unparsed", "no reference answer to grade against")
+
+
+def labels_by_source(response: LabelledResponse) -> dict[str, list[str]]:
+    """Each source's verdicts in step order (for comparing with a stored dataset)."""
+    names = dict.fromkeys(label.source for step in response.labels for label in step)
+    return {
+        name: [next(x.verdict for x in step if x.source == name) for step in response.labels]
+        for name in names
+    }

@@ -1,0 +1,36 @@
+"""What a reward worker process runs: label each request of a batch, one result per request, streamed
+(verifiers.math.bounded runs it and kills the worker when a request runs past its deadline)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from prm_factory.reward.labelling import Context, RewardRequest, RewardRequestError, label_response
+
+_CONTEXT = Context()  # one per worker process: its verifiers (and their SymPy workers) live across requests
+
+WARM_STEP = r"We have $\sqrt{4} + 1 = 3$, and $x^2 - 1 = (x-1)(x+1)$."
+
+
+def score_requests(payload: Sequence[RewardRequest]) -> Iterator[tuple[str, Any]]:
+    """`("ok", LabelledResponse)`, `("refused", reason)` for a request that cannot be scored as given, or
+    `("failed", reason)` for a check that broke (the caller reports it as unverifiable, never incorrect)."""
+    for request in payload:
+        yield label_one(request, _CONTEXT)
+
+
+def label_one(request: RewardRequest, context: Context) -> tuple[str, Any]:
+    try:
+        return "ok", label_response(request, context)
+    except RewardRequestError as error:
+        return "refused", str(error)
+    except Exception as error:  # a broken check is reported with its reason, never raised into a trainer
+        return "failed", f"{type(error).__name__}: {error}"
+
+
+def warm(payload: Sequence[RewardRequest]) -> Iterator[bool]:
+    """Label a step with LaTeX so the verifier's own SymPy worker starts now, not inside a timed request."""
+    for request in payload:
+        label_one(request, _CONTEXT)
+        yield True

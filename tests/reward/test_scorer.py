@@ -1,0 +1,78 @@
+"""score_steps / score_batch: the reward's shape, its deadline (a late check is `unverifiable`, never an
+error), its thread safety, and the same verdicts in a worker as in the caller."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from prm_factory.reward import RewardRequestError, RewardScorer, score_batch, score_steps
+from prm_factory.reward.scorer import make_request
+
+PROMPT = "Tom has 48 apples and gives half away. How many are left?"
+WRONG = "Half of 48 is 48/2 = 25.\n\nSo he has 25 left.\n\nThe answer is 25."
+SOLUTION = "48/2=<<48/2=24>>24\n#### 24"
+RIGHT = "Half of 48 is 48/2 = 24.\n\nSo he has 24 left.\n\nThe answer is 24."
+# not readable by the exact fast path, so it reaches SymPy, which tries to build 5^(5^3125)
+BOMB = r"We get \(5^{5^{5^{5}}} + \sqrt{2} = 3\)." + "\n\n" + r"Then \(\sqrt{16} = 4\)."
+
+
+def test_a_wrong_step_is_found_with_its_span_reason_and_p_correct(scorer) -> None:
+    result = score_steps(PROMPT, WRONG, answer="24", solution=SOLUTION, scorer=scorer)
+    assert result.status == "ok" and result.outcome == "incorrect" and result.first_error == 0
+    first = result.steps[0]
+    assert WRONG[first.start : first.end] == "Half of 48 is 48/2 = 25."
+    assert first.verdict == "incorrect" and first.p_correct is not None and first.p_correct < 0.5
+    assert "expected 24" in next(v.reason for v in first.sources if v.source == "verifier")
+    assert result.score == first.p_correct  # min over the steps
+    right = score_steps(
+        PROMPT, RIGHT, answer="24", solution=SOLUTION, scorer=scorer, aggregate="outcome_penalty"
+    )
+    assert right.first_error is None and right.outcome == "correct" and right.score > result.score
+    assert right.to_dict()["steps"][0]["sources"][0]["verdict"] == "correct"
+
+
+def test_a_bad_request_is_refused_before_any_work(scorer) -> None:
+    with pytest.raises(RewardRequestError, match="response must be a string"):
+        score_steps(PROMPT, None, scorer=scorer)  # type: ignore[arg-type]
+    with pytest.raises(RewardRequestError, match="no label source"):
+        score_steps(PROMPT, RIGHT, sources=["verifier", "nope"], scorer=scorer)
+    with pytest.raises(ValueError, match="unknown aggregation"):
+        score_steps(PROMPT, RIGHT, aggregate="median", scorer=scorer)
+
+
+def test_a_response_past_its_deadline_is_unverifiable_and_the_next_is_scored() -> None:
+    scorer = RewardScorer(workers=1, deadline_s=1.0)
+    try:
+        late, after = score_batch(
+            [
+                {"prompt": "Compute.", "response": BOMB},
+                {"prompt": PROMPT, "response": WRONG, "answer": "24", "solution": SOLUTION},
+            ],
+            scorer=scorer,
+        )
+    finally:
+        scorer.close()
+    assert late.status == "timed_out" and "deadline of 1 s" in late.reason
+    assert [s.verdict for s in late.steps] == ["unverifiable", "unverifiable"] and late.outcome == "timeout"
+    assert after.status == "ok" and after.first_error == 0  # in a fresh worker
+
+
+def test_threads_share_a_scorer_and_get_what_one_thread_gets(scorer) -> None:
+    items = [
+        {"prompt": PROMPT, "response": WRONG if i % 2 else RIGHT, "answer": "24", "solution": SOLUTION}
+        for i in range(16)
+    ]
+    alone = [score_batch([item], scorer=scorer)[0].first_error for item in items[:2]]
+    with ThreadPoolExecutor(8) as threads:
+        together = list(threads.map(lambda item: score_batch([item], scorer=scorer)[0].first_error, items))
+    assert together == alone * 8 == [None, 0] * 8
+
+
+def test_the_caller_path_gives_the_worker_path_verdicts(scorer) -> None:
+    in_caller = RewardScorer(deadline_s=None)
+    request = make_request(PROMPT, WRONG, answer="24")
+    (here,) = in_caller.score([request])
+    (there,) = scorer.score([request])
+    assert here.steps == there.steps and here.score == there.score
