@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "prm_factory.commands.model",  # the `model` group: prepare, warm
     "prm_factory.commands.sandbox",  # the `sandbox` group: build, cleanup
     "prm_factory.commands.audit",  # the `audit` group: sample, serve, report, status, labels, export, import
+    "prm_factory.commands.reward",  # the `reward` group: serve (process rewards for RL trainers)
 )
 
 
