@@ -30,13 +30,16 @@ text into `dev` (read while rules change) and `untuned` (scored once, at the end
 problem. Every row names its source repository, commit, file and model.
 
     python -m prm_factory.evaluation.model_written build --prmbench PRMBENCH_CHECKOUT --prmbench-commit SHA \\
-        --qwen math_cot_100.jsonl --qwen-commit SHA --math math_all.jsonl \\
-        --processbench processbench/math.json --out DIR
+        --qwen math_cot_100.jsonl --qwen-commit SHA --deepscaler FILE --deepscaler-commit SHA \\
+        --math math_all.jsonl --processbench processbench/math.json --out DIR
     python -m prm_factory.evaluation.model_written flags DIR/model_written_dev.jsonl --out FLAGS.jsonl
+    python -m prm_factory.evaluation.model_written summary --set DIR/model_written_dev.jsonl \\
+        --figures EVAL.json --flags FLAGS.jsonl --adjudication DIR/model_written_dev_adjudication.jsonl
 
 `build` writes `DIR/model_written_dev.jsonl` and `DIR/model_written_untuned.jsonl` (ProcessBench-shape rows
-that `prm-factory eval` reads); `flags` lists the verifier's `incorrect` steps on a split's right chains,
-the flags read by hand into the adjudication file beside the set.
+that `prm-factory eval` reads); `flags` lists the verifier's `incorrect` steps where the gold says right,
+the flags read by hand into the adjudication file beside the set; `summary` gives the precision of
+`incorrect` per reading kind from `prm-factory eval SET --json EVAL.json`, raw and adjudicated.
 """
 
 from __future__ import annotations
