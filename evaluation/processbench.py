@@ -33,6 +33,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from prm_factory.config.run_config import RunConfig
 from prm_factory.evaluation.external import ExternalEvalReport, evaluate_external
 from prm_factory.evaluation.kind_precision import kind_precision
 from prm_factory.evaluation.real_errors import consensus_step_labels
@@ -68,6 +69,7 @@ def label_sources(
     verifier: Verifier,
     done: Callable[[int], None] | None = None,
     verifier_kinds: list[list[str | None]] | None = None,
+    config: RunConfig | None = None,
 ) -> dict[str, list[list[str]]]:
     """Each chain's step labels per source: `verifier` always; `reference` and `combined` only when some
     chain carries a worked solution (a chain without one is `unverifiable` throughout for the reference,
@@ -95,7 +97,8 @@ def label_sources(
             by_source["combined"].append(consensus_step_labels(verdicts, aligned, sources))
         if done is not None:
             done(1)
-    by_source.update(other_labels(chains, verifier, chain_problem, partial(chain_outcome, verifier=verifier)))
+    outcome = partial(chain_outcome, verifier=verifier)
+    by_source.update(other_labels(chains, verifier, chain_problem, outcome, config))
     return by_source
 
 
@@ -187,9 +190,11 @@ def evaluate_split(
     verifier: Verifier,
     done: Callable[[int], None] | None = None,
     prm_scores: Sequence[Sequence[float | None]] | None = None,
+    config: RunConfig | None = None,
 ) -> SplitReport:
+    """The split's figures per source; `config`: the run config plug-ins read their options from."""
     kinds: list[list[str | None]] = []
-    labelled = label_sources(split.chains, verifier, done, kinds)
+    labelled = label_sources(split.chains, verifier, done, kinds, config)
     if prm_scores is not None:
         labelled["prm"] = prm_step_labels(prm_scores)
     return SplitReport(

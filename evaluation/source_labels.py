@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from prm_factory.config.run_config import RunConfig
 from prm_factory.labels.assemble import SampledChain, join_steps
-from prm_factory.labels.registry import registry
+from prm_factory.labels.registry import call_source, configured
 from prm_factory.labels.source import LabelSource, SourceSetup
 from prm_factory.sampling.protocol import Generation
 from prm_factory.schemas.external_chains import ExternalChain
@@ -26,16 +26,17 @@ SCORED_ELSEWHERE = ("verifier", "reference", "mc", "judge")
 """Sources eval wires by hand (verifier, reference) or cannot run without an engine (mc, judge)."""
 
 
-def eval_setup(verifier: Verifier) -> SourceSetup:
-    """What eval hands a source: the default config, math chains, the verifier, no engine."""
-    return SourceSetup(RunConfig(), "math", verifier, pipeline="label", rollouts=False)
+def eval_setup(verifier: Verifier, config: RunConfig | None = None) -> SourceSetup:
+    """What eval hands a source: the config (`eval --config`; None: the defaults), math chains, the
+    verifier, no engine."""
+    return SourceSetup(config or RunConfig(), "math", verifier, pipeline="label", rollouts=False)
 
 
 def other_sources(setup: SourceSetup) -> list[LabelSource]:
     """Registered sources beyond SCORED_ELSEWHERE that need no engine and apply here."""
     return [
         source
-        for name, source in registry().items()
+        for name, source in configured(setup.config.labels.sources).items()  # its `module:attribute` ones too
         if name not in SCORED_ELSEWHERE and "engine" not in source.needs and source.applies(setup)
     ]
 
@@ -53,10 +54,11 @@ def other_labels(
     verifier: Verifier,
     problem_of: Callable[[ExternalChain], Problem],
     outcome_of: Callable[[ExternalChain, Problem], str],
+    config: RunConfig | None = None,
 ) -> dict[str, list[list[str]]]:
     """Each other source's step verdicts, chain by chain (`unverifiable` where it left a chain unlabelled);
     outcomes are graded only when some source is there to read them."""
-    setup = eval_setup(verifier)
+    setup = eval_setup(verifier, config)
     sources = other_sources(setup)
     if not sources:
         return {}
@@ -66,7 +68,7 @@ def other_labels(
         sampled.append(as_sampled(chain.id, problem, chain.steps, outcome_of(chain, problem)))
     labelled: dict[str, list[list[str]]] = {}
     for source in sources:
-        per_chain = source.label(sampled, {}, setup)
+        per_chain = call_source(source, sampled, {}, setup)  # a failing plug-in: one LabelSourceFailed line
         labelled[source.name] = [
             [label.verdict for label in labels] if labels else ["unverifiable"] * len(chain.steps)
             for chain, labels in zip(sampled, per_chain, strict=True)

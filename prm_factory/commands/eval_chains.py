@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -32,6 +32,7 @@ class ChainOptions:
     spread: bool = False
     json_out: Path | None = None
     prm: Path | None = None
+    config: Path | None = None  # the run config whose [labels] sources and options the plug-ins read
 
 
 def eval_chains(console: Console, path: Path, options: ChainOptions) -> None:
@@ -47,7 +48,16 @@ def eval_chains(console: Console, path: Path, options: ChainOptions) -> None:
         from prm_factory.commands.search import scorer_of
 
         scorer = scorer_of(options.prm)
-    reports = _score_splits(splits, scorer)
+    from prm_factory.config.run_config import ConfigError, load_config
+    from prm_factory.labels.registry import KEPT, LabelSourceFailed, RegistryError
+
+    try:
+        config = load_config(options.config) if options.config is not None else None
+        reports = _score_splits(splits, scorer, config)
+    except (ConfigError, RegistryError) as err:  # a bad config, or a plug-in it names that cannot load
+        fail(str(err))
+    except LabelSourceFailed as err:
+        fail(str(err).replace(f"; {KEPT}", ""), 1)  # eval commits nothing
     for report in reports:
         _print_split(console, report)
     if len(reports) > 1:
@@ -92,7 +102,7 @@ def _where(row: RejectedRow) -> str:
     return f"{row.file} {'item' if row.file.endswith('.json') and not text_level else 'line'} {row.line}"
 
 
-def _score_splits(splits: list[Split], scorer: ChainScorer | None) -> list[SplitReport]:
+def _score_splits(splits: list[Split], scorer: ChainScorer | None, config: Any = None) -> list[SplitReport]:
     """Every split labelled by the verifiers (and scored by the PRM where one is given)."""
     from prm_factory.evaluation.processbench import evaluate_split
     from prm_factory.verifiers.math import MathVerifier
@@ -109,7 +119,7 @@ def _score_splits(splits: list[Split], scorer: ChainScorer | None) -> list[Split
                     [*got.scores, *[None] * (len(c.steps) - len(got.scores))]
                     for got, c in zip(scored, split.chains, strict=True)
                 ]
-            reports.append(evaluate_split(split, verifier, done, scores))
+            reports.append(evaluate_split(split, verifier, done, scores, config))
     return reports
 
 

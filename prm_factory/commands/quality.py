@@ -12,6 +12,7 @@ from rich.table import Table
 
 from prm_factory.commands.eval_chains import ChainOptions, eval_chains
 from prm_factory.commands.eval_kinds import EvalKind, UnknownShape, kind_of
+from prm_factory.commands.options import ConfigOption
 from prm_factory.console import fail, print_whole
 
 app = typer.Typer()
@@ -91,6 +92,7 @@ def evaluate(
     prm: PrmOption = None,
     calibrate: CalibrateOption = None,
     where: WhereOption = None,
+    config: ConfigOption = None,
 ) -> None:
     """Score the labels against gold: chains with a ProcessBench first error or PRM800K ratings (per
     split, averaged over splits, and per label source: first-error F1 with both accuracies, correct
@@ -111,7 +113,9 @@ def evaluate(
             kind = kind_of(input_path)
         except UnknownShape as err:
             fail(str(err))
-    options = ChainOptions(solutions, limit, spread, json_out, prm)
+    if config is not None and not config.is_file():
+        fail(f"config not found: {config}")
+    options = ChainOptions(solutions, limit, spread, json_out, prm, config)
     if kind is not EvalKind.chains:
         _refuse_chain_options(input_path, kind, options)
     console = Console()
@@ -137,6 +141,7 @@ def _refuse_chain_options(path: Path, kind: EvalKind, options: ChainOptions) -> 
             ("--spread", options.spread),
             ("--json", options.json_out),
             ("--prm", options.prm),
+            ("--config", options.config),
         )
         if value
     ]

@@ -49,3 +49,46 @@ def test_where_names_an_item_of_a_list_and_a_line_otherwise() -> None:
     assert _where(RejectedRow("a.json", 1, "<line>", "invalid JSON: x")) == "a.json line 1"
     assert _where(RejectedRow("a.jsonl", 2, "steps", "steps must be a list")) == "a.jsonl line 2"
     assert _pct(None) == "n/a" and _pct(0.5) == "50.0"
+
+
+def test_eval_reads_plugins_options_from_config_and_a_failing_plugin_is_one_line(
+    tmp_path, monkeypatch
+) -> None:
+    from tests.plugin_fixtures import PLUGIN_SOURCE, install_plugin, uninstall_plugin
+
+    # `digits` with an option: calls a step `incorrect` when it has more digits than [labels.options.digits]
+    code = PLUGIN_SOURCE.replace(
+        '"incorrect" if "WRONG" in span.text',
+        '"incorrect" if digits > int(setup.options("digits").get("most", 99))',
+    ).replace(
+        "        tag = self.labeler(setup)", "        tag = self.labeler(setup)\n        assert setup.config"
+    )
+    split = tmp_path / "math.json"
+    split.write_text(json.dumps([{"id": f"m{i}", **r} for i, r in enumerate([RIGHT, WRONG])]))
+    config = tmp_path / "run.toml"
+    config.write_text('[labels]\nsources = ["digits"]\n[labels.options.digits]\nmost = 1\n')
+    install_plugin(tmp_path, monkeypatch, code)
+    try:
+        out_default = json.loads(
+            (printed(split, ChainOptions(json_out=tmp_path / "a.json")), (tmp_path / "a.json").read_text())[1]
+        )
+        out_config = json.loads(
+            (
+                printed(split, ChainOptions(json_out=tmp_path / "b.json", config=config)),
+                (tmp_path / "b.json").read_text(),
+            )[1]
+        )
+        default = out_default["splits"][0]["sources"]["digits"]
+        configured = out_config["splits"][0]["sources"]["digits"]
+        assert default != configured  # `most = 1` flags every step with two digits or more
+        uninstall_plugin(monkeypatch)
+        install_plugin(
+            tmp_path / "broken",
+            monkeypatch,
+            code.replace("        tag = self.labeler", "        1 / 0\n        tag = self.labeler"),
+        )
+        with pytest.raises(typer.Exit) as stopped:
+            printed(split, ChainOptions(config=config))
+        assert stopped.value.exit_code == 1
+    finally:
+        uninstall_plugin(monkeypatch)
