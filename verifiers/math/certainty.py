@@ -140,6 +140,19 @@ _VALUE_GIVEN = re.compile(
 )
 
 
+_LONE_NAME = re.compile(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
+_ALONE_NAME = re.compile(r"(?<![A-Za-z\\0-9.])[A-Za-z](?![A-Za-z])")
+
+
+def _unknown_on_both_sides(claim: str) -> bool:
+    """Does one name (a letter standing alone, not a unit word) stand on two sides of the claim's `=`, and
+    somewhere not glued to a number (`820g` is grams)?"""
+    sides = [_TEXT_BLOCK.sub(" ", side) for side in re.split(r"(?<![<>!\\])=", claim)]
+    found = [set(_LONE_NAME.findall(side)) for side in sides]
+    alone = set().union(*(_ALONE_NAME.findall(side) for side in sides)) if sides else set()
+    return any(a & b & alone for k, a in enumerate(found) for b in found[k + 1 :])
+
+
 def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     """Is the claim only a name and a written number (`n = 4`), where the chain gave that name another
     written number before (`n = 7`)? Then it gives the name a new value ("the same formula with n = 4"); a
@@ -189,6 +202,8 @@ def uncertain_reason(
         cut = None if grammar is WORDS else cut_from_source(relation, step, claim_offsets(relation, step))
         if cut is not None:
             return f"the claim is cut out of a longer expression: {cut.evidence()} of the step"
+    if kind == WORD_PROBLEM_ARITHMETIC and _unknown_on_both_sides(claim):
+        return "a name on both sides (`C = 1500 + \\frac{4}{7}C`): an equation to solve, not arithmetic"
     if kind not in (EQUATION_STEP, SYSTEM_RESULT) and _given_again(claim, index, chain):
         return "a second value given to a name (`n = 7`, then `n = 4`): a new use of it, not arithmetic"
     if _REJECTED.search(step):

@@ -174,3 +174,16 @@ def test_equation_numbers_combined_are_a_reference_not_arithmetic(verifier) -> N
         assert uncertain_reason(CLOSED_ARITHMETIC, claim, 0, [f"${claim}$"]) is not None
     [product] = _verdicts(verifier, ["So the count is $(2)(3) = 7$."])
     assert product.label == "incorrect"
+
+
+def test_a_word_problem_passes_the_same_gate(verifier) -> None:
+    """Issue 46: a chain without competition notation is gated too (its claims read as its own kind)."""
+    word = Problem("w1", "gsm8k", "math", "The juniors drink 1500 cartons. How many cartons in all?")
+    equation = [r"So \(C = 1500 + \frac{4}{7}C\) cartons in all."]  # a name on both sides: to solve
+    assert [v.label for v in verifier.check_steps(word, equation)] == ["unverifiable"]
+    again = ["There are n = 7 boys.", "We use the same formula with n = 4 and r = 2."]  # a new value
+    assert "incorrect" not in [v.label for v in verifier.check_steps(word, again)]
+    solved = ["So 10m = 1000.", "Dividing both sides by 10, we get m = 1000."]  # solved: still judged
+    assert [v.label for v in verifier.check_steps(word, solved)][1] == "incorrect"
+    asserted = ["She buys 12 * 3 = 38 apples."]
+    assert [v.label for v in verifier.check_steps(word, asserted)] == ["incorrect"]
