@@ -73,7 +73,14 @@ def label_sql(kind: str) -> str:
         return "s.soft_label"
     if kind == "consensus":
         return "CASE s.consensus WHEN 'positive' THEN true WHEN 'negative' THEN false END"
-    if kind not in label_kinds():
+    if ":" in kind:  # a config's `package.module:SOURCE`: its labels are stored under its name
+        from prm_factory.labels.registry import RegistryError, load_object
+
+        try:
+            kind = load_object(kind).name
+        except RegistryError as error:
+            raise ExportError(str(error)) from None
+    elif kind not in label_kinds():
         raise ExportError(f"unknown label kind {kind!r}; choose one of {', '.join(label_kinds())}")
     columns = columns_of("mc" if kind == "hard" else kind)
     if isinstance(columns, McColumns):
@@ -85,6 +92,10 @@ def label_sources_of(kind: str) -> tuple[str, ...]:
     """The label sources whose columns a kind reads (the views must show them)."""
     if kind in ("consensus",):
         return ()
+    if ":" in kind:  # a config's `package.module:SOURCE`, by its name
+        from prm_factory.labels.registry import load_object
+
+        return (load_object(kind).name,)
     return ("mc",) if kind in MC_KINDS else (kind,)
 
 

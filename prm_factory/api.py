@@ -157,12 +157,17 @@ def relabel(
     from prm_factory.config.run_config import ConfigError
     from prm_factory.flows.preflight import labeler_problems
     from prm_factory.flows.relabel_run import relabel_dataset
-    from prm_factory.labels.registry import RegistryError, configured
+    from prm_factory.labels.registry import RegistryError, configured, source_names
 
     _preflight(labeler_problems(config))
     names = [sources] if isinstance(sources, str) else list(sources)  # "human" is one name, not five
+    objects = [name for name in names if ":" in name and name not in config.labels.sources]
+    if objects:  # `--source package.module:SOURCE`: run it as a config naming it would
+        labels = config.labels.model_copy(update={"sources": [*config.labels.sources, *objects]})
+        config = config.model_copy(update={"labels": labels})
     try:  # an unknown source before Prefect starts
         known = configured(config.labels.sources)
+        names = source_names(names)
         for name in names:
             known[name]
     except RegistryError as error:

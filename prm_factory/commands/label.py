@@ -162,11 +162,12 @@ def relabel(
     drawn. Chains whose labels already carry the current labelers are left as they are."""
     cfg = _labelling_config(config, dataset)
     names = list(source or ())
-    unknown = [name for name in names if name not in registered_names()]
+    unknown = [name for name in names if name not in registered_names() and ":" not in name]
     if unknown:
         fail(f"no label source {', '.join(unknown)}; registered: {', '.join(registered_names())}")
     from prm_factory.api import open_dataset
     from prm_factory.api import relabel as relabel_version
+    from prm_factory.config.run_config import ConfigError
     from prm_factory.labels.registry import RegistryError
     from prm_factory.progress import quiet_output
     from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
@@ -177,7 +178,7 @@ def relabel(
             summary = relabel_version(
                 cfg, version=version, sources=names, calibrate_from_audit=calibrate_from_audit
             )
-    except (NoDatasetError, UnknownVersionError, RegistryError) as err:
+    except (NoDatasetError, UnknownVersionError, RegistryError, ConfigError) as err:
         fail(str(err))
     console = Console()
     if summary.version is None:

@@ -66,3 +66,30 @@ def test_a_plugin_that_fails_to_import_is_refused_only_where_it_is_used(tmp_path
         assert "digits" in registry().refused()
     finally:
         uninstall_plugin(monkeypatch)
+
+
+def test_a_source_named_by_module_and_attribute_reaches_export_and_relabel(
+    prefect_server: None, tmp_path, monkeypatch
+) -> None:
+    """The documented route without packaging: `sources = ["prm_lengthy:SOURCE"]`, no entry point."""
+    import prm_factory as pf
+    from prm_factory.labels import registry as registry_module
+
+    site = tmp_path / "site"
+    (site / "prm_lengthy").mkdir(parents=True)
+    (site / "prm_lengthy" / "__init__.py").write_text(PLUGIN_SOURCE.replace('"digits"', '"lengthy"'))
+    monkeypatch.syspath_prepend(str(site))
+    registry_module.reset()
+    try:
+        config = pf.load_config(
+            None, {"dataset.root": str(tmp_path / "ds"), "labels.sources": ["prm_lengthy:SOURCE"]}
+        )
+        labelled = pf.label(_chains(tmp_path), config)
+        assert {s.label("lengthy").verdict for s in labelled.steps} >= {"correct", "incorrect"}
+        rows = pf.export(str(tmp_path / "ds"), "steps", label="prm_lengthy:SOURCE")
+        assert rows.num_rows == len(labelled.steps)
+        plain = pf.load_config(None, {"dataset.root": str(tmp_path / "ds")})  # names it only on the call
+        relabelled = pf.relabel(plain, sources=["prm_lengthy:SOURCE"])
+        assert relabelled.sources == ("lengthy",)
+    finally:
+        registry_module.reset()
