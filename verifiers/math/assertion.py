@@ -65,6 +65,9 @@ _OBJECT_MARKER = re.compile(
     rf"{_NOUN}\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|{QUESTION})\b{_FILLER}$", re.IGNORECASE
 )
 _NEGATION = re.compile(rf"\b(?:{NEGATION})\b|≠|\\neq?(?![A-Za-z])|\\not\s*=", re.IGNORECASE)
+# a claim that is itself a `\\neq` (`162 - 108 - 45 - 3 \\neq 6`): only words negate it, not its own sign
+_NEGATION_WORDS = re.compile(rf"\b(?:{NEGATION})\b", re.IGNORECASE)
+_UNEQUAL = re.compile(r"≠|\\neq?(?![A-Za-z])|\\not\s*=")
 # a value supposed or tried: the marker, then a name given a value (`suppose $a = 2$`, `try n = 5`)
 _VALUE = r"[\s$\\(]*[A-Za-z](?:_\{?\w+\}?)?\s*=(?!=)"
 _SUPPOSED_VALUE = re.compile(
@@ -134,7 +137,7 @@ def claim_offsets(claim: str, step: str) -> list[int]:
     return [m.start() for m in re.finditer(re.escape(head), step)]
 
 
-def _frame_at(step: str, at: int, next_text: str, names_too: bool) -> Frame | None:
+def _frame_at(step: str, at: int, next_text: str, names_too: bool, unequal: bool = False) -> Frame | None:
     spans = sentences(step)
     k = next((j for j, (a, b) in enumerate(spans) if a <= at < b), len(spans) - 1)
     start, end = spans[k]
@@ -147,7 +150,7 @@ def _frame_at(step: str, at: int, next_text: str, names_too: bool) -> Frame | No
         return Frame("the claim is put as a question", "?")
     following = step[spans[k + 1][0] : spans[k + 1][1]] if k + 1 < len(spans) else _first_sentence(next_text)
     for text, where in ((sentence, "its sentence"), (following, "the next sentence")):
-        negation = _NEGATION.search(_MATH_WORDS.sub(" ", text))
+        negation = (_NEGATION_WORDS if unequal else _NEGATION).search(_MATH_WORDS.sub(" ", text))
         if negation:
             return Frame(f"the chain negates it in {where}", negation.group(0))
     if _on_case_heading(step, at):
@@ -198,7 +201,8 @@ def frame_of(claim: str, index: int, chain: Sequence[str], *, names_too: bool = 
     offsets = claim_offsets(claim, step)
     if not offsets:
         return _anywhere(step, next_text, names_too)
-    frames = [_frame_at(step, at, next_text, names_too) for at in offsets]
+    unequal = bool(_UNEQUAL.search(claim))
+    frames = [_frame_at(step, at, next_text, names_too, unequal) for at in offsets]
     if all(frames):
         return frames[0]
     return None

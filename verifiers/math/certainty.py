@@ -140,6 +140,8 @@ _VALUE_GIVEN = re.compile(
 )
 
 
+# the word reader's rewrite in one unknown (`71 + P - 3 = 34 + P`): the name cancels, the numbers are judged
+_REWRITE_READ = "rewrite in one unknown"
 _LONE_NAME = re.compile(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
 _ALONE_NAME = re.compile(r"(?<![A-Za-z\\0-9.])[A-Za-z](?![A-Za-z])")
 
@@ -184,9 +186,10 @@ def uncertain_reason(
     chain: Sequence[str],
     problem_text: str | None = None,
     expected: str | None = None,
+    reading: str = "",
 ) -> str | None:
-    """Why the failed claim `claim` of step `index` (read as `kind`, its first side worth `expected`) is no
-    certain error, or None when its reading is certain."""
+    """Why the failed claim `claim` of step `index` (read as `kind`, its first side worth `expected`, the
+    reader's reason `reading`) is no certain error, or None when its reading is certain."""
     step = chain[index]
     relations = _relations_read(kind, claim)
     for relation in relations:
@@ -202,7 +205,7 @@ def uncertain_reason(
         cut = None if grammar is WORDS else cut_from_source(relation, step, claim_offsets(relation, step))
         if cut is not None:
             return f"the claim is cut out of a longer expression: {cut.evidence()} of the step"
-    if kind == WORD_PROBLEM_ARITHMETIC and _unknown_on_both_sides(claim):
+    if kind == WORD_PROBLEM_ARITHMETIC and reading != _REWRITE_READ and _unknown_on_both_sides(claim):
         return "a name on both sides (`C = 1500 + \\frac{4}{7}C`): an equation to solve, not arithmetic"
     if kind not in (EQUATION_STEP, SYSTEM_RESULT) and _given_again(claim, index, chain):
         return "a second value given to a name (`n = 7`, then `n = 4`): a new use of it, not arithmetic"

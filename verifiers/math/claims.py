@@ -218,7 +218,7 @@ def _certain_or_unjudged(
     if result.holds is not False:
         return result
     kind = reading_kind(result, competition=competition)
-    why = uncertain_reason(kind, result.claim, index, steps, problem_text, result.expected)
+    why = uncertain_reason(kind, result.claim, index, steps, problem_text, result.expected, result.reason)
     if why is None:
         return result
     return ClaimResult(result.claim, None, result.expected, f"not certain: {why}", result.kind)
