@@ -1,0 +1,261 @@
+"""Process rewards: `score_steps` latency, `score_batch` throughput and the reward server under 64 clients,
+each against the factory's own `label` path on the same chains, measured in the same run.
+
+- Chains: the GSM8K dev sets under evaluation/data (altered GSM8K, real SmolLM2 errors: GSM8K-sized
+  responses), and with `--processbench` the ProcessBench `math` split (the only split this project reads),
+  its steps joined into 30-step competition responses (consecutive chains' steps, the first chain's problem).
+- `label`: `prm-factory label`'s flow (flows/label_run.label_external) on the same chains, wall time per
+  chain (Prefect, the Delta write and the verifier alike), and the same sources called in this process with
+  no worker (`RewardScorer(deadline_s=None)`): the labelling alone.
+- `score_steps`: one response at a time on one worker (one core), percentiles; `score_batch`: batches of 64
+  over two workers, responses per second.
+- The server (`--server-seconds`, 0 skips it): `prm-factory reward serve` in a subprocess, 64 concurrent
+  clients posting one response each to /get_reward for the given time; errors, percentiles, and the server's
+  memory (its process and its workers) at the start and the end.
+
+    python -m bench.bench_reward --processbench /path/to/processbench/math.json --server-seconds 30
+
+Prints one JSON object. Timings depend on the machine and its load: report `uptime` beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make the repo's packages importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from prm_factory.labels.assemble import join_steps  # noqa: E402
+from prm_factory.reward import RewardScorer, score_batch, score_steps  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "evaluation" / "data"
+
+
+def percentiles(seconds: list[float]) -> dict[str, float]:
+    ordered = sorted(seconds)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {
+        "n": len(ordered),
+        "p50_s": pick(0.5),
+        "p90_s": pick(0.9),
+        "p99_s": pick(0.99),
+        "max_s": ordered[-1],
+    }
+
+
+def gsm8k_rows() -> list[dict[str, Any]]:
+    rows = []
+    for name in ("altered_gsm8k.jsonl", "real_errors_gsm8k.jsonl"):
+        for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            row.pop("final_answer", None)
+            row["id"] = f"{name}:{row['id']}"
+            rows.append(row)
+    return rows
+
+
+def competition_rows(path: Path, steps: int = 30) -> list[dict[str, Any]]:
+    chains = json.loads(path.read_text(encoding="utf-8"))
+    rows, pending, first = [], [], None
+    for chain in chains:
+        first = first or chain
+        pending.extend(chain["steps"])
+        if len(pending) >= steps:
+            rows.append({"id": f"pb-{first['id']}", "problem": first["problem"], "steps": pending[:steps]})
+            pending, first = [], None
+    return rows
+
+
+def item(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "prompt": row["problem"],
+        "response": join_steps(row["steps"])[0],
+        "answer": row.get("reference_answer"),
+        "solution": row.get("solution"),
+    }
+
+
+def label_path(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """`prm-factory label`'s flow on the rows: wall seconds per chain."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    from prm_factory.config.run_config import load_config
+    from prm_factory.flows.label_run import label_external
+
+    # a temporary Prefect server, as the tests use (the ephemeral one can time out on a loaded machine)
+    with tempfile.TemporaryDirectory() as folder, prefect_test_harness(server_startup_timeout=None):
+        path = Path(folder) / "chains.jsonl"
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        config = load_config(None, {"dataset.root": str(Path(folder) / "ds")})
+        label_external(str(path), config)  # the first call pays Prefect's start; the second is timed
+        config = load_config(None, {"dataset.root": str(Path(folder) / "ds2")})
+        started = time.perf_counter()
+        label_external(str(path), config)
+        wall = time.perf_counter() - started
+    return {"chains": len(rows), "wall_s": wall, "s_per_chain": wall / len(rows)}
+
+
+def one_at_a_time(rows: list[dict[str, Any]], scorer: RewardScorer) -> dict[str, Any]:
+    seconds = []
+    for row in rows:
+        started = time.perf_counter()
+        score_steps(**item(row), scorer=scorer)
+        seconds.append(time.perf_counter() - started)
+    return {**percentiles(seconds), "s_per_chain": statistics.fmean(seconds)}
+
+
+def batched(rows: list[dict[str, Any]], scorer: RewardScorer, size: int = 64) -> dict[str, float]:
+    started = time.perf_counter()
+    for start in range(0, len(rows), size):
+        score_batch([item(row) for row in rows[start : start + size]], scorer=scorer)
+    wall = time.perf_counter() - started
+    return {
+        "responses": len(rows),
+        "wall_s": wall,
+        "per_s": len(rows) / wall,
+        "s_per_chain": wall / len(rows),
+    }
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process and its descendants, MiB."""
+    total, stack = 0, [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+            total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS")))
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except (OSError, StopIteration):
+            continue
+        stack.extend(int(child) for child in children)
+    return total / 1024
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def clients(url: str, rows: list[dict[str, Any]], seconds: float, n: int = 64) -> dict[str, Any]:
+    import httpx
+
+    latencies: list[float] = []
+    errors: list[str] = []
+    stop = time.monotonic() + seconds
+
+    async def client(index: int, http: httpx.AsyncClient) -> None:
+        position = index
+        while time.monotonic() < stop:
+            row = rows[position % len(rows)]
+            position += n
+            body = {"query": [row["problem"] + item(row)["response"]], "prompts": [row["problem"]]}
+            started = time.monotonic()
+            try:
+                answer = await http.post(url, json=body)
+                if answer.status_code != 200:
+                    errors.append(f"{answer.status_code}: {answer.text[:80]}")
+            except httpx.HTTPError as error:
+                errors.append(type(error).__name__)
+            latencies.append(time.monotonic() - started)
+
+    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as http:
+        await asyncio.gather(*(client(i, http) for i in range(n)))
+    return {
+        "requests": len(latencies),
+        "errors": len(errors),
+        "first_errors": errors[:3],
+        **percentiles(latencies),
+    }
+
+
+def server_run(rows: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "prm_factory.cli",
+        "reward",
+        "serve",
+        "--port",
+        str(port),
+        "--queue",
+        "128",
+    ]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        import httpx
+
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        url = f"http://127.0.0.1:{port}/get_reward"
+        asyncio.run(clients(url, rows[:64], 3.0))  # warm the connections and workers
+        before = rss_mib(server.pid)
+        first = asyncio.run(clients(url, rows, seconds / 2))
+        middle = rss_mib(server.pid)
+        second = asyncio.run(clients(url, rows, seconds / 2))
+        after = rss_mib(server.pid)
+        return {"clients": 64, "first_half": first, "second_half": second, "rss_mib": [before, middle, after]}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--processbench", type=Path, help="ProcessBench's math.json (only the math split)")
+    parser.add_argument("--server-seconds", type=float, default=30.0)
+    parser.add_argument("--limit", type=int, default=400, help="GSM8K-sized chains to time (of 1,230)")
+    args = parser.parse_args(argv)
+    gsm8k = gsm8k_rows()[: args.limit]
+    out: dict[str, Any] = {"cpu": os.cpu_count(), "load_start": os.getloadavg()}
+    out["label_gsm8k"] = label_path(gsm8k)
+    in_caller = RewardScorer(deadline_s=None)
+    out["in_caller_gsm8k"] = one_at_a_time(gsm8k, in_caller)
+    one = RewardScorer(workers=1)
+    one.warm()
+    out["score_steps_gsm8k"] = one_at_a_time(gsm8k, one)
+    if args.processbench:
+        competition = competition_rows(args.processbench)
+        out["label_competition_30"] = label_path(competition)
+        out["score_steps_competition_30"] = one_at_a_time(competition, one)
+    one.close()
+    two = RewardScorer(workers=2)
+    two.warm()
+    out["score_batch_gsm8k_2_workers"] = batched(gsm8k, two)
+    two.close()
+    label_per_chain = out["label_gsm8k"]["s_per_chain"]
+    out["ratio_label_over_score_steps_gsm8k"] = label_per_chain / out["score_steps_gsm8k"]["s_per_chain"]
+    out["ratio_label_over_score_batch_gsm8k"] = (
+        label_per_chain / out["score_batch_gsm8k_2_workers"]["s_per_chain"]
+    )
+    if args.processbench:
+        out["ratio_label_over_score_steps_competition"] = (
+            out["label_competition_30"]["s_per_chain"] / out["score_steps_competition_30"]["s_per_chain"]
+        )
+    if args.server_seconds > 0:
+        out["server"] = server_run(gsm8k, args.server_seconds)
+    out["load_end"] = os.getloadavg()
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
