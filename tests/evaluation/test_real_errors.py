@@ -57,14 +57,29 @@ def write(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def test_the_consensus_takes_incorrect_from_either_source_unless_a_verifier_kind_is_not_final() -> None:
+def test_combined_is_the_consensus_of_the_shipped_tables() -> None:
+    """`combined` is the consensus a `label` without rollouts writes (labels/consensus.py with the shipped
+    calibration tables): `incorrect` where it is negative, `correct` where positive, else `unverifiable`."""
+    from prm_factory.labels.consensus import step_consensus
+    from prm_factory.labels.registry import registry
+    from prm_factory.schemas.step_labels import StepLabel
+
     ok, unsure = Verdict("correct"), Verdict("unverifiable")
-    assert consensus_step_labels([ok, unsure], [unsure, unsure]) == ["correct", "unverifiable"]
-    assert consensus_step_labels([ok, ok], [Verdict("incorrect"), ok])[0] == "incorrect"
-    for kind, expected in (("closed_arithmetic", "incorrect"), ("word_problem_arithmetic", "unverifiable")):
-        flagged = Verdict("incorrect", kind=kind)
-        assert consensus_step_labels([flagged], [ok]) == [expected], kind  # unverifiable: disputed
-        assert consensus_step_labels([flagged], [unsure]) == ["incorrect"], kind  # alone, any kind flags
+    wrong = Verdict("incorrect", kind="closed_arithmetic")
+    words = Verdict("incorrect", kind="word_problem_arithmetic")
+    for checked, aligned in (
+        ([ok, unsure], [unsure, unsure]),
+        ([ok, ok], [Verdict("incorrect"), ok]),
+        ([wrong, words], [ok, ok]),
+        ([wrong, words], [unsure, unsure]),
+    ):
+        expected = []
+        for v, r in zip(checked, aligned, strict=True):
+            labels = [StepLabel("verifier", v.label, kind=v.kind), StepLabel("reference", r.label)]
+            label = step_consensus(labels, registry())[0]
+            expected.append({"negative": "incorrect", "positive": "correct"}.get(label, "unverifiable"))
+        assert consensus_step_labels(checked, aligned) == expected
+    assert consensus_step_labels([unsure], [unsure]) == ["unverifiable"]
 
 
 def test_each_source_finds_its_own_kind_of_error(tmp_path: Path, verifier: MathVerifier) -> None:

@@ -95,3 +95,12 @@ def test_the_shipped_tables_cover_the_verifier_and_the_reference():
     for table in tables.values():
         assert table.cells and 0 < table.base_rate < 1 and table.origin == "dev set"
         assert all(0 <= c.n_right <= c.n for c in table.cells)
+
+
+def test_each_domain_keeps_its_own_base_rate():
+    rows = [("incorrect", "k", "math/gsm8k", False)] * 4 + [("correct", "k", "math/competition", True)] * 6
+    table = tally(rows, "verifier", "", "dev set", [])
+    assert table.base_rate_of("math/gsm8k") == 0.0 and table.base_rate_of("math/competition") == 1.0
+    assert table.base_rate_of("math/other") == table.base_rate == 0.6
+    found = table.precision("incorrect", "k", ("math/gsm8k", "math"))
+    assert found.base_rate == 0.0

@@ -8,13 +8,34 @@ from __future__ import annotations
 
 import pytest
 
-from prm_factory.labels.consensus import step_consensus
+from prm_factory.labels.calibration import CalibrationTable, Cell
+from prm_factory.labels.consensus import Weighing, step_consensus
 from prm_factory.labels.registry import registry
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Chain, Problem, RunInfo, Step
 from prm_factory.schemas.step_labels import StepLabel, mc_label
 from prm_factory.storage.dataset import Dataset
 from tests.storage.conftest import RunRecords
+
+WEIGHING = Weighing(
+    {
+        "verifier": CalibrationTable(
+            "verifier",
+            "",
+            "dev set",
+            0.5,
+            (Cell("incorrect", "", "math", 1000, 995), Cell("correct", "", "math", 1000, 990)),
+        ),
+        "mc": CalibrationTable(
+            "mc",
+            "",
+            "dev set",
+            0.5,
+            (Cell("incorrect", "", "math", 1000, 990), Cell("correct", "", "math", 1000, 990)),
+        ),
+    }
+)
+"""Fixed tables, so the fixture's consensus has every label whatever the shipped tables measure."""
 
 HOSTILE_STEP = '<script>alert("step")</script> & <img src=x onerror=alert(1)>'
 HOSTILE_PROBLEM = "<b>What</b> is 2 & 3? <a href='https://example.com'>x</a>"
@@ -45,7 +66,7 @@ def _steps(chain_id: str, problem_id: str, run_id: str, shape, texts: list[str])
             StepLabel("verifier", verdict, reason=f"reason <{verdict}>", labeler="sympy@1+"),
             mc_label(hard, mc_value, evidence, "mc@toy-model"),
         )
-        consensus, agree = step_consensus(labels, registry())
+        consensus, agree = step_consensus(labels, registry(), WEIGHING)
         first_error = consensus == "negative" and not seen_error
         seen_error = seen_error or first_error
         steps.append(
