@@ -144,7 +144,10 @@ def checked(request: RewardRequest, limits: Limits) -> RewardRequest:
         raise RequestRefused(413, f"a response over {limits.max_response_chars} characters")
     if request.steps is not None and len(request.steps) > limits.max_steps:
         raise RequestRefused(413, f"more than {limits.max_steps} steps")
-    _, spans = split_steps(request, _CONTEXT.config(request))
+    try:
+        _, spans = split_steps(request, _CONTEXT.config(request))
+    except RewardRequestError as error:  # a given step not found in the response
+        raise RequestRefused(422, str(error)) from None
     if len(spans) > limits.max_steps:
         raise RequestRefused(413, f"{len(spans)} steps, more than {limits.max_steps}")
     return request
@@ -156,6 +159,8 @@ def _field(body: dict[str, Any], name: str, kind: type, required: bool = True) -
             raise RequestRefused(422, f"missing field {name!r}")
         return None
     value = body[name]
+    if value is None and required:
+        raise RequestRefused(422, f"field {name!r} must be {kind.__name__}, not null")
     if value is not None and not isinstance(value, kind):
         raise RequestRefused(422, f"field {name!r} must be {kind.__name__}, not {type(value).__name__}")
     return value

@@ -53,6 +53,8 @@ def test_the_batch_endpoint_gives_per_step_results(client) -> None:
         (b'{"query": [', 400, "not JSON"),
         (b"{}", 422, "missing field 'query'"),
         (b'{"query": "one string"}', 422, "must be list"),
+        (b'{"query": null}', 422, "not null"),
+        (b"[1, 2]", 422, "a JSON object"),
         (b'{"query": [1, 2]}', 422, "lists of strings"),
         (json.dumps({"query": ["\n\n".join(["x"] * 10_000)]}).encode(), 413, "steps, more than 200"),
         (b'{"query": ["a"], "labels": [1, 2]}', 422, "same length"),
@@ -71,6 +73,8 @@ def test_bad_batch_items_and_malformed_latex(client) -> None:
     assert unknown.status_code == 422 and "unknown fields" in unknown.json()["error"]
     wrong_type = client.post("/score", json={"items": [{"prompt": "p", "response": 3}]})
     assert wrong_type.status_code == 422 and "response must be a string" in wrong_type.json()["error"]
+    lost = client.post("/score", json={"items": [{"prompt": "p", "response": "a b", "steps": ["a", "z"]}]})
+    assert lost.status_code == 422 and "step 1 is not in the response" in lost.json()["error"]
     source = client.post("/score", json={"items": [{"prompt": "p", "response": "r", "sources": ["mc"]}]})
     assert source.status_code == 422 and "engine" in source.json()["error"]
     latex = client.post(
