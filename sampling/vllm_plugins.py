@@ -23,6 +23,12 @@ LOGGER = logging.getLogger("vllm.prm_factory")  # under vLLM's logger: its handl
 TOP_P_CANDIDATES = 64
 """Largest logits per row the CPU top-p reads (`sampling.cpu_top_p`); kept here, away from torch."""
 
+OUT_OF_THE_COMPILE_KEY = (*THREAD_ENV, "VLLM_ALLOW_INSECURE_SERIALIZATION")
+"""vLLM variables left out of the AOT compile cache's key: neither shapes a compiled graph. The thread
+placement is compiled dynamically on the CPU build; the serialization switch only changes how engine results
+travel between processes (the test suite sets it for an engine's whole life, and with it in the key every test
+session compiled the model again instead of loading what `setup.sh` warmed: minutes on 2 cores)."""
+
 CPU_TOP_P_ENV = "PRM_FACTORY_CPU_TOP_P"
 """`candidates` (default): top-p from each row's largest logits; `sort`: vLLM's own full sort."""
 
@@ -184,7 +190,8 @@ def _install_aot_cache() -> None:
     finalize, but the missing method failed every load ("'function' object has no attribute
     'finalize_loading'") and each start compiled again. And the cache key holds the thread placement, which
     `model.cpu_threads = "auto"` chooses from the load of the moment: `setup.sh` warms beside an image build
-    (vLLM's binding), the run starts on an idle host (all cores), and the run then compiled for minutes.
+    (vLLM's binding), the run starts on an idle host (all cores), and the run then compiled for minutes; the
+    key leaves out OUT_OF_THE_COMPILE_KEY.
     """
     import torch.compiler
     from vllm import envs
@@ -208,9 +215,9 @@ def _install_aot_cache() -> None:
 
         @functools.wraps(factors)
         def compile_factors() -> dict[str, object]:
-            # vLLM hashes the thread placement into the key, but the CPU build compiles its graphs with
-            # dynamic threads (`cpp.dynamic_threads`), independent of it
-            return {k: v for k, v in factors().items() if k not in THREAD_ENV}
+            # vLLM hashes every one of its variables into the key; these shape no graph (the CPU build
+            # compiles with dynamic threads, `cpp.dynamic_threads`)
+            return {k: v for k, v in factors().items() if k not in OUT_OF_THE_COMPILE_KEY}
 
         compile_factors.prm_factory = True  # type: ignore[attr-defined]
         envs.compile_factors = compile_factors

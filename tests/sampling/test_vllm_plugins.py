@@ -15,6 +15,7 @@ from prm_factory.sampling.vllm_plugins import (
     BATCH_NOISE_ENV,
     CPU_TOP_P_ENV,
     ENGINE_MARKER_ENV,
+    OUT_OF_THE_COMPILE_KEY,
     SHM_BUSY_LOOP_ENV,
     batch_noise_scale,
     register,
@@ -94,9 +95,10 @@ def test_a_loaded_aot_function_without_finalize_loading_gets_one_and_others_keep
     assert artifact.finalize_loading(None) == "its own"
 
 
-def test_the_aot_cache_key_leaves_out_the_thread_placement_only(monkeypatch) -> None:
+def test_the_aot_cache_key_leaves_out_the_thread_placement_and_serialization_only(monkeypatch) -> None:
     """`auto` threads follow the load: a warm-up beside other work and a run on an idle host must share
-    one compiled model, which the CPU build compiles with dynamic threads."""
+    one compiled model, which the CPU build compiles with dynamic threads; the suite's engines allow insecure
+    serialization, which shapes no graph either."""
     from vllm import envs
     from vllm.compilation.caching import aot_compile_hash_factors
 
@@ -104,14 +106,17 @@ def test_the_aot_cache_key_leaves_out_the_thread_placement_only(monkeypatch) -> 
     monkeypatch.setenv(CPU_TOP_P_ENV, "sort")
     register()
 
-    def factors(bind: str, reserved: str, layout: str) -> dict[str, object]:
+    def factors(bind: str, reserved: str, layout: str, insecure: str = "0") -> dict[str, object]:
         monkeypatch.setenv("VLLM_CPU_OMP_THREADS_BIND", bind)
         monkeypatch.setenv("VLLM_CPU_NUM_OF_RESERVED_CPU", reserved)
         monkeypatch.setenv("VLLM_KV_CACHE_LAYOUT", layout)  # a variable that stays in the key
+        monkeypatch.setenv("VLLM_ALLOW_INSECURE_SERIALIZATION", insecure)  # the suite's engines set it
         return envs.compile_factors()
 
     all_cores, vllms_own = factors("0-1", "0", "NHD"), factors("auto", "1", "NHD")
-    assert all_cores == vllms_own and not set(THREAD_ENV) & set(all_cores)
+    assert all_cores == vllms_own and not set(OUT_OF_THE_COMPILE_KEY) & set(all_cores)
+    assert set(THREAD_ENV) < set(OUT_OF_THE_COMPILE_KEY)
+    assert factors("0-1", "0", "NHD", insecure="1") == all_cores  # a test session loads setup's warm cache
     assert factors("0-1", "0", "HND") != all_cores
     assert "compile_factors" in aot_compile_hash_factors.__code__.co_names  # the key vLLM builds reads it
 
