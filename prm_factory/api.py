@@ -173,7 +173,7 @@ def relabel(
     except RegistryError as error:
         raise ConfigError(str(error)) from None
     # NoDatasetError / UnknownVersionError before Prefect starts; a tag becomes its number
-    resolved = open_dataset(config.dataset_root()).resolve_version(version)
+    resolved = _version(open_dataset(config.dataset_root()), version, latest=True)
     audit = None if calibrate_from_audit is None else str(calibrate_from_audit)
     try:
         with _runtime_defaults():
@@ -228,7 +228,8 @@ def query(
     from prm_factory.storage.sql import query as run_sql
 
     shown = registered_names() if sources is None else list(sources)
-    return run_sql(_dataset(root), sql, version, shown)
+    dataset = _dataset(root)
+    return run_sql(dataset, sql, _version(dataset, version), shown)
 
 
 def export(
@@ -271,7 +272,7 @@ def export(
         soft=soft,
         **({} if placeholder is None else {"placeholder": placeholder}),
     )
-    table = export_table(dataset, fmt, version, options)
+    table = export_table(dataset, fmt, _version(dataset, version), options)
     if output is not None:
         write_export(table, Path(output))
     return table
@@ -297,7 +298,8 @@ def feed(
     """
     from prm_factory.training.feed import StepFeed
 
-    return StepFeed(_dataset(root), kind, version, columns, batch_size, follow=follow, **options)
+    dataset = _dataset(root)
+    return StepFeed(dataset, kind, _version(dataset, version), columns, batch_size, follow=follow, **options)
 
 
 def training_rows(
@@ -553,6 +555,18 @@ def _resolved(
 
     store = _dataset(dataset if dataset is not None else default_dataset_root())
     return store, resolve(store, version), None if since_version is None else resolve(store, since_version)
+
+
+def _version(dataset: Dataset, version: int | str | None, latest: bool = False) -> int | None:
+    """A version number, tag or None as the storage layer takes it: a tag by its number (`StorageError` for
+    one that names nothing); None stays None (the latest) unless `latest` asks for its number."""
+    from prm_factory.storage.versions import resolve
+
+    if version is None and not latest:
+        return None
+    if isinstance(version, str):
+        return resolve(dataset, version)
+    return dataset.resolve_version(version)  # a number (or a wrong type: UnknownVersionError)
 
 
 def _dataset(root: PathLike | Dataset) -> Dataset:

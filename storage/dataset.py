@@ -232,12 +232,12 @@ class Dataset:
         return self._runs_table().version()
 
     def resolve_version(self, version: int | str | None) -> int:
-        """Check `version` names a dataset version (None = latest; a number, or a tag or number as text, as
-        the CLI's --version takes them) and return it as a number."""
+        """Check `version` names a dataset version (None = latest; a number, also as text) and return it as
+        a number. Tags are read by `storage.versions.resolve`, which the API and the CLI call first."""
         if isinstance(version, str):
-            from prm_factory.storage.versions import resolve  # it reads the tags through this class
-
-            return resolve(self, version)
+            if not version.strip().lstrip("-").isdigit():
+                raise UnknownVersionError(f"{version!r} is no version number (a tag is resolved by its name)")
+            version = int(version.strip())
         if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
             raise UnknownVersionError(f"a version is a number or a tag, got {version!r}")
         latest = self.latest_version()
