@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from prm_factory.evaluation.processbench import chain_outcome, chain_problem
@@ -171,13 +171,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--from-rows", type=Path, nargs="+", help="tabulate these --rows files instead of labelling sets"
     )
+    parser.add_argument(
+        "--labeler",
+        action="append",
+        default=[],
+        help="--from-rows: SOURCE=TAG, the version the rows measured",
+    )
+    parser.add_argument("--notes", default="", help="--from-rows: a note kept in every table")
     args = parser.parse_args(argv)
     from prm_factory.verifiers.math.verifier import MathVerifier
 
     if args.from_rows:
         measured = [m for path in args.from_rows for m in read_rows(path)]
         names = [path.name for path in args.from_rows]
-        for path in write_tables(tables_from(measured, source_labelers(MathVerifier()), names), args.out):
+        labelers = source_labelers(MathVerifier()) | dict(item.split("=", 1) for item in args.labeler)
+        tables = {
+            source: replace(table, notes=args.notes)
+            for source, table in tables_from(measured, labelers, names).items()
+        }
+        for path in write_tables(tables, args.out):
             print(path)
         return 0
 

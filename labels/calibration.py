@@ -279,14 +279,15 @@ def dataset_tables(root: Path) -> dict[str, CalibrationTable]:
 def load_tables(
     paths: Mapping[str, str] | None = None, root: Path | None = None
 ) -> dict[str, CalibrationTable]:
-    """The shipped tables, those a dataset's audits refined over them (`root`), then `paths` (source -> a
-    table file, `[labels.consensus] tables`) over both."""
+    """The shipped tables, `paths` (source -> a table file, `[labels.consensus] tables`) over them, then
+    those a dataset's audits refined (`root`) over both: an audit's table was built on the others as its
+    prior, so it is the most informed."""
     tables = dict(shipped_tables())
-    if root is not None:
-        tables.update(dataset_tables(root))
     for source, path in (paths or {}).items():
         table = read_table(Path(path).expanduser())
         if table.source != source:
             raise ValueError(f"{path}: a table of {table.source!r}, given for {source!r}")
         tables[source] = table
+    if root is not None:
+        tables.update(dataset_tables(root))
     return tables

@@ -6,21 +6,12 @@ chains step by step, its own first-error rule, and its vote. The verifier, the r
 Carlo rollouts and the generative judge are four such sources (labels/sources/); a package adds its own
 through the `prm_factory.label_sources` entry-point group (labels/registry.py).
 
-Votes. A label votes positive (`correct`), negative (`incorrect`) or not at all (`unverifiable`), with a
-strength its source declares, which may depend on the label (its `kind`, for a verifier whose readings
-differ in precision). Where votes disagree, the strongest negative decides against weaker positives (a
-check that found an error is not outvoted by a weaker check that found none), a positive that `overrules`
-(a human reviewer) decides against weaker negatives, and anything else is `disputed`
-(labels.consensus.combine). Today's four sources:
-
-=========== ===================== =====================
-source      `correct`             `incorrect`
-=========== ===================== =====================
-verifier    weak                  final
-reference   strong                strong
-judge       strong                strong
-mc          strong (hard True)    weak (hard False)
-=========== ===================== =====================
+Votes. A label votes positive (`correct`), negative (`incorrect`) or not at all (`unverifiable`). What a vote
+weighs is measured, not declared: the consensus reads the precision of the source's verdicts per reading
+kind from its calibration table (labels/calibration.py, labels/consensus.py), and a source with no table
+weighs a conservative default. The one strength still read is `Strength.REVIEWED`: a reviewer's answer
+(the `human` source) decides the label whatever the automatic sources say. The other strengths stay for
+plug-ins written against them; they no longer change the consensus.
 """
 
 from __future__ import annotations
@@ -45,7 +36,8 @@ NEEDS: frozenset[str] = frozenset({"engine", "sandbox", "solution", "checkpoint"
 
 
 class Strength(IntEnum):
-    """How much a vote weighs against an opposite one (labels.consensus.combine)."""
+    """A source's declared weight of a vote: only REVIEWED (a reviewer decides) changes the consensus, whose
+    weights come from calibration tables (labels/consensus.py)."""
 
     WEAK = 1  # a check that can miss: an MC hard label False (a weak policy), arithmetic that holds
     STRONG = 2  # a reading of the whole step: the reference alignment, a judge, a rollout that got there

@@ -8,7 +8,7 @@ import json
 
 from prm_factory.audit.create import create_audit
 from prm_factory.audit.sample import SampleDesign
-from prm_factory.labels.calibration import DATASET_TABLES, read_table
+from prm_factory.labels.calibration import DATASET_TABLES, CalibrationTable, Cell, read_table
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
 
@@ -24,7 +24,15 @@ def test_a_200_step_audit_moves_the_table_and_the_consensus(prefect_server: None
         for k in range(200)
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    config = load_config(None, {"dataset.root": str(tmp_path / "ds"), "labels.sources": []})
+    # a table that measured the verifier's flags nearly always right (the shipped one is what it is)
+    cells = tuple(
+        Cell("incorrect", kind, "math", 1000, 999)
+        for kind in ("closed_arithmetic", "word_problem_arithmetic")
+    )
+    CalibrationTable("verifier", "math-sympy", "dev set", 0.5, cells).write(tmp_path / "verifier.json")
+    overrides = {"dataset.root": str(tmp_path / "ds"), "labels.sources": []}
+    tables = {"labels.consensus": {"tables": {"verifier": str(tmp_path / "verifier.json")}}}
+    config = load_config(None, {**overrides, **tables})
     labelled = label_external(str(path), config)
     flagged = [s for s in labelled.steps if s.label("verifier").verdict == "incorrect"]
     assert len(flagged) == 200 and all(s.consensus == "negative" for s in flagged)

@@ -36,6 +36,18 @@ def test_an_old_dataset_is_relabelled_and_labelled_into(prefect_server: None, tm
     ]
     assert judged[0]["consensus"] == "negative" and judged[0]["first_error"]
     assert judged[0]["verdict"] == "incorrect"  # 2 + 3 = 6 is false, checked again
+    # the consensus is computed again as a probability (issue 47); the old version exports as it did
+    from prm_factory.exports.formats import ExportError, ExportOptions, export_table
+
+    soft = ExportOptions(label="consensus", soft=True)
+    assert all(r["label"] is not None for r in export_table(old, "steps", 3, soft).to_pylist())
+    assert export_table(old, "trl", 2, ExportOptions(label="consensus")).num_rows > 0
+    try:
+        export_table(old, "steps", 2, soft)
+        raise AssertionError("a version without p_correct exported soft consensus labels")
+    except ExportError as error:
+        assert "relabel" in str(error)
+    assert relabel_dataset(config).version is None  # labels and consensus now current
     path = tmp_path / "chains.jsonl"
     path.write_text(
         json.dumps({"id": "n", "problem": "1 + 1?", "steps": ["1 + 1 = 2"], "answer": "2"}) + "\n"
