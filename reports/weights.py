@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from prm_factory.labels.calibration import CalibrationTable, load_tables
+from prm_factory.labels.calibration import CalibrationTable, load_tables, shipped_tables
 from prm_factory.labels.consensus import UNMEASURED_RATIO, domains_of
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
@@ -52,6 +52,8 @@ def weight_rows(
             row |= {"precision": round(share, 3), "measured": "", "from": "unmeasured default"}
         else:
             origin = f"{table.origin} ({table.labeler})" if table.labeler else table.origin
+            if shipped_tables().get(source) == table:
+                origin = f"shipped, {origin}"
             row |= {
                 "precision": round(found.value, 3),
                 "measured": f"{found.n_right} / {found.n}",

@@ -41,4 +41,6 @@ def test_a_dataset_versions_votes_are_read_from_its_labels(tmp_path):
     data = committed_fixture_dataset(tmp_path / "ds")
     rows = weights_used(data, None, registered_names())
     assert rows and {row["source"] for row in rows} <= set(registered_names())
-    assert sum(row["labels"] for row in rows if row["source"] == "verifier") > 0
+    verifier = [row for row in rows if row["source"] == "verifier"]
+    assert sum(row["labels"] for row in verifier) > 0
+    assert all(row["from"].startswith("shipped, ") for row in verifier)  # no audit refined them here
