@@ -93,9 +93,12 @@ def label_sources_of(kind: str) -> tuple[str, ...]:
     if kind in ("consensus",):
         return ()
     if ":" in kind:  # a config's `package.module:SOURCE`, by its name
-        from prm_factory.labels.registry import load_object
+        from prm_factory.labels.registry import RegistryError, load_object
 
-        return (load_object(kind).name,)
+        try:
+            return (load_object(kind).name,)
+        except RegistryError as error:  # `--label a:b` names no module: one line, exit 1
+            raise ExportError(str(error)) from None
     return ("mc",) if kind in MC_KINDS else (kind,)
 
 

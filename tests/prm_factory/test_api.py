@@ -227,3 +227,9 @@ def test_the_api_applies_the_runtime_defaults_for_the_call_only(monkeypatch, tmp
     assert api.label(chains, api.load_config(None, {"dataset.root": str(tmp_path / "ds")})) == "labelled"
     assert seen == RUNTIME_DEFAULTS  # Prefect's telemetry off during the call ("database is locked")
     assert not any(key in os.environ for key in RUNTIME_DEFAULTS)  # and the caller's process as it was
+
+
+def test_an_export_label_naming_no_module_is_a_storage_error(dataset: Dataset) -> None:
+    # found by bench/bench_fuzz.py: `export --label a:b` raised a bare RegistryError
+    with pytest.raises(prm_factory.StorageError, match="'a:b' cannot be loaded"):
+        api.export(dataset, "trl", label="a:b")
