@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 class HumanSource(BaseSource):
     name = NAME
-    version = "1.1.0"
+    version = "1.2.0"  # 1.2.0: steps nobody reviewed carry no human label (1.1.0 wrote `unverifiable`)
     reads = (NAME,)  # in a relabel: its own stored labels, kept where no new answer replaces them
     identity_covers_options = True  # its version carries the answers its options point at
     positive = Strength.REVIEWED
@@ -126,7 +126,8 @@ class HumanSource(BaseSource):
             if not any(given):
                 out.append(None)
                 continue
-            out.append(tuple(retagged(label, tag) for label in given))
+            # a step nobody reviewed carries no human label (None), not an `unverifiable` one
+            out.append(tuple(None if label is None else retagged(label, tag) for label in given))
         return out
 
     def first_error(self, labels: Sequence[StepLabel]) -> int | None:
@@ -134,7 +135,9 @@ class HumanSource(BaseSource):
             (
                 index
                 for index, label in enumerate(labels)
-                if label.verdict == "incorrect" and json.loads(label.evidence).get("first_error") == "this"
+                if label is not None
+                and label.verdict == "incorrect"
+                and json.loads(label.evidence).get("first_error") == "this"
             ),
             None,
         )

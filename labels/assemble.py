@@ -169,7 +169,8 @@ def step_records(
     first_error_seen = False
     domains = domains_of(sampled.problem.domain, sampled.problem.source)
     for position, span in enumerate(sampled.steps):
-        step_labels = tuple(chain_labels[position] for chain_labels in labels.values())
+        # a source may leave single steps unlabelled (None: the human source, on steps nobody reviewed)
+        step_labels = tuple(cl[position] for cl in labels.values() if cl[position] is not None)
         label, agree, p_correct = step_probability(step_labels, sources, context.weighing, domains)
         is_first = label == "negative" and not first_error_seen
         first_error_seen = first_error_seen or is_first

@@ -91,6 +91,8 @@ def call_source(
                 f"{where} gave {count} labels for the {len(chain.steps)} steps of chain {name}; {KEPT}"
             )
         for label in chain_labels:
+            if label is None:  # a step left unlabelled (no vote): the human source on unreviewed ones
+                continue
             if not isinstance(label, StepLabel) or label.source != source.name:
                 shown = label.source if isinstance(label, StepLabel) else type(label).__name__
                 raise LabelSourceFailed(

@@ -34,11 +34,10 @@ from prm_factory.verifiers.protocol import Verdict
 
 def current(steps: Sequence[Step], labelers: Mapping[str, str]) -> bool:
     """Were these rows labelled by exactly these labelers (source name -> the labeler its labels carry)?"""
-    for step in steps:
-        for source, labeler in labelers.items():
-            label = step.label(source)
-            if label is None or label.labeler != labeler:
-                return False
+    for source, labeler in labelers.items():
+        given = [label for step in steps if (label := step.label(source)) is not None]
+        if not given or any(label.labeler != labeler for label in given):  # steps it left unlabelled: fine
+            return False
     return True
 
 
@@ -51,15 +50,10 @@ def grade_text(chain: Chain) -> str:
 
 
 def stored_labels(steps: Sequence[Step]) -> dict[str, ChainLabels]:
-    """Each source's labels of a chain as stored (a source that labelled only some steps is an error)."""
+    """Each source's labels of a chain as stored (None on a step the source left unlabelled: the human source
+    on steps nobody reviewed)."""
     names = dict.fromkeys(label.source for step in steps for label in step.labels)
-    by_source: dict[str, ChainLabels] = {}
-    for name in names:
-        labels = [step.label(name) for step in steps]
-        if any(label is None for label in labels):
-            raise ValueError(f"chain {steps[0].chain_id}: {name} labels only some of its steps")
-        by_source[name] = tuple(label for label in labels if label is not None)
-    return by_source
+    return {name: tuple(step.label(name) for step in steps) for name in names}  # type: ignore[misc]
 
 
 def stored_chain(problem: Problem, chain: Chain, steps: Sequence[Step], outcome: Verdict) -> SampledChain:

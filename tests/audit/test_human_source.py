@@ -113,6 +113,8 @@ def test_answers_land_in_a_new_version_and_show_in_exports_and_training_rows(
         ds, "SELECT human_verdict AS v, count(*) AS n FROM steps GROUP BY ALL ORDER BY ALL"
     ).to_pylist()
     assert {"v": "correct", "n": 1} in stored and {"v": "incorrect", "n": 1} in stored
+    # two steps were answered: no other step carries a human label (1.1.0 gave them `unverifiable`)
+    assert sum(row["n"] for row in stored if row["v"] is not None) == 2
     exported = export_table(ds, "steps", None, ExportOptions(label="human")).to_pylist()
     assert sorted(r["label"] for r in exported if r["label"] is not None) == [False, True]
     trained = rows_from_dataset(ds, None, "human")
@@ -175,7 +177,7 @@ def test_label_loads_the_rows_gold_labels_as_the_human_source_and_a_relabel_keep
     assert got[("pb-wrong", 2)] == ("unverifiable", "unverifiable", got[("pb-wrong", 2)][2])  # not judged
     prm = [v[0] for k, v in got.items() if k[0] not in ("pb-all-right", "pb-wrong")]
     assert prm == ["correct", "incorrect", "unverifiable"]
-    assert all(r["labeler"].startswith("human@1.1.0+input") for r in rows)
+    assert all(r["labeler"].startswith("human@1.2.0+input") for r in rows)
     first = query(
         ds, "SELECT first_error_human AS f FROM chains WHERE source_row_id = 'pb-wrong'"
     ).to_pylist()
@@ -216,3 +218,27 @@ def _chain_of(ds: Dataset, row_id: str) -> str:
     found = query(ds, f"SELECT DISTINCT chain_id FROM chains WHERE source_row_id = '{row_id}'").to_pylist()
     assert len(found) == 1, found
     return found[0]["chain_id"]
+
+
+def test_a_step_nobody_reviewed_carries_no_human_label(tmp_path) -> None:
+    """1.2.0: only answered steps get a human label; the others None (no `unverifiable` "not reviewed"), and
+    a relabel then finds the chain current (labels.relabel)."""
+    from types import SimpleNamespace
+
+    from prm_factory.audit.human_source import SOURCE as HUMAN
+    from prm_factory.labels.relabel import current, stored_labels
+    from tests.audit.conftest import build_audit
+
+    store = build_audit(tmp_path)
+    item = next(i for i in store.items() if i.step_index == 1)
+    store.record_answer(item.item_id, "ana", "correct")
+    store.close()
+    setup = SimpleNamespace(options=lambda name: {"audit": str(tmp_path / "audit")}, pipeline="relabel")
+    chain = SimpleNamespace(chain_id=item.chain_id, steps=("a", "b", "c"), external=None)
+    (labels,) = HUMAN.label([chain], {}, setup)
+    assert labels[1].verdict == "correct" and labels[0] is None and labels[2] is None
+    assert HUMAN.first_error(labels) is None
+    steps = [SimpleNamespace(labels=(x,) if x else (), label=lambda name, x=x: x) for x in labels]
+    assert stored_labels(steps) == {"human": labels}
+    assert current(steps, {"human": labels[1].labeler})
+    assert not current(steps, {"human": "human@0+old"})
