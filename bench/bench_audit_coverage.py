@@ -38,7 +38,8 @@ import pyarrow as pa  # noqa: E402
 from prm_factory.audit.estimate import METRICS, ReviewedStep, estimate  # noqa: E402
 from prm_factory.audit.sample import SampleDesign, draw_sample, sources_for  # noqa: E402
 from prm_factory.evaluation.step_truth import chain_truth  # noqa: E402
-from prm_factory.labels.consensus import step_consensus  # noqa: E402
+from prm_factory.labels.calibration import CalibrationTable, Cell  # noqa: E402
+from prm_factory.labels.consensus import Weighing, step_consensus  # noqa: E402
 from prm_factory.labels.registry import registry  # noqa: E402
 from prm_factory.schemas.ids import content_id  # noqa: E402
 from prm_factory.schemas.step_labels import StepLabel, mc_label  # noqa: E402
@@ -159,9 +160,25 @@ def _votes(row: dict, source: str) -> str | None:
 
 
 def consensus(verdict: str, hard: bool | None) -> str:
-    """labels/consensus.py's label of a step with the verifier's verdict and MC's hard label."""
+    """labels/consensus.py's label of a step with the verifier's verdict and MC's hard label, weighed by
+    fixed tables (both sources 99 % precise), so the bench's consensus labels steps whatever the shipped
+    tables measure (its subject is the audit's intervals, not the tables)."""
     labels = (StepLabel("verifier", verdict), mc_label(hard, None, {}, "mc@policy"))
-    return step_consensus(labels, registry())[0]
+    return step_consensus(labels, registry(), FIXED_WEIGHING)[0]
+
+
+FIXED_WEIGHING = Weighing(
+    {
+        name: CalibrationTable(
+            name,
+            "",
+            "bench",
+            0.5,
+            (Cell("correct", "", "math", 100, 99), Cell("incorrect", "", "math", 100, 99)),
+        )
+        for name in ("verifier", "mc")
+    }
+)
 
 
 def true_figures(population: Population, sources: Sequence[str]) -> dict[str, dict[str, float | None]]:
