@@ -246,8 +246,10 @@ class RewardScorer:
                 out.append((status, value, now - started))
                 started = now
             stream.close()  # hands the worker's slot back before the warm-up below takes one
-            if lost:
-                self._warm_one()  # the killed worker's replacement starts outside the next deadline
+            if lost and len(out) < len(requests):  # the rest of this share waits for the replacement anyway
+                self._warm_one()  # it starts outside their deadlines
+            elif lost:  # nothing left here: the replacement starts without holding this call
+                threading.Thread(target=self._warm_one, daemon=True).start()
             elif len(out) < len(requests):
                 out.append(("failed", "the reward worker ended early", time.perf_counter() - started))
         return out
