@@ -167,7 +167,7 @@ def step_records(
 ) -> list[Step]:
     rows: list[Step] = []
     first_error_seen = False
-    domains = domains_of(sampled.problem.domain, sampled.problem.source)
+    domains = domains_of(sampled.problem.domain, sampled.problem.source, sampled.problem.text)
     for position, span in enumerate(sampled.steps):
         # a source may leave single steps unlabelled (None: the human source, on steps nobody reviewed)
         step_labels = tuple(cl[position] for cl in labels.values() if cl[position] is not None)

@@ -103,9 +103,35 @@ def weighing(config: RunConfig | None = None) -> Weighing:
     return Weighing(tables, consensus.negative_at, consensus.positive_at, consensus.prior_correct)
 
 
-def domains_of(domain: str, problem_source: str | None = None) -> tuple[str, ...]:
-    """Where a label's precision is looked up, most specific first: `math/gsm8k`, then `math`."""
-    return (f"{domain}/{problem_source}", domain) if problem_source else (domain,)
+GRADE_SCHOOL_SOURCES = ("gsm8k", "synthetic")
+"""Problem sources whose problems are grade-school word problems (the tables' `math/gsm8k` cells)."""
+
+
+def problem_set(domain: str, problem_source: str | None, text: str | None) -> str | None:
+    """The set of problems a step is read in when its source is not one the tables name: a math problem
+    of a grade-school source, or written without LaTeX, is `gsm8k`; one with LaTeX (`$`, a backslash) is
+    `competition`. None outside math, or without the problem's text.
+
+    >>> problem_set("math", "external:processbench", "Let $x^2 = 4$."), problem_set("math", "gsm8k", None)
+    ('competition', 'gsm8k')
+    """
+    if domain != "math":
+        return None
+    if problem_source and problem_source.split(":")[0] in GRADE_SCHOOL_SOURCES:
+        return "gsm8k"
+    if text is None:
+        return None
+    return "competition" if ("$" in text or "\\" in text) else "gsm8k"
+
+
+def domains_of(domain: str, problem_source: str | None = None, text: str | None = None) -> tuple[str, ...]:
+    """Where a label's precision is looked up, most specific first: the problem source's own cells
+    (`math/gsm8k`), the set its problems belong to (`problem_set`), then the pooled `math`."""
+    found = [f"{domain}/{problem_source}"] if problem_source else []
+    kind = problem_set(domain, problem_source, text)
+    if kind is not None and f"{domain}/{kind}" not in found:
+        found.append(f"{domain}/{kind}")
+    return (*found, domain)
 
 
 def _logit(p: float) -> float:

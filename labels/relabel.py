@@ -181,7 +181,7 @@ def consensus_current(
 ) -> bool:
     """Do the stored consensus, agreement and `p_correct` equal what `weighs` makes of the stored labels?
     (Rows written before `p_correct` never do: a relabel recomputes their consensus.)"""
-    domains = domains_of(problem.domain, problem.source)
+    domains = domains_of(problem.domain, problem.source, problem.text)
     for step in steps:
         label, agree, p_correct = step_probability(step.labels, sources, weighs, domains)
         if (label, agree) != (step.consensus, step.labels_agree):
