@@ -48,7 +48,14 @@ def main() -> int:
     spent: dict[str, float] = {}
     for surface, (strategy, check) in runs.items():
         budget = max(1, int(BUDGET[surface] * args.scale))
-        run = settings(settings.get_profile("long"), max_examples=budget)(given(strategy)(check))
+
+        def guarded(case, surface=surface, check=check):
+            try:
+                check(case)
+            except Exception as error:  # a check that breaks is counted, and the run goes on
+                surfaces.failed(surface, f"the check raised {type(error).__name__}: {error}")
+
+        run = settings(settings.get_profile("long"), max_examples=budget)(given(strategy)(guarded))
         started = time.perf_counter()
         run()
         spent[surface] = time.perf_counter() - started

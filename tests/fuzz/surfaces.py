@@ -424,7 +424,8 @@ def check_plugin_output(n: int, output: Any) -> None:
         failed("plug-in output", f"{type(error).__name__}: {error} for {output!r}")
         return
     if len(labels) != n or any(
-        chain is not None and (len(chain) != 2 or any(label.source != "fuzzy" for label in chain))
+        chain is not None
+        and (len(chain) != 2 or any(label is not None and label.source != "fuzzy" for label in chain))
         for chain in labels
     ):
         failed("plug-in output", f"a wrong shape got through: {output!r}")
