@@ -28,7 +28,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -87,23 +86,41 @@ def item(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def label_path(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """`prm-factory label`'s flow on the rows: wall seconds per chain."""
-    from prefect.testing.utilities import prefect_test_harness
+    """`prm-factory label`'s labelling of the rows, without its Prefect tasks and Delta write: the rows
+    parsed and graded as external chains (flows/label_run.to_sampled), the default config's sources run in
+    order (verifier, then reference) and the records built (labels.assemble.chunk_records); seconds per
+    chain. Leaving the orchestration and the write out favours this baseline."""
+    from prm_factory.config.run_config import RunConfig
+    from prm_factory.flows.domains import math_verifier
+    from prm_factory.flows.label_run import to_sampled
+    from prm_factory.labels.assemble import RecordContext, chunk_records
+    from prm_factory.labels.registry import configured, run_sources
+    from prm_factory.labels.source import SourceSetup
+    from prm_factory.schemas.external_chains import parse_external_chain
 
-    from prm_factory.config.run_config import load_config
-    from prm_factory.flows.label_run import label_external
-
-    # a temporary Prefect server, as the tests use (the ephemeral one can time out on a loaded machine)
-    with tempfile.TemporaryDirectory() as folder, prefect_test_harness(server_startup_timeout=None):
-        path = Path(folder) / "chains.jsonl"
-        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        config = load_config(None, {"dataset.root": str(Path(folder) / "ds")})
-        label_external(str(path), config)  # the first call pays Prefect's start; the second is timed
-        config = load_config(None, {"dataset.root": str(Path(folder) / "ds2")})
-        started = time.perf_counter()
-        label_external(str(path), config)
-        wall = time.perf_counter() - started
+    config = RunConfig()
+    verifier = math_verifier(config)
+    verifier.grade(_warm_problem(), "The answer is $\\boxed{\\frac{1}{2}}$.")  # its SymPy worker starts here
+    started = time.perf_counter()
+    sampled = [
+        to_sampled(parse_external_chain(row, n), "bench", n, verifier) for n, row in enumerate(rows, 1)
+    ]
+    setup = SourceSetup(config, "math", verifier, None, "bench", pipeline="label", rollouts=False)
+    registry = configured(config.labels.sources)
+    labels: dict[str, list[Any]] = {}
+    for source in run_sources(config.labels.sources):
+        if "engine" not in source.needs and (source.name == "verifier" or source.applies(setup)):
+            labels[source.name] = source.label(sampled, labels, setup)
+    chunk_records(sampled, labels, RecordContext("bench", "external", "{}", 0, "", "", "bench"), registry)
+    wall = time.perf_counter() - started
+    verifier.close()
     return {"chains": len(rows), "wall_s": wall, "s_per_chain": wall / len(rows)}
+
+
+def _warm_problem() -> Any:
+    from prm_factory.schemas.records import Problem
+
+    return Problem("warm", "bench", "math", "Half of one?", reference_answer="0.5")
 
 
 def one_at_a_time(rows: list[dict[str, Any]], scorer: RewardScorer) -> dict[str, Any]:
@@ -224,6 +241,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processbench", type=Path, help="ProcessBench's math.json (only the math split)")
     parser.add_argument("--server-seconds", type=float, default=30.0)
     parser.add_argument("--limit", type=int, default=400, help="GSM8K-sized chains to time (of 1,230)")
+    parser.add_argument("--competition-limit", type=int, default=60, help="30-step responses to time")
     args = parser.parse_args(argv)
     gsm8k = gsm8k_rows()[: args.limit]
     out: dict[str, Any] = {"cpu": os.cpu_count(), "load_start": os.getloadavg()}
@@ -234,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
     one.warm()
     out["score_steps_gsm8k"] = one_at_a_time(gsm8k, one)
     if args.processbench:
-        competition = competition_rows(args.processbench)
+        competition = competition_rows(args.processbench)[: args.competition_limit]
         out["label_competition_30"] = label_path(competition)
         out["score_steps_competition_30"] = one_at_a_time(competition, one)
     one.close()
