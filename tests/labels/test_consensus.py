@@ -155,3 +155,20 @@ def test_first_error_index_dispatches_on_label_type():
     assert first_error_index(["correct", "incorrect"]) == 1
     assert first_error_index([True, True, False]) == 2
     assert first_error_index([None, False]) is None
+
+
+def test_a_step_is_read_in_its_sources_cells_then_its_problem_set_then_pooled():
+    from prm_factory.labels.consensus import domains_of
+
+    assert domains_of("math", "gsm8k", "Ana has 3 apples.") == ("math/gsm8k", "math")
+    assert domains_of("math", "external:processbench", "Ana has 3 apples.") == (
+        "math/external:processbench",
+        "math/gsm8k",
+        "math",
+    )
+    assert domains_of("math", "external:prm800k", "Find $x$ if $x^2 = 4$.")[1] == "math/competition"
+    assert domains_of("code", "mbpp", "Write add.") == ("code/mbpp", "code")
+    label = consensus(
+        wrong(kind="word_problem_arithmetic"), domains=domains_of("math", "external:x", "Ana has 3.")
+    )
+    assert label[0] == "negative"  # the GSM8K cells: 493 / 495
