@@ -76,7 +76,9 @@ def test_answers_land_in_a_new_version_and_show_in_exports_and_training_rows(
     vetoed = next(
         i for i in items if by_step[(i.chain_id, i.step_index)].label("verifier").verdict == "incorrect"
     )
-    agreed = next(i for i in items if by_step[(i.chain_id, i.step_index)].consensus != "negative")
+    agreed = next(
+        i for i in items if i is not vetoed and by_step[(i.chain_id, i.step_index)].consensus != "negative"
+    )
     store.record_answer(vetoed.item_id, "ana", "correct", answered_at="2026-01-02T10:00:00Z")
     store.record_answer(
         agreed.item_id, "ben", "incorrect", answered_at="2026-01-02T11:00:00Z", first_error="this"
