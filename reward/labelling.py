@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prm_factory.config.run_config import RunConfig
 from prm_factory.labels.assemble import RecordContext, SampledChain, build_records, join_steps
+from prm_factory.labels.consensus import Weighing, weighing
 from prm_factory.labels.registry import configured, order_by_reads
 from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
 from prm_factory.sampling.protocol import Generation
@@ -86,6 +87,7 @@ class Context:
 
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _verifiers: dict[tuple, Verifier] = field(default_factory=dict)
+    _weighings: dict[str, Weighing] = field(default_factory=dict)
 
     def config(self, request: RewardRequest) -> RunConfig:
         return RunConfig.model_validate(
@@ -94,6 +96,14 @@ class Context:
                 "labels": {"sources": list(request.sources), "options": request.options_dict()},
             }
         )
+
+    def weighing(self, config: RunConfig) -> Weighing:
+        """The consensus's tables and thresholds as `label` reads them for this config (labels.consensus)."""
+        key = config.labels.model_dump_json() + str(config.dataset_root())
+        with self._lock:
+            if key not in self._weighings:
+                self._weighings[key] = weighing(config)
+            return self._weighings[key]
 
     def verifier(self, config: RunConfig, domain: str) -> Verifier:
         key = (domain, config.verifier.model_dump_json(), config.sandbox.model_dump_json())
@@ -193,7 +203,8 @@ def label_response(request: RewardRequest, context: Context) -> LabelledResponse
         by_source[source.name] = source.label([chain], by_source, setup)
     labels = {name: per_chain[0] for name, per_chain in by_source.items()}
     # the records `label` would store: the same consensus, first error and per-source first errors
-    record, steps = build_records(chain, labels, _RECORD_CONTEXT, {s.name: s for s in sources})
+    context_ = replace(_RECORD_CONTEXT, weighing=context.weighing(config))
+    record, steps = build_records(chain, labels, context_, {s.name: s for s in sources})
     return LabelledResponse(
         spans=spans,
         labels=tuple(step.labels for step in steps),
