@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import socket
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -59,3 +60,12 @@ class DockerTurns:
 
 
 DOCKER_TURNS = DockerTurns(Path(tempfile.gettempdir()) / "prm-factory-dockerd.lock")
+
+
+def own_sandboxes() -> dict[str, list[str]]:
+    """A container filter for the sandboxes this process made: a test that counts sandboxes counts only its
+    own, since the engine tests' code runs on another xdist worker make theirs meanwhile."""
+    from prm_factory.verifiers.code.sandbox import LABEL
+    from prm_factory.verifiers.code.sandbox.container import OWNER_LABEL
+
+    return {"label": [LABEL, f"{OWNER_LABEL}={socket.gethostname()}:{os.getpid()}"]}

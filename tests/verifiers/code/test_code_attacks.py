@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from prm_factory.verifiers.code.sandbox import LABEL, docker_client
+from prm_factory.verifiers.code.sandbox import docker_client
+from tests.docker_turns import own_sandboxes
 
 pytestmark = pytest.mark.docker
 
@@ -260,7 +261,7 @@ def test_attack_never_passes_on_stdin(
 
 
 def test_no_stray_sandbox_containers_beyond_the_pool(pool):
-    mine = {c.id for c in docker_client().containers.list(all=True, filters={"label": LABEL})}
+    mine = {c.id for c in docker_client().containers.list(all=True, filters=own_sandboxes())}
     assert set(pool.container_ids()) <= mine
-    exited = docker_client().containers.list(all=True, filters={"label": LABEL, "status": "exited"})
+    exited = docker_client().containers.list(all=True, filters={**own_sandboxes(), "status": "exited"})
     assert exited == []

@@ -19,6 +19,7 @@ from prm_factory.verifiers.code.sandbox import (
     run_once,
     start_container,
 )
+from tests.docker_turns import own_sandboxes
 
 pytestmark = pytest.mark.docker
 
@@ -145,10 +146,10 @@ def test_concurrent_jobs_from_threads(pool):
 
 def test_run_once_uses_a_fresh_container_and_removes_it(sandbox_image):
     client = docker_client()
-    before = {c.id for c in client.containers.list(all=True, filters={"label": LABEL})}
+    before = {c.id for c in client.containers.list(all=True, filters=own_sandboxes())}
     result = run_once(sandbox_image, {"m.py": "print(7)"}, ["python3", "m.py"], SandboxLimits(wall_seconds=5))
     assert result.stdout == "7\n"
-    after = {c.id for c in client.containers.list(all=True, filters={"label": LABEL})}
+    after = {c.id for c in client.containers.list(all=True, filters=own_sandboxes())}
     assert after == before
 
 
