@@ -3,6 +3,7 @@ control of the Docker engine."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -350,6 +351,14 @@ class _ServerSlot(_BackgroundSlot["VLLMServer"]):
             enforce_eager=True,
             engine_args={"enable_chunked_prefill": False},
         )
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            # vLLM's own binding ("auto") puts every engine's OpenMP threads on the first core; the server
+            # runs on the Docker group's worker while the offline engine computes on the other worker, so it
+            # takes the last core instead of halving the engine's
+            last = str(max(os.sched_getaffinity(0)))
+            bound = {"VLLM_CPU_OMP_THREADS_BIND": last, "VLLM_CPU_NUM_OF_RESERVED_CPU": "0"}
+            env = {**server.host_choice.env, **bound}
+            server.host_choice = dataclasses.replace(server.host_choice, env=env)
         # twice the product's limit: beside another test worker on 2 cores, a start once ran past 300 s
         return lambda: server.start(timeout_s=2 * DEFAULT_STARTUP_TIMEOUT_S)
 
