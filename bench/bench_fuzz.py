@@ -26,6 +26,7 @@ BUDGET = {  # cases per surface at scale 1: the cheap surfaces get the most
     "audit page": 2500,
     "python api": 300,
     "cli": 250,
+    "reward server": 1500,
 }
 
 
@@ -56,6 +57,7 @@ def main() -> int:
         "audit page": (surfaces.http_requests(), surfaces.check_http_request),
         "python api": (surfaces.api_calls(), lambda case: surfaces.check_api_call(*case)),
         "cli": (surfaces.cli_calls(), surfaces.check_cli_call),
+        "reward server": (surfaces.reward_requests(), surfaces.check_reward_request),
     }
     spent: dict[str, float] = {}
     for surface, (strategy, check) in runs.items():

@@ -3,10 +3,11 @@ bench/bench_fuzz.py (a long one that counts cases and failures).
 
 Surfaces: the input readers (chains files, GSM8K problem files: encodings, sizes, types, missing fields), the
 CLI's arguments, the Python API's arguments, a plug-in label source's outputs (wrong lengths, names, types,
-exceptions) and the audit page's HTTP endpoints (paths, bodies, ids, names, headers, cookies). The property
-everywhere: no traceback reaches the user; a refusal is the documented error naming the file / line / field
-or argument; the exit status is a documented one (0, 1, 2); nothing already written is lost; the server keeps
-serving.
+exceptions), the audit page's HTTP endpoints (paths, bodies, ids, names, headers, cookies) and the reward
+server's (bodies of any JSON, invalid UTF-8, over the size, step and batch limits, missing fields, wrong
+types, no token). The property everywhere: no traceback reaches the user; a refusal is the documented error
+naming the file / line / field or argument; the exit status is a documented one (0, 1, 2); nothing already
+written is lost; the server keeps serving.
 
 Each check calls `failed(surface, what)` for a broken property: in the test suite that raises (Hypothesis then
 shrinks the case), in the bench it is counted and the run goes on (`COLLECT = True`).
@@ -553,3 +554,91 @@ def check_http_request(request: dict[str, Any]) -> None:
     alive = client.get("/review/ana", headers={"authorization": "Bearer s3cret"})
     if alive.status_code != 200:
         failed("audit page", f"the page stopped serving after {request['path']}: {alive.status_code}")
+
+
+# ------------------------------------------------------------------------------------------- reward server
+
+
+@cache
+def reward_app() -> Any:
+    """The reward server's app over one warm scorer (a worker process, closed when the fuzz run exits), with
+    a token as beyond loopback, and small limits so that the fuzz reaches them."""
+    import atexit
+
+    from starlette.testclient import TestClient
+
+    from prm_factory.reward import RewardScorer
+    from prm_factory.reward.server import Limits, create_app
+
+    scorer = RewardScorer(workers=1, deadline_s=10.0)
+    atexit.register(scorer.close)
+    limits = Limits(max_body_bytes=100_000, max_batch=8, max_response_chars=2_000, max_steps=40)
+    app = create_app(scorer, limits, token="s3cret", loopback=False)
+    return TestClient(app, base_url="http://10.0.0.5:8000", raise_server_exceptions=False)
+
+
+REWARD_STATUS = {200, 400, 401, 404, 405, 413, 422, 503}
+"""What the reward server answers (docs/rewards.md): never a 500."""
+
+responses = st.one_of(
+    st.sampled_from(["2 + 2 = 4.\nThe answer is 4.", "3 * 4 = 13.\nSo 13.", r"\frac{1}{0} = \sqrt{", ""]),
+    st.text(max_size=80),
+    st.sampled_from(["x = 1\n" * 100, "1 + 1 = 2\n" * 3000]),  # over the step and length limits
+)
+
+
+@st.composite
+def reward_requests(draw: st.DrawFn) -> dict[str, Any]:
+    path = draw(st.sampled_from(["/get_reward", "/score", "/score", "/get_reward", "/nosuch"]))
+    headers = {"authorization": "Bearer s3cret"} if draw(st.integers(0, 6)) else {}
+    if path == "/score":
+        item = {"prompt": draw(st.text(max_size=20)), "response": draw(responses)}
+        for key, values in (("answer", json_scalars), ("steps", st.lists(st.text(max_size=20), max_size=3))):
+            if draw(st.booleans()):
+                item[key] = draw(values)
+        for key in draw(st.lists(st.sampled_from(sorted(item)), max_size=1)):
+            del item[key]
+        body: Any = {"items": draw(st.lists(st.just(item), max_size=3))}
+        if draw(st.booleans()):
+            body["aggregate"] = draw(st.sampled_from(["min", "mean", "nosuch", 3]))
+    else:
+        query = draw(st.lists(responses, max_size=3))
+        body = {
+            "query": query,
+            "labels": draw(st.lists(json_scalars, min_size=len(query), max_size=len(query))),
+        }
+        if draw(st.booleans()):
+            body["prompts"] = draw(st.one_of(st.just([""] * len(query)), st.lists(json_scalars, max_size=2)))
+    if draw(st.integers(0, 4)) == 0:
+        body = draw(json_values)  # any JSON at all
+    content = json.dumps(body, allow_nan=True).encode()
+    raw = draw(st.sampled_from(["json", "json", "json", "bytes", "huge"]))
+    if raw == "bytes":  # invalid UTF-8 or JSON
+        content = draw(st.binary(max_size=60))
+    if raw == "huge":
+        content = b'{"query": ["' + b"1 + 1 = 2. " * 20_000 + b'"]}'
+    return {"path": path, "content": content, "headers": headers}
+
+
+def check_reward_request(request: dict[str, Any]) -> None:
+    """A documented status with a reason, never a 500 or a traceback; the server still answers afterwards."""
+    tried("reward server")
+    client = reward_app()
+    reply = client.post(request["path"], content=request["content"], headers=request["headers"])
+    if reply.status_code not in REWARD_STATUS:
+        failed("reward server", f"POST {request['path']}: {reply.status_code} {reply.text[:200]}")
+    if "Traceback" in reply.text:
+        failed("reward server", f"{request['path']}: a traceback in the reply")
+    if request["headers"].get("authorization") != "Bearer s3cret" and reply.status_code != 401:
+        failed("reward server", f"{request['path']} without the token: {reply.status_code}")
+    if 400 <= reply.status_code < 500 and reply.status_code != 404:
+        reason = (
+            reply.json().get("error")
+            if reply.headers.get("content-type", "").startswith("application/json")
+            else None
+        )
+        if not reason:
+            failed("reward server", f"{request['path']}: {reply.status_code} without a reason")
+    alive = client.get("/health", headers={"authorization": "Bearer s3cret"})
+    if alive.status_code != 200:
+        failed("reward server", f"the server stopped serving after {request['path']}: {alive.status_code}")

@@ -42,3 +42,9 @@ def test_the_python_api_refuses_bad_arguments_with_its_own_errors(case) -> None:
 @given(surfaces.cli_calls())
 def test_the_cli_exits_0_1_or_2_without_a_traceback(args) -> None:
     surfaces.check_cli_call(args)
+
+
+@settings(max_examples=40)
+@given(surfaces.reward_requests())
+def test_the_reward_server_answers_every_request_with_a_documented_status(request) -> None:
+    surfaces.check_reward_request(request)
