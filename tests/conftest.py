@@ -83,6 +83,7 @@ SERVED_MODEL_NAME = "smollm2-test"
 _LAST_SERVER_USER = pytest.StashKey[str | None]()
 _SERVER_PREFETCH_AT = pytest.StashKey[str | None]()
 _ENGINE_PREFETCH_AT = pytest.StashKey[str | None]()
+_LAST_ENGINE_USER = pytest.StashKey[str | None]()
 # The tests on an engine (marked `engine`, or asking for the `engine` or `served_model` fixture) run after
 # every other test, and the session's two engines start in the background while the tests before them run:
 # a start (100-250 s on a loaded 2-core machine) is mostly one core importing vLLM, which then overlaps the
@@ -208,6 +209,7 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
         items[:] = engine_group + side + [item for item in items if not _group(item)]
         offline = [item for item in engine_group if "engine" in getattr(item, "fixturenames", ())]
         session.stash[_ENGINE_PREFETCH_AT] = engine_group[0].nodeid if offline else None
+        session.stash[_LAST_ENGINE_USER] = offline[-1].nodeid if offline else None
         session.stash[_SERVER_PREFETCH_AT] = side[0].nodeid if servers else None
         session.stash[_LAST_SERVER_USER] = servers[-1].nodeid if servers else None
         return
@@ -222,7 +224,9 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
     session.stash[_SERVER_PREFETCH_AT], session.stash[_LAST_SERVER_USER] = prefetch_at(
         "served_model", _SERVER_PREFETCH_LEAD
     )
-    session.stash[_ENGINE_PREFETCH_AT], _ = prefetch_at("engine", _ENGINE_PREFETCH_LEAD)
+    session.stash[_ENGINE_PREFETCH_AT], session.stash[_LAST_ENGINE_USER] = prefetch_at(
+        "engine", _ENGINE_PREFETCH_LEAD
+    )
 
 
 # Lets `collective_rpc` carry a test's lambda to the offline engine's worker process (an engine-argument
@@ -393,6 +397,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         ENGINE_SLOT.begin()
     if item.nodeid == item.session.stash.get(_SERVER_PREFETCH_AT, None):
         _SERVER_SLOT.begin()
+
+
+@pytest.hookimpl(trylast=True)  # after the item's own and its module's fixtures are torn down
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    # the offline engine stops after its last user, as the server does: the engine group now runs first on
+    # its worker, and an engine left up would hold its memory and its variables in this process (the
+    # sampler puts them back on close) through the unit tests that worker takes next
+    if item.nodeid == item.session.stash.get(_LAST_ENGINE_USER, None):
+        ENGINE_SLOT.stop()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

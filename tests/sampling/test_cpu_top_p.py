@@ -101,7 +101,11 @@ def test_the_mode_comes_from_the_environment_and_a_bad_value_is_named():
 def test_the_plugin_is_registered_with_vllm_and_patches_the_cpu_sampler(monkeypatch):
     names = {e.name: e.value for e in importlib.metadata.entry_points(group="vllm.general_plugins")}
     assert names.get("prm_factory") == "prm_factory.sampling.vllm_plugins:register"
-    original = ops.apply_top_k_top_p
+
+    def original(logits, k, p):  # vLLM's own, as before any engine of this process patched it
+        return logits
+
+    # an engine started in this process (the suite's offline engine runs its plugins here too) patched it
     monkeypatch.setattr(ops, "apply_top_k_top_p", original)  # restored after the test
     monkeypatch.setenv(ENGINE_MARKER_ENV, "1")  # an engine the factory started
     monkeypatch.delenv(BATCH_NOISE_ENV, raising=False)  # the suite's simulated rounding (tests/conftest.py)

@@ -37,6 +37,7 @@ GROUPS = {
     "model": {"prepare", "warm"},
     "sandbox": {"build", "cleanup"},
     "audit": {"sample", "serve", "report", "status", "labels", "export", "import"},
+    "reward": {"serve"},  # issue 49
 }
 
 
