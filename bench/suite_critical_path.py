@@ -38,13 +38,14 @@ class Phase:
 
     @property
     def group(self) -> str:
-        """xdist's `--dist loadgroup` names a test's group after an `@` at the end of its node id."""
-        head, at, group = self.nodeid.rpartition("@")
-        return group if at and "::" in head else NO_GROUP
+        """xdist's `--dist loadgroup` names a test's group after an `@` at the end of its node id (past any
+        parameter id, which may hold an `@` of its own: xdist's own rule)."""
+        at = self.nodeid.rfind("@")
+        return self.nodeid[at + 1 :] if at > self.nodeid.rfind("]") else NO_GROUP
 
     @property
     def test(self) -> str:
-        return self.nodeid.rpartition("@")[0] if self.group != NO_GROUP else self.nodeid
+        return self.nodeid[: self.nodeid.rfind("@")] if self.group != NO_GROUP else self.nodeid
 
 
 @dataclass(frozen=True)

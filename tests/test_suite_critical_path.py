@@ -34,6 +34,7 @@ PHASES = [
     phase("tests/unit/test_b.py::test_x", "call", 100.0, 140.0, "gw1"),
     phase("tests/unit/test_b.py::test_y", "call", 140.0, 150.0, "gw1"),
     phase("tests/unit/test_b.py::test_y", "teardown", 150.0, 151.0, "gw1"),
+    phase("tests/unit/test_b.py::test_z[a@b]", "call", 151.0, 151.0, "gw1"),  # an `@` in a parameter id
 ]
 
 
@@ -43,11 +44,11 @@ def test_the_critical_worker_is_the_last_to_finish_and_its_tests_are_listed_long
     path.write_text("".join(json.dumps(p) + "\n" for p in PHASES))
     phases = module.read_phases(path)
     spans = {span.worker: span for span in module.worker_spans(phases)}
-    assert spans["gw0"].busy == 200.0 and spans["gw0"].tests == 2
+    assert spans["gw0"].busy == 200.0 and spans["gw0"].tests == 2 and spans["gw1"].tests == 3
     assert spans["gw1"].busy == 51.0 and spans["gw1"].last_stop == 151.0
     lines = module.report(phases)
     assert lines[0].startswith("wall (first start to last stop): 200 s; test time summed over workers: 251 s")
-    assert any(line.split()[:5] == ["gw1", "2", "51", "51", "149"] for line in lines)  # its idle tail
+    assert any(line.split()[:5] == ["gw1", "3", "51", "51", "149"] for line in lines)  # its idle tail
     critical = lines.index("critical path: worker gw0, its 25 longest tests (setup + call + teardown)")
     assert lines[critical + 1 :] == [
         "   130.0 s  tests/e2e/test_a.py::test_two",
