@@ -45,6 +45,7 @@ def guarded(surfaces, surface: str, check):  # noqa: ANN001, ANN201 (the surface
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every surface's case budget")
+    parser.add_argument("--surface", action="append", choices=sorted(BUDGET), help="only these (repeatable)")
     args = parser.parse_args()
     import tests.fuzz.conftest  # noqa: F401 (registers the profiles)
     from tests.fuzz import surfaces
@@ -61,6 +62,8 @@ def main() -> int:
     }
     spent: dict[str, float] = {}
     for surface, (strategy, check) in runs.items():
+        if args.surface and surface not in args.surface:
+            continue
         budget = max(1, int(BUDGET[surface] * args.scale))
         run = settings(settings.get_profile("long"), max_examples=budget)(
             given(strategy)(guarded(surfaces, surface, check))
