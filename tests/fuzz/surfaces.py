@@ -15,6 +15,7 @@ shrinks the case), in the bench it is counted and the run goes on (`COLLECT = Tr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections import Counter
@@ -249,14 +250,23 @@ def api_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 def check_api_call(call: str, args: dict[str, Any]) -> None:
     """Bad arguments end in the API's documented errors (ConfigError, StorageError), or a clear ValueError
     naming the argument, never a bare TypeError or KeyError from deep inside; the dataset is unchanged."""
-    import prm_factory as pf
-    from prm_factory.config.run_config import ConfigError
-    from prm_factory.storage.errors import StorageError
 
     tried("python api")
     before = dataset_state()
     args = dict(args)
     root = dataset_root() if args.pop("root") == "DATASET" else args.get("root", "")
+    # in the scratch folder: SQL may write files where it runs (`ATTACH 'x.db'`), never into the checkout
+    with contextlib.chdir(scratch()):
+        _api_call(call, args, root)
+    if dataset_state() != before:
+        failed("python api", f"{call}({args}) changed the dataset")
+
+
+def _api_call(call: str, args: dict[str, Any], root: str) -> None:
+    import prm_factory as pf
+    from prm_factory.config.run_config import ConfigError
+    from prm_factory.storage.errors import StorageError
+
     try:
         if call == "query":
             pf.query(root, args["sql"], version=args["version"])
@@ -282,8 +292,6 @@ def check_api_call(call: str, args: dict[str, Any]) -> None:
             failed("python api", f"{call}({args}): {type(error).__name__}: {error}")
     except Exception as error:  # noqa: BLE001
         failed("python api", f"{call}({args}): {type(error).__name__}: {error}")
-    if dataset_state() != before:
-        failed("python api", f"{call}({args}) changed the dataset")
 
 
 # ------------------------------------------------------------------------------------------- CLI
@@ -355,7 +363,8 @@ def check_cli_call(args: list[str]) -> None:
             a.replace("DATASET", dataset_root()).replace("AUDIT", str(audit_folder())).replace("OUT", out)
             for a in args
         ]
-        result = CliRunner().invoke(app, real)
+        with contextlib.chdir(out):  # what a command writes where it runs stays out of the checkout
+            result = CliRunner().invoke(app, real)
     if result.exit_code not in (0, 1, 2):
         failed("cli", f"{args}: exit {result.exit_code}")
     if result.exception is not None and not isinstance(result.exception, SystemExit):
