@@ -214,6 +214,9 @@ class ResumeConfig(_Section):
     # Sampling and rollouts are cached per chunk of this many problems: a crash loses at most one chunk.
     # Each chunk is one engine batch, so larger chunks batch better (raise it on a GPU).
     chunk_problems: int = Field(16, ge=1)
+    # `label` and `relabel` label, stage and resume this many chains at a time: their memory is bounded by
+    # it, and a crash loses at most one such chunk.
+    chunk_chains: int = Field(512, ge=1)
 
 
 class RunnerConfig(_Section):

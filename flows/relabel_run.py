@@ -7,38 +7,54 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from prefect import flow, get_run_logger
 
 from prm_factory.config.run_config import RunConfig
+from prm_factory.flows.chunk_loop import ChunkLoop
 from prm_factory.flows.domains import domain_for
 from prm_factory.flows.engines import engine_settings
-from prm_factory.flows.resume import chunks
+from prm_factory.flows.resume import stage_key
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
 from prm_factory.flows.runner import ChunkExecutor
-from prm_factory.flows.tasks import write_task
+from prm_factory.flows.stages import GENERATION
+from prm_factory.flows.stored_rows import committed_rows, stored_chunks
 from prm_factory.labels.consensus import weighing
 from prm_factory.labels.registry import Registry, RegistryError, configured, order_by_reads, run_sources
 from prm_factory.labels.relabel import StoredChain, relabel_chains
 from prm_factory.labels.source import LabelSource, SourceSetup, source_identity
-from prm_factory.schemas.records import Chain, Problem, Step, from_table
+from prm_factory.labels.tally import RunTally
+from prm_factory.schemas.records import Chain, Step
 from prm_factory.storage.dataset import Dataset
 from prm_factory.verifiers.protocol import Verifier
 
 
 @dataclass
 class RelabelSummary:
+    """What a relabel committed: its totals; `chains` and `steps` read its new rows back from the version."""
+
     run_id: str
     dataset_root: str
     from_version: int
     version: int | None  # None: every chain was already current, nothing committed
-    chains: list[Chain]
-    steps: list[Step]
+    tally: RunTally
     unchanged: int  # chains whose stored labels already carried the current labelers
     sources: tuple[str, ...] = ()  # the sources run again
+    reused_chunks: int = 0  # chunks an interrupted relabel had staged, committed without relabelling them
+
+    @property
+    def chains(self) -> list[Chain]:
+        if self.version is None:
+            return []
+        return committed_rows(self.dataset_root, self.version, self.run_id, "chains")
+
+    @property
+    def steps(self) -> list[Step]:
+        if self.version is None:
+            return []
+        return committed_rows(self.dataset_root, self.version, self.run_id, "steps")
 
 
 def rerun_sources(config: RunConfig, setup: SourceSetup, names: Sequence[str] = ()) -> list[LabelSource]:
@@ -73,7 +89,7 @@ def _setup(
 
 
 def calibrate_from_audit(
-    audit: str, root: str, config: RunConfig, problems: dict[str, Problem], steps: dict[str, list[Step]]
+    audit: str, root: str, config: RunConfig, stored: Iterable[Sequence[StoredChain]]
 ) -> list[str]:
     """Refine the calibration tables with an audit's answers: each automatic label of a step a reviewer
     judged is counted against the reviewer's verdict, added to the shipped table (and `[labels.consensus]
@@ -93,12 +109,9 @@ def calibrate_from_audit(
         store.close()
     truth = {(a.chain_id, a.step_index): a.verdict == "correct" for a in answers if a.verdict in VOTED}
     rows = []
-    for chain_steps in steps.values():
-        for step in chain_steps:
-            right = truth.get((step.chain_id, step.step_index))
-            if right is None:
-                continue
-            problem = problems[step.problem_id]
+    for step, problem in ((s, item.problem) for part in stored for item in part for s in item.steps):
+        right = truth.get((step.chain_id, step.step_index))
+        if right is not None:
             domain = f"{problem.domain}/{problem.source}"
             rows.extend(
                 (label.source, label.verdict, label.kind, domain, right)
@@ -121,65 +134,51 @@ def relabel_dataset(
     sources: Sequence[str] = (),
     calibrate_from: str | None = None,
 ) -> RelabelSummary:
-    """Relabel every chain of `version` (None: the latest) of the config's dataset (module docstring), a
-    chunk of `resume.chunk_problems` problems at a time: each source's batch call is one stage per chunk
-    (flows/runner.py), as in a run. `calibrate_from`: an audit whose answers refine the calibration tables
-    first (`calibrate_from_audit`), so the consensus of every chain is computed again with them."""
+    """Relabel every chain of `version` (None: the latest) of the config's dataset (module docstring),
+    streamed `resume.chunk_chains` chains (whole problems) at a time through the shared chunk loop
+    (flows/chunk_loop.py): each source's batch call is one stage per chunk (flows/runner.py), each chunk is
+    staged, and a killed relabel started again reuses the chunks it staged. `calibrate_from`: an audit whose
+    answers refine the calibration tables first (`calibrate_from_audit`), so the consensus of every chain is
+    computed again with them."""
     logger = get_run_logger()
     root = str(config.dataset_root())
-    dataset = Dataset(root)
-    from_version = dataset.resolve_version(version)
-    tables = dataset.tables(from_version)
-    problems = {p.problem_id: p for p in from_table(Problem, tables["problems"].to_table())}
-    chains_by_problem: dict[str, list[Chain]] = defaultdict(list)
-    for chain in from_table(Chain, tables["chains"].to_table()):
-        if chain.problem_id not in problems:
-            logger.warning("chain %s: its problem %s is not in the dataset", chain.chain_id, chain.problem_id)
-            continue
-        chains_by_problem[chain.problem_id].append(chain)
-    steps_by_chain: dict[str, list[Step]] = defaultdict(list)
-    for step in from_table(Step, tables["steps"].to_table()):
-        steps_by_chain[step.chain_id].append(step)
+    from_version = Dataset(root).resolve_version(version)
+    size = config.resume.chunk_chains
     if calibrate_from is not None:
-        refined = calibrate_from_audit(calibrate_from, root, config, problems, steps_by_chain)
+        refined = calibrate_from_audit(calibrate_from, root, config, stored_chunks(root, from_version, size))
         logger.info("calibration tables refined by %s: %s", calibrate_from, ", ".join(refined) or "none")
     run_id = uuid.uuid4().hex[:16]
     started = utc_now()
     registry: Registry = configured(config.labels.sources)
     by_domain: dict[str, tuple[Verifier, SourceSetup, list[LabelSource]]] = {}
     executor = ChunkExecutor(root, resume=config.resume.enabled, config=config)
-    new_chains: list[Chain] = []
-    new_steps: list[Step] = []
-    unchanged = 0
+    loop = ChunkLoop(root, resume=config.resume.enabled)
+    orphans: list[str] = []
     try:
-        for part in chunks([problems[p] for p in chains_by_problem], config.resume.chunk_problems):
-            for domain in sorted({p.domain for p in part}):
+        for part in stored_chunks(root, from_version, size, orphans):
+            for domain in sorted({item.problem.domain for item in part}):
                 if domain not in by_domain:
                     by_domain[domain] = _domain_sources(config, domain, run_id, sources)
-                _, setup, rerun = by_domain[domain]
-                stored = [
-                    StoredChain(problem, chain, steps_by_chain.get(chain.chain_id, []))
-                    for problem in part
-                    if problem.domain == domain
-                    for chain in chains_by_problem[problem.problem_id]
-                ]
-                label_with = replace(executor, domain=domain).label_sources
-                results, current = relabel_chains(stored, rerun, registry, setup, run_id, label_with)
-                unchanged += current
-                for new_chain, rows in results:
-                    new_chains.append(new_chain)
-                    new_steps.extend(rows)
+            key = chunk_key(config, from_version, part, by_domain)
+            if loop.is_done(key):
+                loop.reuse(key)
+                continue
+            loop.stage(key, (), *relabel_part(part, by_domain, registry, executor, run_id))
     finally:
         for verifier, _, _ in by_domain.values():
             close = getattr(verifier, "close", None)
             if callable(close):
                 close()
+    for chain_id in orphans:
+        logger.warning("chain %s: its problem is not in the dataset", chain_id)
     ran = tuple(dict.fromkeys(s.name for _, _, rerun in by_domain.values() for s in rerun))
+    tally, unchanged = loop.tally, loop.tally.current_chains
     logger.info(
-        "relabel (%s): %d chains relabelled, %d already current", ", ".join(ran), len(new_chains), unchanged
+        "relabel (%s): %d chains relabelled, %d already current", ", ".join(ran), tally.chains, unchanged
     )
-    if not new_chains:
-        return RelabelSummary(run_id, root, from_version, None, [], [], unchanged, ran)
+    if not tally.chains:
+        loop.drop()
+        return RelabelSummary(run_id, root, from_version, None, tally, unchanged, ran, loop.reused)
     identities = [source_identity(s, setup) for _, setup, rerun in by_domain.values() for s in rerun]
     identities.append(weighing(config).identity())  # the tables the new consensus read
     versions = {ident["name"]: f"{ident['version']}+{ident['code']}" for ident in identities}
@@ -187,7 +186,7 @@ def relabel_dataset(
         run_id=run_id,
         started_at=started,
         config=config,
-        output=RunOutput((), new_chains, new_steps, ()),
+        output=RunOutput(tally=tally),
         model="relabel",
         verifiers=versions,
         config_json=json.dumps(
@@ -199,8 +198,68 @@ def relabel_dataset(
             }
         ),
     )
-    new_version = write_task(root, run, [], new_chains, new_steps, [])
-    return RelabelSummary(run_id, root, from_version, new_version, new_chains, new_steps, unchanged, ran)
+    new_version = loop.commit(run, [])
+    return RelabelSummary(run_id, root, from_version, new_version, tally, unchanged, ran, loop.reused)
+
+
+def relabel_part(
+    part: Sequence[StoredChain],
+    by_domain: Mapping[str, tuple[Verifier, SourceSetup, list[LabelSource]]],
+    registry: Registry,
+    executor: ChunkExecutor,
+    run_id: str,
+) -> tuple[list[Chain], list[Step], RunTally]:
+    """One chunk's new chain and step rows, domain by domain, and their totals."""
+    new_chains: list[Chain] = []
+    new_steps: list[Step] = []
+    unchanged = 0
+    for domain, (_, setup, rerun) in sorted(by_domain.items()):
+        stored = [item for item in part if item.problem.domain == domain]
+        if not stored:
+            continue
+        label_with = replace(executor, domain=domain).label_sources
+        results, current = relabel_chains(stored, rerun, registry, setup, run_id, label_with)
+        unchanged += current
+        for new_chain, rows in results:
+            new_chains.append(new_chain)
+            new_steps.extend(rows)
+    tally = RunTally.of(new_chains, new_steps)
+    tally.current_chains = unchanged
+    return new_chains, new_steps, tally
+
+
+def chunk_key(
+    config: RunConfig,
+    from_version: int,
+    part: Sequence[StoredChain],
+    by_domain: Mapping[str, tuple[Verifier, SourceSetup, list[LabelSource]]],
+) -> str:
+    """A relabel chunk's rows are decided by its stored rows (chain ids, the runs that wrote them, their
+    steps' label hashes), the sources run again (their identities) and the consensus' tables."""
+    stored = [
+        [item.chain.chain_id, item.chain.run_id, [s.label_config_hash for s in item.steps]] for item in part
+    ]
+    identities = {
+        domain: [source_identity(s, setup) for s in rerun] for domain, (_, setup, rerun) in by_domain.items()
+    }
+    return stage_key(
+        "relabel-rows",
+        {
+            "from_version": from_version,
+            "stored": stored,
+            "sources": identities,
+            "consensus": weighing(config).identity(),
+        },
+        code=RELABEL_ROWS_CODE,
+    )
+
+
+RELABEL_ROWS_CODE = (
+    *GENERATION["rows"].code,
+    "prm_factory.flows.relabel_run",
+    "prm_factory.flows.stored_rows",
+)
+"""The code that decides a relabel chunk's rows beyond its sources (whose versions are in the key)."""
 
 
 def _domain_sources(

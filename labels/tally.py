@@ -43,6 +43,8 @@ class RunTally:
     mc_count: int = 0  # probed steps with an mc_value
     rollouts_drawn: int = 0
     rollout_seconds: float = 0.0
+    verdicts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (source, verdict) -> steps
+    current_chains: int = 0  # relabel: chains whose stored labels were already current (no new rows)
 
     @classmethod
     def of(
@@ -66,6 +68,8 @@ class RunTally:
             verifier, mc = step.label("verifier"), step.label("mc")
             self.labels[(step.consensus, verifier.verdict if verifier else "unverifiable")] += 1
             self.labeled_steps += step.consensus != "unlabeled"
+            for label in step.labels:
+                self.verdicts[(label.source, label.verdict)] += 1
             evidence = json.loads(mc.evidence) if mc else {}
             self.rollout_tokens += evidence.get("tokens", 0)
             if evidence.get("value_source") == "rollouts":
@@ -88,6 +92,7 @@ class RunTally:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["outcomes"] = dict(self.outcomes)  # (asdict would rebuild a Counter from its items)
         data["labels"] = [[consensus, verdict, n] for (consensus, verdict), n in self.labels.items()]
+        data["verdicts"] = [[source, verdict, n] for (source, verdict), n in self.verdicts.items()]
         return json.dumps(data, sort_keys=True)
 
     @classmethod
@@ -95,7 +100,18 @@ class RunTally:
         data = json.loads(text)
         data["outcomes"] = Counter(data["outcomes"])
         data["labels"] = Counter({(consensus, verdict): n for consensus, verdict, n in data["labels"]})
+        # a chunk staged before per-source counts were kept reads as none
+        data["verdicts"] = Counter({(source, verdict): n for source, verdict, n in data.get("verdicts", [])})
+        data.setdefault("current_chains", 0)
         return cls(**data)
+
+    def source_verdicts(self, skip: tuple[str, ...] = ()) -> dict[str, dict[str, int]]:
+        """Each label source's verdict counts over the steps, e.g. `{"verifier": {"correct": 3}}`."""
+        out: dict[str, dict[str, int]] = {}
+        for (source, verdict), n in self.verdicts.items():  # in the order the sources labelled
+            if source not in skip:
+                out.setdefault(source, {})[verdict] = n
+        return out
 
     @property
     def chain_accuracy(self) -> float:

@@ -21,12 +21,19 @@ rest of the file is still read.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from prm_factory.schemas.gsm8k import gsm8k_reference
-from prm_factory.schemas.rejected import WHOLE_LINE, RejectedRow, RowError, read_json_lines
+from prm_factory.schemas.rejected import (
+    WHOLE_LINE,
+    RejectedRow,
+    RowError,
+    read_json_lines,
+    read_text_lines,
+)
 
 
 @dataclass(frozen=True)
@@ -254,6 +261,40 @@ def read_external_chains(path: str | Path) -> tuple[list[ExternalChain], list[Re
         chains.extend(file_chains)
         rejected.extend(file_rejected)
     return chains, rejected
+
+
+def iter_external_chains(path: str | Path) -> Iterator[ExternalChain | RejectedRow]:
+    """The chains and rejected rows of `path` one at a time, in file and line order (`prm-factory label`
+    reads its input this way, so its memory does not grow with the file).
+
+    A `.jsonl` file is read line by line; a `.json` list has to be parsed whole (JSON has no row boundary
+    to stop at), so its rows are held while they are handed out. Same rows and rejections as
+    `read_external_chains`.
+    """
+    for file in split_files(path):
+        if file.suffix == ".json":
+            chains, rejected = _read_file(file)
+            yield from sorted([*chains, *rejected], key=lambda row: row.line)
+            continue
+        for number, line in read_text_lines(file):
+            if isinstance(line, RejectedRow):
+                yield line
+            elif line.strip():
+                yield from _parse_line(file, number, line)
+
+
+def _parse_line(path: Path, number: int, line: str) -> Iterator[ExternalChain | RejectedRow]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        yield RejectedRow(str(path), number, WHOLE_LINE, f"invalid JSON: {exc.msg}")
+        return
+    try:
+        chain = parse_external_chain(row, number)
+    except RowError as exc:
+        yield exc.at(str(path), number)
+    else:
+        yield replace(chain, line=number, file=str(path), split=path.stem)
 
 
 def _read_file(path: Path) -> tuple[list[ExternalChain], list[RejectedRow]]:

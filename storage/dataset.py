@@ -38,7 +38,7 @@ even after a rerun replaced an older row.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,7 +67,7 @@ from prm_factory.storage.layout import (
     table_uri,
 )
 from prm_factory.storage.snapshot import arrow_dataset, snapshot
-from prm_factory.storage.staging import drop_staged, read_staged
+from prm_factory.storage.staging import COMMIT_BATCH_ROWS, drop_staged, read_staged, staged_batches
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,14 @@ class VersionInfo:
     run_id: str | None  # None for version 0, the empty dataset the tables were created with
     committed_at: datetime
     operation: str
+
+
+def _staged_tables(chunks: Sequence[Path], kind: str, run_id: str) -> Iterator[pa.Table]:
+    """The staged rows of `kind`, `COMMIT_BATCH_ROWS` at a time, read only when the commit reaches them."""
+    for group in staged_batches(chunks, kind, COMMIT_BATCH_ROWS):
+        table = read_staged(group, kind, run_id)
+        if table is not None:
+            yield table
 
 
 def _records_table(record_type: type, records: Sequence[Any]) -> pa.Table:
@@ -136,34 +144,39 @@ class Dataset:
     def commit_staged(self, run: RunInfo, chunks: Sequence[Path], rejections: Sequence[Rejection]) -> int:
         """Commit the chunks a streaming run staged (storage/staging.py) as one run, like `commit_run`.
 
-        Each table gets one transaction over all chunks, the runs row last; staged rows take the run's id.
-        The chunks are removed once the runs row is written (a failed commit keeps them for the rerun).
+        Each table's staged rows are merged `COMMIT_BATCH_ROWS` at a time (`staged_batches`), so the
+        commit's memory is bounded like the run's; readers still see the run only when its runs row lands,
+        last, and a commit killed half-way leaves rows of an uncommitted run that the rerun claims. Staged
+        rows take the run's id. The chunks are removed once the runs row is written (a failed commit keeps
+        them for the rerun).
         """
-        by_kind: dict[str, pa.Table] = {"rejections": _records_table(Rejection, rejections)}
-        for kind, record_type in (("problems", Problem), ("chains", Chain), ("steps", Step)):
-            staged = read_staged(chunks, kind, run.run_id)
-            by_kind[kind] = staged if staged is not None else _records_table(record_type, [])
+        by_kind: dict[str, Iterable[pa.Table]] = {"rejections": [_records_table(Rejection, rejections)]}
+        for kind in ("problems", "chains", "steps"):
+            by_kind[kind] = _staged_tables(chunks, kind, run.run_id)
         version = self._commit_tables(run, by_kind)
         drop_staged(chunks)
         return version
 
-    def _commit_tables(self, run: RunInfo, by_kind: dict[str, pa.Table]) -> int:
-        """Merge each data table's rows (insert-if-absent on content keys), then the runs row."""
+    def _commit_tables(self, run: RunInfo, by_kind: Mapping[str, pa.Table | Iterable[pa.Table]]) -> int:
+        """Merge each data table's rows (insert-if-absent on content keys; a table or batches of one), then
+        the runs row."""
         metadata = {RUN_ID_METADATA_KEY: run.run_id}
         for kind in ALL_KINDS:
             open_or_create(self.uri(kind), table_schema(kind), self.storage_options)
         committed_runs = self._committed_run_ids()
         for kind in DATA_KINDS:
-            merge_rows(
-                self.uri(kind),
-                by_kind[kind],
-                KEYS[kind],
-                update_matched=False,
-                storage_options=self.storage_options,
-                custom_metadata=metadata,
-                claim_from_uncommitted=committed_runs if kind in RUN_SCOPED_KINDS else None,
-                replace_when_changed=REPLACE_WHEN_CHANGED.get(kind),
-            )
+            rows = by_kind[kind]
+            for batch in [rows] if isinstance(rows, pa.Table) else rows:
+                merge_rows(
+                    self.uri(kind),
+                    batch,
+                    KEYS[kind],
+                    update_matched=False,
+                    storage_options=self.storage_options,
+                    custom_metadata=metadata,
+                    claim_from_uncommitted=committed_runs if kind in RUN_SCOPED_KINDS else None,
+                    replace_when_changed=REPLACE_WHEN_CHANGED.get(kind),
+                )
         # Read after our own writes, so the recorded versions always include them.
         versions = {
             kind: DeltaTable(self.uri(kind), storage_options=self.storage_options).version()

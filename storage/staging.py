@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,6 +28,8 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 STAGING_DIR = "_staging"
+COMMIT_BATCH_ROWS = 20_000
+"""Rows of one kind merged per Delta transaction when staged chunks are committed (`staged_batches`)."""
 RUN_ID_COLUMN = "run_id"
 
 
@@ -91,6 +93,28 @@ def read_staged(directories: Sequence[Path], kind: str, run_id: str | None = Non
         field = table.schema.field(position)
         table = table.set_column(position, field, pa.repeat(pa.scalar(run_id, field.type), table.num_rows))
     return table
+
+
+def staged_batches(directories: Sequence[Path], kind: str, max_rows: int) -> Iterator[list[Path]]:
+    """The staged chunks in order, grouped so that each group holds at most `max_rows` rows of `kind` (a
+    chunk larger than that is a group of its own): the commit merges one group at a time, so its memory is
+    bounded by a group, not by the run. Row counts come from the Parquet footers, nothing else is read.
+
+    >>> list(staged_batches([], "steps", 10))
+    []
+    """
+    group: list[Path] = []
+    rows = 0
+    for directory in directories:
+        file = Path(directory) / f"{kind}.parquet"
+        n = pq.ParquetFile(file).metadata.num_rows if file.is_file() else 0
+        if group and rows + n > max_rows:
+            yield group
+            group, rows = [], 0
+        group.append(Path(directory))
+        rows += n
+    if group:
+        yield group
 
 
 def drop_staged(directories: Sequence[Path]) -> None:

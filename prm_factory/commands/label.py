@@ -6,7 +6,6 @@ root (prm_factory.progress.quiet_output), the terminal gets the counts and, on a
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -42,16 +41,6 @@ def _labelling_config(config: Path | None, dataset: Path | None) -> RunConfig:
     for line in labeler_problems(cfg):
         fail(line)
     return cfg
-
-
-def _source_counts(steps: list, skip: tuple[str, ...] = ()) -> str:
-    """Each label source's verdict counts over the steps, e.g. `verifier {'correct': 3}, reference {...}`."""
-    counts: dict[str, Counter[str]] = {}
-    for step in steps:
-        for label in step.labels:
-            if label.source not in skip:
-                counts.setdefault(label.source, Counter())[label.verdict] += 1
-    return ", ".join(f"{source} {dict(verdicts)}" for source, verdicts in counts.items())
 
 
 def _print_log(console: Console, log_path: Path) -> None:
@@ -117,15 +106,17 @@ def label(
         except LabelSourceFailed as err:  # a plug-in's failure: one line, its traceback in the log
             fail(f"{err} (log: {log_path})", 1)
     console = Console()
-    outcomes = dict(Counter(chain.outcome for chain in summary.chains))
+    tally = summary.tally
     console.print(f"dataset: {summary.dataset_root}  (version {summary.version})")
-    console.print(f"chains {len(summary.chains)}, outcomes {outcomes}")
+    console.print(f"chains {tally.chains}, outcomes {dict(tally.outcomes)}")
+    counts = tally.source_verdicts(skip=() if rollouts else ("mc",))
     console.print(
-        f"steps {len(summary.steps)}, {_source_counts(summary.steps, skip=() if rollouts else ('mc',))}"
+        f"steps {tally.steps}, " + ", ".join(f"{source} {verdicts}" for source, verdicts in counts.items())
     )
     if rollouts:
-        probed = sum(1 for s in summary.steps if s.label("mc") and '"rollouts"' in s.label("mc").evidence)
-        console.print(f"MC values on {probed} probed steps")
+        console.print(f"MC values on {tally.probed_steps} probed steps")
+    if summary.reused_chunks:
+        console.print(f"{summary.reused_chunks} chunks reused from an interrupted run of the same input")
     for r in summary.rejected:
         console.print(f"  rejected {r.file}:{r.line}: {r.reason}")
     _print_log(console, log_path)

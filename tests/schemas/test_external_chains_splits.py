@@ -134,3 +134,30 @@ def test_a_solutions_row_without_a_worked_solution_is_rejected_by_field(tmp_path
     table, rejected = read_reference_solutions(path)
     assert table == {}
     assert [(r.line, r.field) for r in rejected] == [(1, "answer"), (2, "solution"), (3, "problem")]
+
+
+def test_the_streamed_reader_gives_the_rows_and_rejections_of_the_whole_file_reader(tmp_path) -> None:
+    """`label` streams its input (issue 48): the list reader's chains and rejected rows, in line order."""
+    from prm_factory.schemas.external_chains import iter_external_chains, read_external_chains
+    from prm_factory.schemas.rejected import RejectedRow
+
+    good = {"id": "a", "problem": "1+1?", "steps": ["1 + 1 = 2"], "answer": "2"}
+    lines = [json.dumps(good), "{not json", json.dumps({"id": "b"}), "", json.dumps({**good, "id": "c"})]
+    folder = tmp_path / "splits"
+    folder.mkdir()
+    (folder / "math.jsonl").write_text("\n".join(lines) + "\n")
+    (folder / "gsm8k.json").write_text(json.dumps([good, {"id": "x"}]))
+    streamed = list(iter_external_chains(folder))
+    chains, rejected = read_external_chains(folder)
+    assert [r for r in streamed if not isinstance(r, RejectedRow)] == chains
+    assert sorted((r.file, r.line) for r in streamed if isinstance(r, RejectedRow)) == sorted(
+        (r.file, r.line) for r in rejected
+    )
+    assert [(Path(r.file).name, r.line) for r in streamed] == [
+        ("gsm8k.json", 1),
+        ("gsm8k.json", 2),
+        ("math.jsonl", 1),
+        ("math.jsonl", 2),
+        ("math.jsonl", 3),
+        ("math.jsonl", 5),
+    ]

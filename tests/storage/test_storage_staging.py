@@ -7,7 +7,7 @@ from pathlib import Path
 
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
-from prm_factory.storage.staging import chunk_dir, is_staged, read_note, stage_chunk
+from prm_factory.storage.staging import chunk_dir, is_staged, read_note, stage_chunk, staged_batches
 
 
 def _rows(dataset: Dataset, sql: str) -> list[dict]:
@@ -60,3 +60,27 @@ def test_a_chunk_staged_twice_keeps_the_first_and_leaves_no_partial_directory(
     stage_chunk(directory, dataset.chunk_tables(records.problems, [], []), {"n": "2"})
     assert read_note(directory, "n") == "1"
     assert [p.name for p in directory.parent.iterdir()] == ["rows-same"]
+
+
+def test_a_commit_merged_in_small_batches_keeps_every_row(tmp_path: Path, run_factory, monkeypatch) -> None:
+    """The commit merges staged rows a batch at a time (bounded memory); the rows are those of one merge."""
+    from prm_factory.storage import dataset as dataset_module
+
+    monkeypatch.setattr(dataset_module, "COMMIT_BATCH_ROWS", 3)
+    records = run_factory("cfg", n_problems=4)
+    dataset = Dataset(str(tmp_path / "staged"))
+    chunks = []
+    for index, problem in enumerate(records.problems):
+        chains = [c for c in records.chains if c.problem_id == problem.problem_id]
+        steps = [s for s in records.steps if s.problem_id == problem.problem_id]
+        directory = chunk_dir(tmp_path / "staged", f"rows-c{index}")
+        stage_chunk(directory, dataset.chunk_tables([problem], chains, steps))
+        chunks.append(directory)
+    groups = list(staged_batches(chunks, "steps", 3))
+    assert len(groups) > 1 and [d for g in groups for d in g] == chunks
+    dataset.commit_staged(records.run, chunks, [])
+    memory = Dataset(str(tmp_path / "memory"))
+    memory.commit_run(*records.args())
+    for sql in ("SELECT * EXCLUDE (run_id) FROM steps", "SELECT * FROM chains", "SELECT * FROM problems"):
+        assert _rows(dataset, sql) == _rows(memory, sql)
+    assert len(dataset.versions()) == 2  # one dataset version, however many merges it took
