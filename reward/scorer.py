@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from prm_factory.labels.registry import configured
@@ -118,6 +118,7 @@ def make_request(
     domain: str = "math",
     sources: Sequence[str] = DEFAULT_SOURCES,
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    budget_s: float | None = None,
 ) -> RewardRequest:
     """A request from keyword arguments (types checked here, so a worker never sees a malformed one)."""
     for name, value in (("prompt", prompt), ("response", response)):
@@ -130,6 +131,10 @@ def make_request(
         raise RewardRequestError("steps must be a list of strings")
     if isinstance(sources, str) or not all(isinstance(s, str) for s in sources):
         raise RewardRequestError("sources must be a list of source names")
+    if budget_s is not None and (
+        isinstance(budget_s, bool) or not isinstance(budget_s, int | float) or not budget_s >= 0
+    ):
+        raise RewardRequestError("budget_s must be a number of seconds, at least 0, or null")
     return RewardRequest(
         prompt=prompt,
         response=response,
@@ -140,20 +145,25 @@ def make_request(
         domain=domain,
         sources=tuple(sources),
         options=options_items(options),
+        budget_s=None if budget_s is None else float(budget_s),
     )
 
 
 class RewardScorer:
-    """Scores requests in a pool of worker processes, each within `deadline_s` (None: in the caller)."""
+    """Scores requests in a pool of worker processes, each within `deadline_s` (None: in the caller).
+    `budget_s` is the SymPy time budget of a request that sets none itself (reward/budget.py; None, the
+    default: no budget, the verdicts `label` gives)."""
 
     def __init__(
         self,
         workers: int | None = None,
         deadline_s: float | None = DEADLINE_S,
         startup_timeout_s: float = 120.0,
+        budget_s: float | None = None,
     ) -> None:
         self.workers = workers or min(2, os.cpu_count() or 1)
         self.deadline_s = deadline_s
+        self.budget_s = budget_s
         self.startup_timeout_s = startup_timeout_s
         self._context = Context()  # the caller's own: splitting on a timeout, and deadline_s=None
         self._pool = (
@@ -199,6 +209,8 @@ class RewardScorer:
     def label(self, requests: Sequence[RewardRequest]) -> list[tuple[str, Any, float]]:
         """Each request's `(status, LabelledResponse or reason, seconds)`, in order, over the workers."""
         self.warm()
+        if self.budget_s is not None:
+            requests = [r if r.budget_s is not None else replace(r, budget_s=self.budget_s) for r in requests]
         if self._pool is None:
             out = []
             for request in requests:
@@ -206,7 +218,11 @@ class RewardScorer:
                 status, value = label_one(request, self._context)
                 out.append((status, value, time.perf_counter() - started))
             return out
-        slices = [list(range(i, len(requests), self.workers)) for i in range(self.workers)]
+        slices = [
+            list(range(i, len(requests), self.workers)) for i in range(min(self.workers, len(requests)))
+        ]
+        if len(slices) == 1:  # one worker's share (score_steps): no thread to start
+            return self._run_slice(list(requests))
         results: list[tuple[str, Any, float] | None] = [None] * len(requests)
         with ThreadPoolExecutor(self.workers) as threads:
             for positions, labelled in zip(
@@ -387,7 +403,7 @@ def score_batch(
 ) -> list[RewardResult]:
     """`score_steps` over many responses at once, spread over the scorer's workers. Each item is a mapping
     of `score_steps`'s arguments (`prompt`, `response`, and any of `answer`, `solution`, `tests`, `steps`,
-    `domain`, `sources`, `options`)."""
+    `domain`, `sources`, `options`, `budget_s`)."""
     requests = [make_request(**dict(item)) for item in items]
     return (scorer or default_scorer()).score(requests, aggregate_name=aggregate, tokenizer=tokenizer)
 
@@ -406,12 +422,14 @@ def score_steps(
     tokenizer: Any = None,
     aggregate: str = DEFAULT_AGGREGATE,
     scorer: RewardScorer | None = None,
+    budget_s: float | None = None,
 ) -> RewardResult:
     """One response's process reward: split into steps as a run splits a chain (or the trainer's `steps`),
     labelled by the named registered sources that need no engine (the verifier; the reference where a worked
     `solution` is given; the final answer graded against `answer`; a `prm` checkpoint through `options`),
     each step with its span, last token (given a `tokenizer`), verdict, `p_correct` and reasons, plus the
-    first error and one scalar by `aggregate` (reward/aggregate.py).
+    first error and one scalar by `aggregate` (reward/aggregate.py). `budget_s` (opt-in) bounds the step
+    checks' SymPy time: a claim whose check it cuts is `unverifiable` (reward/budget.py).
 
     >>> result = score_steps("48/2?", "48/2 = 25.\\n\\nThe answer is 25.", answer="24")  # doctest: +SKIP
     >>> result.first_error, result.steps[0].verdict, result.outcome                      # doctest: +SKIP
@@ -427,5 +445,6 @@ def score_steps(
         domain=domain,
         sources=sources,
         options=options,
+        budget_s=budget_s,
     )
     return (scorer or default_scorer()).score([request], aggregate_name=aggregate, tokenizer=tokenizer)[0]

@@ -38,6 +38,10 @@ def serve(
     max_body: Annotated[int, typer.Option(min=1024, help="Largest request body, in bytes.")] = 2_000_000,
     max_batch: Annotated[int, typer.Option(min=1, help="Most responses in one request.")] = 512,
     max_steps: Annotated[int, typer.Option(min=1, help="Most steps in one response.")] = 400,
+    budget: Annotated[
+        float | None,
+        typer.Option(min=0.0, help="SymPy seconds per response's step checks; a cut check is unverifiable."),
+    ] = None,
 ) -> None:
     """Serve OpenRLHF's POST /get_reward, POST /score (per-step results), /health and /metrics."""
     from prm_factory.reward.scorer import RewardScorer
@@ -58,4 +62,4 @@ def serve(
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{port}/get_reward" + (f"?token={required}" if required else "")
     Console().print(f"rewards at {url}  (Ctrl+C stops)", highlight=False, soft_wrap=True)
-    run(RewardScorer(workers=workers, deadline_s=deadline), limits, host, port, required)
+    run(RewardScorer(workers=workers, deadline_s=deadline, budget_s=budget), limits, host, port, required)

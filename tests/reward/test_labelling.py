@@ -66,3 +66,15 @@ def test_the_prm_is_reached_through_the_registry_and_skipped_without_a_checkpoin
     assert options_items({"prm": {"checkpoint": "/x", "batch_size": 2}}) == (
         ("prm", (("batch_size", "2"), ("checkpoint", "/x"))),
     )
+
+
+def test_a_request_shape_is_planned_once_and_a_refused_shape_every_time() -> None:
+    context = Context()
+    first = context.plan(RewardRequest("q", "1+1=2"))
+    assert context.plan(RewardRequest("another prompt", "2+2=4", answer="4")) is first
+    other = context.plan(RewardRequest("q", "1+1=2", sources=("verifier",)))
+    assert other is not first and [s.name for s in other.sources] == ["verifier"]
+    assert other.verifier is first.verifier  # one verifier (and its SymPy worker) per verifier config
+    for _ in range(2):
+        with pytest.raises(RewardRequestError, match="needs the policy engine"):
+            context.plan(RewardRequest("q", "1+1=2", sources=("verifier", "mc")))

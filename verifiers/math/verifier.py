@@ -87,9 +87,16 @@ class MathVerifier:
     # expression (`claim_grammar`), and not where it only gives a name a second written value (`n = 4`)
     version = "2.8.0"
 
-    def __init__(self, config: MathVerifierConfig = MathVerifierConfig()) -> None:
+    def __init__(
+        self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None
+    ) -> None:
+        """`pool`: the SymPy workers to use instead of the config's own (the reward path passes one that
+        can also stop at a response's time budget, reward/budget.py; with no budget set it gives the same
+        verdicts)."""
         self.config = config
-        self._pool = BoundedPool(PoolConfig(workers=config.workers, memory_limit_mb=config.worker_memory_mb))
+        self._pool = pool or BoundedPool(
+            PoolConfig(workers=config.workers, memory_limit_mb=config.worker_memory_mb)
+        )
         self._hard_checker = partial(check_hard_runs_bounded, timeout_s=config.timeout_s, pool=self._pool)
         self._equation_checker = partial(
             check_equation_pairs_bounded, timeout_s=config.timeout_s, pool=self._pool
