@@ -35,16 +35,18 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from prm_factory.verifiers.math.assertion import claim_offsets, frame_of
+from prm_factory.verifiers.math.assertion import CHECK, claim_offsets, frame_of, sentences
 from prm_factory.verifiers.math.claim_grammar import (
     NAMES,
     WORDS,
     WRITTEN_NUMBERS,
     Grammar,
     cut_from_source,
+    cut_in_prose,
     unread_span,
 )
 from prm_factory.verifiers.math.competition import IDENTITY_CUE
+from prm_factory.verifiers.math.other_readings import other_reading
 from prm_factory.verifiers.math.reading_kinds import (
     CLOSED_ARITHMETIC,
     CONGRUENCE,
@@ -140,6 +142,35 @@ _VALUE_GIVEN = re.compile(
 )
 
 
+# a step that puts something to the test: checks (the assertion lexicon) or tries a value
+_TESTED = re.compile(
+    rf"\b(?:{CHECK}|ensure|ensuring|make\s+sure|double[- ]check\w*|try|trying|tried|test|testing)\b",
+    re.IGNORECASE,
+)
+
+
+def _inside_brackets(step: str, position: int) -> bool:
+    """Is `position` inside `\\(...\\)` or `\\[...\\]` (math in any chain, money signs aside)?"""
+    before = step[:position]
+    return len(re.findall(r"\\[(\[]", before)) > len(re.findall(r"\\[)\]]", before))
+
+
+def _sentence_of(claim: str, step: str) -> str:
+    """The sentence of `step` the claim is written in (the whole step where it is not found)."""
+    offsets = claim_offsets(claim, step)
+    if not offsets:
+        return step
+    return next((step[a:b] for a, b in sentences(step) if a <= offsets[0] < b), step)
+
+
+def _both_sides_worked(claim: str) -> bool:
+    """Are both sides of the claim expressions (an operator in each), not a side that is a lone number?"""
+    unmarked = re.sub(r"\^\s*\{?\s*\\circ\s*\}?|°", "", claim)
+    sides = [side.strip(" $.") for side in re.split(r"(?<![<>!\\])=", unmarked)]
+    lone = re.compile(r"\\boxed\s*\{[^{}]*\}|[-+]?\(?\s*[\d.,]+\s*\)?")
+    return len(sides) == 2 and all(side and not lone.fullmatch(side) for side in sides)
+
+
 # the word reader's rewrite in one unknown (`71 + P - 3 = 34 + P`): the name cancels, the numbers are judged
 _REWRITE_READ = "rewrite in one unknown"
 _LONE_NAME = re.compile(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
@@ -201,10 +232,29 @@ def uncertain_reason(
         unread = unread_span(relation, grammar)
         if unread is not None:
             return f"the reading does not account for every character: {unread.evidence()} of {relation!r}"
-        # (a word problem's `$` is money: whether the claim sits inside math is read in competition chains)
-        cut = None if grammar is WORDS else cut_from_source(relation, step, claim_offsets(relation, step))
+        offsets = claim_offsets(relation, step)
+        # (a word problem's `$` is money: there only `\\(...\\)` and `\\[...\\]` are math)
+        cut = (
+            cut_from_source(relation, step, offsets)
+            if grammar is not WORDS or (offsets and all(_inside_brackets(step, at) for at in offsets))
+            else None
+        ) or cut_in_prose(relation, step, offsets, units_after=grammar is WORDS)
         if cut is not None:
             return f"the claim is cut out of a longer expression: {cut.evidence()} of the step"
+    if kind not in (EQUATION_STEP, SYSTEM_RESULT, IDENTITY):
+        other = other_reading(claim, index, chain, problem_text, _sentence_of(claim, step))
+        if other is not None:
+            return other
+        if kind == SUBSTITUTED_ARITHMETIC and _VALUE_GIVEN.fullmatch(claim):
+            return "a name and a number (`x = 2`): a value stated, with no arithmetic in it"
+    if kind in WRITTEN_NUMBER_KINDS and _TESTED.search(step) and _both_sides_worked(claim):
+        return "an equation put to the test (both sides worked out) in a step that checks or tries a value"
+    if (
+        kind in (WORD_PROBLEM_ARITHMETIC, SUBSTITUTED_ARITHMETIC)
+        and _TESTED.search(step)
+        and _SOLVED_FORM.match(claim)
+    ):
+        return "a name worked out again in a step that checks or tries a value: a new use of it"
     if kind == WORD_PROBLEM_ARITHMETIC and reading != _REWRITE_READ and _unknown_on_both_sides(claim):
         return "a name on both sides (`C = 1500 + \\frac{4}{7}C`): an equation to solve, not arithmetic"
     if kind not in (EQUATION_STEP, SYSTEM_RESULT) and _given_again(claim, index, chain):
@@ -235,6 +285,8 @@ def uncertain_reason(
         in_system = any(_SYSTEM.search(text) for text in chain[max(0, index - 1) : index + 1])
         if len(_names(claim)) >= 2 and in_system and not _REWRITE_SAID.search(step):
             return "a system of equations, and no rewrite said: one equation is no rewrite of the next"
+        if _substituted(claim, chain, index):
+            return "a relation the chain states put in for one side's part (`x^2 = x + 1`): no rewrite alone"
         return _equation_step_reason(claim)
     if kind == IDENTITY:
         return _identity_reason(claim, chain, index)
@@ -276,6 +328,30 @@ def _names(text: str) -> frozenset[str]:
 
 def _relations(text: str) -> list[str]:
     return [m.group(0) for m in _RELATION.finditer(text)]
+
+
+_SUBSTITUTION_REACH = 3  # steps before the claim's whose relations may be put in
+
+
+def _substituted(claim: str, chain: Sequence[str], index: int) -> bool:
+    """Is an equation step's second relation its first with one part replaced by the other side of a relation
+    the chain states in this step or the few before (`x^2 = x + 1`: `(x^2 + x)` becomes `(x + 1 + x)`)?
+    It follows from the two together, so it is no rewrite of the first alone."""
+    before, _, after = claim.partition(" => ")
+    if not after:
+        return False
+    first, second = re.sub(r"\s+", "", before), re.sub(r"\s+", "", after)
+    for text in chain[max(0, index - _SUBSTITUTION_REACH) : index + 1]:
+        for match in _MATH_SEGMENT.finditer(text):
+            body = re.sub(r"\s+", "", next(group for group in match.groups() if group is not None))
+            sides = [side.strip(".,;") for side in re.split(r"(?<![<>!\\])=", body)]
+            for left, right in zip(sides, sides[1:], strict=False):
+                for part, value in ((left, right), (right, left)):
+                    if not part or not value or part not in first or part == first:
+                        continue
+                    if second in (first.replace(part, value), first.replace(part, f"({value})")):
+                        return True
+    return False
 
 
 def _equation_step_reason(claim: str) -> str | None:

@@ -154,6 +154,43 @@ def cut_from_source(claim: str, step: str, offsets: list[int]) -> Unread | None:
     return cuts[0] if cuts else None
 
 
+# Outside math, in prose: a character glued to the claim that continues it (`log_5(5^5)=5` read from
+# `(5^5)`, `12=5x`), or an operator said in words right before it ("10 times 9 over 2 times 1 = 45")
+_GLUED_BEFORE = re.compile(r"[A-Za-z0-9_)\]}^'.!]$")
+_GLUED_AFTER = re.compile(r"^[A-Za-z0-9(\[_^]")
+_GLUED_AFTER_DIGIT = re.compile(r"^[0-9(\[_^]")
+_WORD_OPERATOR_BEFORE = re.compile(
+    r"\b(?:times|over|plus|minus|(?:divided|multiplied)\s+by)\s*$", re.IGNORECASE
+)
+
+
+def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool = False) -> Unread | None:
+    """Where the claim is written whole outside math, is it cut out of a longer expression there? The
+    character glued to it (no space between) or the operator word before it, as an `Unread` at the step's
+    offsets; None when one place it is written stands whole, or it is not written as such. With
+    `units_after` (word problems: `120kg`, `30pm`) a letter glued after the claim is its unit, not a cut.
+
+    >>> step = "If x=5, then log_5(5^5)=5, which is not 10."
+    >>> cut_in_prose("(5^5)=5", step, [step.index("(5^5)")]).text
+    '5'
+    >>> cut_in_prose("2+3=5", "So 2+3=5 apples.", [3]) is None
+    True
+    """
+    length = _written_length(claim, step, offsets)
+    cuts = []
+    for at in offsets:
+        if not length.get(at) or _inside_math(step, at):
+            return None
+        end = at + length[at]
+        if _GLUED_BEFORE.search(step[:at]) or _WORD_OPERATOR_BEFORE.search(step[max(0, at - 24) : at]):
+            cuts.append(Unread(at - 1, at, step[max(0, at - 1) : at]))
+        elif (_GLUED_AFTER_DIGIT if units_after else _GLUED_AFTER).match(step[end:]):
+            cuts.append(Unread(end, end + 1, step[end : end + 1]))
+        else:
+            return None
+    return cuts[0] if cuts else None
+
+
 def _written_length(claim: str, step: str, offsets: list[int]) -> dict[int, int]:
     """For each offset, how many characters of the step the claim spans (its text, spacing aside)."""
     wanted = re.sub(r"\s+", "", claim)

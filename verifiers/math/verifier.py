@@ -85,7 +85,11 @@ class MathVerifier:
     # asserted (not the object of a supposition, trial, check or question, not negated in its sentence or the
     # next: `assertion`), where a grammar reads every character of it and it is not cut out of a longer
     # expression (`claim_grammar`), and not where it only gives a name a second written value (`n = 4`)
-    version = "2.8.0"
+    # 2.9.0: nor where it holds under another reading of what is written (`other_readings`: an integer
+    # quotient beside a remainder, a rounded value, numerals in a named base), is glued to prose notation
+    # (`log_5(5^5)=5`), is an equation tested with a value, a name's value stated or worked out again in a
+    # check, or an equation step that puts in a relation the chain states
+    version = "2.9.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -4,6 +4,8 @@ text is closed for every reading kind at once; a plain false claim in a plain st
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from prm_factory.schemas.records import Problem
 from prm_factory.verifiers.math.certainty import uncertain_reason
@@ -187,3 +189,56 @@ def test_a_word_problem_passes_the_same_gate(verifier) -> None:
     assert [v.label for v in verifier.check_steps(word, solved)][1] == "incorrect"
     asserted = ["She buys 12 * 3 = 38 apples."]
     assert [v.label for v in verifier.check_steps(word, asserted)] == ["incorrect"]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(v=st.integers(2, 9), a=st.integers(1, 9), off=st.sampled_from([-5, -2, 3, 7]))
+def test_an_equation_put_to_the_test_is_never_incorrect(verifier, v: int, a: int, off: int) -> None:
+    # both sides worked out from a value tried: the equation is tested, not asserted (generated, issue 46)
+    tested = f"To make sure, we try x = {v} in the equation: ({v} - {a})^2 = ({v} + {a})^2 - {off}."
+    assert _verdicts(verifier, [tested])[0].label != "incorrect"
+    # arithmetic in written numbers with a lone result, in the same frame, is still the chain's own
+    wrong = f"To make sure, we try x = {v}: we get {v} \\times {a} = {v * a + off}."
+    assert _verdicts(verifier, [wrong])[0].label == "incorrect"
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(v=st.integers(1, 9), w=st.integers(10, 40))
+def test_a_value_stated_for_a_name_is_no_arithmetic(verifier, v: int, w: int) -> None:
+    # `x = 2` "is the answer to f(x) = 6": a value read off, not a substitution (generated, issue 46)
+    chain = [
+        f"That means finding the value of $x$ such that $f(x) = {w}$.",
+        f"From the table, $f({v}) = {w}$.",
+        f"So, $x={v}$ is the answer to $f(x) = {w}$.",
+    ]
+    assert "incorrect" not in [verdict.label for verdict in _verdicts(verifier, chain)]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(r=st.integers(2, 30), c=st.integers(40, 90))
+def test_a_name_worked_out_again_in_a_check_is_a_new_use(verifier, r: int, c: int) -> None:
+    word = Problem("w1", "gsm8k", "math", "A rope makes a circle. How long is its radius?")
+    chain = [
+        f"The rope is {c} meters long, so C = {c}.",
+        f"To verify, we compute the circumference for a radius of {r}: \\[ C = 2 \\times {r} \\]",
+    ]
+    assert "incorrect" not in [verdict.label for verdict in _verdicts(verifier, chain, word)]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(b=st.integers(2, 9), p=st.integers(2, 6), off=st.sampled_from([-3, -1, 2, 9]))
+def test_a_claim_cut_out_of_prose_notation_is_never_incorrect(verifier, b: int, p: int, off: int) -> None:
+    # `log_5(5^5)=5` in plain text, read from `(5^5)` (generated, issue 46)
+    assert _verdicts(verifier, [f"So log_{b}({b}^{p})={p} and we go on."])[0].label != "incorrect"
+    assert _verdicts(verifier, [f"So {b}^{p}={b**p + off} and we go on."])[0].label == "incorrect"
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(a=st.integers(1, 9), b=st.integers(2, 9), off=st.sampled_from([-2, 1, 3]))
+def test_a_relation_put_in_for_a_part_is_no_rewrite(verifier, a: int, b: int, off: int) -> None:
+    # `x^2 = x + 1` stated, then `(x^2 + x)` becomes `(x + 1 + x)`: a substitution (generated, issue 46)
+    said = f"And we know that $x^2 = x + {a}$. So we can just substitute it."
+    put_in = f"So $x^3 - {b}x = (x^2 + x) - {b}x$ becomes $x^3 - {b}x = (x + {a} + x) - {b}x$"
+    assert _verdicts(verifier, [said, put_in])[1].label != "incorrect"
+    wrong = f"So $x^3 - {b}x = (x^2 + x) - {b}x$ becomes $x^3 - {b}x = (x + {a + off} + x) - {b}x$"
+    assert _verdicts(verifier, [said, wrong])[1].label == "incorrect"

@@ -4,12 +4,15 @@ of it and it is not cut out of a longer expression."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prm_factory.verifiers.math.claim_grammar import (
     NAMES,
     WORDS,
     WRITTEN_NUMBERS,
     cut_from_source,
+    cut_in_prose,
     unread_span,
 )
 
@@ -67,3 +70,20 @@ def test_a_claim_cut_out_of_a_longer_expression_is_found() -> None:
     assert cut_from_source("2 + 3 = 5", after, [after.index("2 + 3")]) is not None
     # outside math (a word problem's prose) the readers' own bounds hold
     assert cut_from_source("2 + 3 = 5", "So 2 + 3 = 5x.", [3]) is None
+
+
+@settings(deadline=None)
+@given(base=st.integers(2, 9), power=st.integers(2, 9))
+def test_a_claim_glued_to_prose_is_cut_out_of_a_longer_expression(base: int, power: int) -> None:
+    # plain text, no math delimiters: `log_5(5^5)=5` read from `(5^5)` (generated, issue 46)
+    step = f"If x={base}, then log_{base}({base}^{power})={power}, which is not 10."
+    at = step.index(f"({base}^")
+    cut = cut_in_prose(f"({base}^{power})={power}", step, [at])
+    assert cut is not None and cut.text == str(base)
+    word = f"So 10 times {base} over 2 times {power} = {power + 1}."
+    assert cut_in_prose(f"2 times {power} = {power + 1}", word, [word.index("2 times")]) is not None
+    whole = f"So {base}+{power}={base + power + 1} apples."
+    assert cut_in_prose(f"{base}+{power}={base + power + 1}", whole, [3]) is None
+    glued = f"So {base}+{power}={base + power + 1}kg."
+    assert cut_in_prose(f"{base}+{power}={base + power + 1}", glued, [3], units_after=True) is None
+    assert cut_in_prose(f"{base}+{power}={base + power + 1}", glued, [3]) is not None

@@ -1,0 +1,225 @@
+"""Does a failed claim in written numbers hold under another usual reading of what is written?
+
+Models write `=` where they mean more than equality of exact values. A claim that fails read exactly but
+holds read one of these ways is no certain error (the gate, `certainty`, leaves it unjudged):
+
+- **an integer quotient**: `253/2 = 126` beside "rem 1", Legendre's `42/5 + 42/25 = 8 + 1` under a floor:
+  every quotient of two whole numbers read as its integer part makes it true, and the text nearby speaks of
+  remainders, quotients, floors, integer parts or a base (`INTEGER_DIVISION`);
+- **a rounded value**: `200 / 0.4536 = 441`, `\\frac{1}{3} = 0.33`: the exact value needs more places than the
+  right side writes, and rounding it to the right side's places gives the right side, which keeps at least
+  two significant figures; only where an operand is a decimal, the right side has decimals, or the text
+  says it approximates (`APPROXIMATE`); a whole number rounded from a quotient of whole numbers (`7/2 = 4`)
+  and a value cut to one figure (`0.4 * 0.4 = 0.2`) are still judged;
+- **numerals in another base**: `101 = 5` where the text says "in base 2" (or binary, octal, or writes a
+  numeral with its base as a subscript, `31_8`): the claim holds with the numerals of one side, or of both,
+  read in that base;
+
+Only claims whose sides are written numbers joined by `+ - * / ^`, brackets, `\\frac`, `\\times`, `\\cdot`,
+`\\div` are read here; anything else is for the other gates.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+
+# the text speaks of whole-number division (a marker anywhere in the claim's step, the steps just before it
+# or the problem): remainders, quotients, floors, integer parts, a base or binary digits
+INTEGER_DIVISION = re.compile(
+    r"\brem(?:ainders?)?(?![A-Za-z])|\bR\s*\d|\\text\s*\{\s*R\s*\}|\bquotients?\b|\bfloor\b|\\[lr]floor"
+    r"|\binteger\s+(?:part|division|quotient)|\bgreatest\s+integer\b|\bbase[\s-]*\d|\bbinary\b|\bLegendre\b",
+    re.IGNORECASE,
+)
+# the text says the value is approximate or rounded
+APPROXIMATE = re.compile(
+    r"\bapprox\w*|\baround\b|\babout\b|\broughly\b|\bnearest\b|\brounded\b|\bround(?:ing)?\b|\bestimat\w*",
+    re.IGNORECASE,
+)
+_FIGURES = 2  # a rounded value keeps at least two significant figures
+# a base the text names: "base 8", "base-2", binary, octal, a numeral with its base as a subscript
+_BASE_NAMED = re.compile(r"\bbase[\s-]*\{?\s*(\d{1,2})\b|(?<![\\A-Za-z_{])\d+\s*_\s*\{?\s*(\d{1,2})\b", re.I)
+_BASE_WORDS = {"binary": 2, "octal": 8}
+_INTEGER = re.compile(r"(?<![\d.])\d+(?![\d.])")
+_REACH = 3  # steps before the claim's that may speak of integer division
+_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
+_LITERAL_QUOTIENT = re.compile(r"(?<![\d.])(\d+)\s*/\s*(\d+)(?![\d.])")
+_DECIMAL = re.compile(r"\d\.\d")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _python(side: str) -> str | None:
+    """The side as a Python expression in numbers, or None where anything else is written."""
+    text = side.replace("$", "").replace("\\left", "").replace("\\right", "").replace("{,}", "")
+    text = _BOXED.sub(r"(\1)", text)
+    for _ in range(3):
+        text = _FRAC.sub(r"((\1)/(\2))", text)
+    text = re.sub(r"\\(?:times|cdot)(?![A-Za-z])|[×·]", "*", text)
+    text = re.sub(r"\\div(?![A-Za-z])|÷", "/", text)
+    text = re.sub(r"\\[,;:! ]|\s+", "", text)
+    text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)  # thousands separators
+    text = text.replace("−", "-").replace("–", "-").replace("{", "(").replace("}", ")").replace("^", "**")
+    text = text.rstrip(".,;")
+    if not text or not re.fullmatch(r"[\d.+\-*/()]+", text):
+        return None
+    return text
+
+
+def _value(expression: str | None) -> Fraction | None:
+    """The exact value of a Python expression in numbers (`//` a floor), or None where it cannot be read."""
+    if expression is None:
+        return None
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError:
+        return None
+    try:
+        return _evaluate(tree.body)
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+        return None
+
+
+def _evaluate(node: ast.expr) -> Fraction:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return Fraction(str(node.value))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Add):
+            return left + right
+        if isinstance(node.op, ast.Sub):
+            return left - right
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        if isinstance(node.op, ast.Div):
+            return left / right
+        if isinstance(node.op, ast.FloorDiv):
+            return Fraction(left // right)
+        if isinstance(node.op, ast.Pow) and right.denominator == 1 and abs(right) <= 64:
+            return left ** int(right)
+    raise ValueError("not a number expression")
+
+
+def _sides(claim: str) -> tuple[str, str] | None:
+    sides = re.split(r"(?<![<>!\\])=", claim)
+    return (sides[0], sides[1]) if len(sides) == 2 else None
+
+
+def _places(number: str) -> int:
+    return len(number.split(".")[1]) if "." in number else 0
+
+
+def _rounded(exact: Fraction, places: int) -> set[Fraction]:
+    """`exact` rounded to `places` decimals, half up and half to even."""
+    scaled = exact * 10**places
+    half_up = Fraction((scaled + Fraction(1, 2)).__floor__(), 10**places)
+    return {half_up, Fraction(round(scaled), 10**places)}
+
+
+def integer_quotient(claim: str, texts: Sequence[str]) -> bool:
+    """Does the claim hold with every quotient of two whole numbers read as its integer part, where
+    `texts` (its step, the steps before, the problem) speak of whole-number division?
+
+    >>> integer_quotient("253/2 = 126", ["253/2=126, rem 1"])
+    True
+    >>> integer_quotient("253/2 = 126", ["So 253/2 = 126."])
+    False
+    """
+    sides = _sides(claim)
+    if sides is None or not any(INTEGER_DIVISION.search(text) for text in texts):
+        return False
+    left, right = (_python(side) for side in sides)
+    if left is None or right is None or not _LITERAL_QUOTIENT.search(left):
+        return False
+    floored = _value(_LITERAL_QUOTIENT.sub(r"(\1//\2)", left))
+    return floored is not None and floored == _value(right)
+
+
+def rounded_value(claim: str, sentence: str) -> bool:
+    """Is the right side the left side's exact value rounded to the places it writes, the exact value
+    needing more, where an operand is a decimal, the right side has decimals or `sentence` says it
+    approximates?
+
+    >>> rounded_value("200 / 0.4536 = 441", "So 200 / 0.4536 = 441 pounds.")
+    True
+    >>> rounded_value("7/2 = 4", "So 7/2 = 4.")
+    False
+    """
+    sides = _sides(claim)
+    if sides is None:
+        return False
+    left, right = (_python(side) for side in sides)
+    if left is None or right is None or not _NUMBER.fullmatch(right):
+        return False
+    exact, written = _value(left), Fraction(right)
+    if exact is None:
+        return False
+    places = _places(right)
+    if (exact * 10**places).denominator == 1:
+        return False  # the exact value fits the places written: nothing was rounded
+    if len(right.lstrip("-").replace(".", "").lstrip("0")) < _FIGURES:
+        return False  # `0.4 * 0.4 = 0.2`: one figure kept is no rounding a chain goes on with
+    if not (_DECIMAL.search(left) or places > 0 or APPROXIMATE.search(sentence)):
+        return False
+    return written in _rounded(exact, places)
+
+
+def _bases(texts: Sequence[str]) -> set[int]:
+    found = {int(a or b) for text in texts for a, b in _BASE_NAMED.findall(text)}
+    found |= {
+        base for text in texts for word, base in _BASE_WORDS.items() if re.search(rf"\b{word}\b", text, re.I)
+    }
+    return {base for base in found if 2 <= base <= 10}
+
+
+def _in_base(expression: str, base: int) -> str | None:
+    """`expression` with every whole numeral read in `base`, or None where a digit does not fit it."""
+    numerals = _INTEGER.findall(expression)
+    if any(int(digit) >= base for numeral in numerals for digit in numeral):
+        return None
+    return _INTEGER.sub(lambda m: str(int(m.group(0), base)), expression)
+
+
+def numerals_in_base(claim: str, texts: Sequence[str]) -> bool:
+    """Does the claim hold with the numerals of one side, or of both, read in a base the claim or `texts`
+    name?
+
+    >>> numerals_in_base("101 = 5", ["In base 2, we have 101 = 5."])
+    True
+    >>> numerals_in_base("101 = 6", ["In base 2, we have 101 = 6."])
+    False
+    """
+    sides = _sides(re.sub(r"_\s*\{?\s*\d{1,2}\s*\}?", "", claim))
+    if sides is None:
+        return False
+    left, right = (_python(side) for side in sides)
+    if left is None or right is None:
+        return False
+    for base in _bases([claim, *texts]):
+        readings = ((_in_base(left, base), right), (left, _in_base(right, base)))
+        for one, other in (*readings, (_in_base(left, base), _in_base(right, base))):
+            value = _value(one)
+            if other is not None and value is not None and value == _value(other):
+                return True
+    return False
+
+
+def other_reading(
+    claim: str, index: int, chain: Sequence[str], problem_text: str | None, sentence: str
+) -> str | None:
+    """Why the failed claim of step `index` may hold under another reading of what is written, or None."""
+    texts = [problem_text or "", *chain[max(0, index - _REACH) : index + 1]]
+    if integer_quotient(claim, texts):
+        return (
+            "it holds with its quotients read as integer parts, and the text speaks of remainders or floors"
+        )
+    if rounded_value(claim, sentence):
+        return "its right side is the exact value rounded to the places written (`=` for `≈`)"
+    if numerals_in_base(claim, texts):
+        return "it holds with numerals read in the base the text names"
+    return None
