@@ -1,23 +1,29 @@
 """SIGKILL mid-run, start again, compare with an uninterrupted run: the same rows, and finished stages
-are not redone. The killed and the resumed run are the real CLI as subprocesses, kept to one tiny comparison:
-one problem, two chains, two rollouts on one step prefix; the uninterrupted run goes on beside them in this
-process, on the session's offline engine (separate roots and caches), and every run talks to the session's
-Prefect server instead of starting a temporary one of its own.
+are not redone. Kept to one tiny comparison: one problem, two chains, two rollouts on one step prefix.
 
-Each run draws on an offline engine of its own process (the CLI runs start one each): the resumed run's rows
-can be compared with the uninterrupted run's at temperature 0.7 because each of a chunk's engine calls is one
-fixed batch (sampling/reproducibility.py). A server would not do: it batches concurrent runs' requests by
-arrival, so with shape-dependent rounding (this suite's engines have it, tests/conftest.py; AVX-512 CPUs have
-it for real) the two runs' draws differed.
+The killed run is the real CLI in a process of its own, SIGKILLed with everything it started once its
+sample stage is cached. The run started again is the same CLI command in this process (its Typer app, on
+the session's offline engine): what a restart meets is only what the killed process left on disk, so a
+second process, which would pay a second engine start (a minute or more on 2 cores), tests nothing more.
+The uninterrupted run goes on in this process too, on the same engine (separate roots and caches), beside
+the killed run's engine start; every run talks to the session's Prefect server.
+
+Each run draws on an offline engine (the killed run on its own, the others on the session's): the resumed
+run's rows can be compared with the uninterrupted run's at temperature 0.7 because each of a chunk's engine
+calls is one fixed batch, whatever engine and process submit it (sampling/reproducibility.py). A server
+would not do: it batches concurrent runs' requests by arrival, so with shape-dependent rounding (this
+suite's engines have it, tests/conftest.py; AVX-512 CPUs have it for real) the two runs' draws differed.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,30 +69,6 @@ def write_config(tmp_path: Path, name: str, problems: Path) -> Path:
     return path
 
 
-def run_to_end(config: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return finish(start(config, cwd))
-
-
-def start(config: Path, cwd: Path) -> subprocess.Popen[str]:
-    """The CLI run in the background, its output in files beside the config (a pipe nobody reads while
-    the test waits on another run could fill and stall it)."""
-    with config.with_suffix(".out").open("w") as out, config.with_suffix(".err").open("w") as err:
-        return subprocess.Popen(cli_command(config), stdout=out, stderr=err, text=True, cwd=cwd, env=env())
-
-
-def finish(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
-    """Wait for a run from `start` (killing it past the limit) and read back what it printed."""
-    try:
-        process.wait(timeout=600)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=60)
-    config = Path(process.args[-1])
-    out, err = (config.with_suffix(suffix).read_text() for suffix in (".out", ".err"))
-    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
-
-
 def run_and_kill_after(config: Path, root: Path, stage: str, cwd: Path) -> None:
     """Start a run in its own process group and SIGKILL the whole group once `stage` is cached."""
     process = subprocess.Popen(
@@ -102,12 +84,27 @@ def run_and_kill_after(config: Path, root: Path, stage: str, cwd: Path) -> None:
         while not list((root / CACHE_DIR).glob(f"{stage}-*")):
             assert process.poll() is None, "the run ended before it could be killed"
             assert time.monotonic() < deadline, f"stage {stage} never finished"
-            time.sleep(0.05)  # the run's later stages take seconds on the server: the kill must land first
+            time.sleep(0.05)  # the run's later stages take seconds: the kill must land first
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
     assert process.returncode == -signal.SIGKILL
+
+
+@pytest.fixture()
+def cli_here(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """`prm-factory run` in this process leaves it as it found it: the command quiets the `prefect` and
+    `vllm` loggers once its run is over (for the interpreter's exit, in the console script) and sets
+    `TQDM_DISABLE`; later tests on this worker read those loggers' lines."""
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("TQDM_DISABLE", os.environ.get("TQDM_DISABLE", "1"))
+    levels = {name: logging.getLogger(name).level for name in ("prefect", "vllm")}
+    try:
+        yield
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
 
 
 def dataset_keys(root: Path) -> dict[str, list[str]]:
@@ -125,8 +122,17 @@ def dataset_keys(root: Path) -> dict[str, list[str]]:
 
 
 def test_a_run_killed_mid_run_and_started_again_ends_like_an_uninterrupted_run(
-    tmp_path: Path, problems_file: Path, prefect_server: None, engine
+    tmp_path: Path,
+    problems_file: Path,
+    prefect_server: None,
+    engine,
+    cli_here: None,
+    capfd: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    from typer.testing import CliRunner
+
+    from prm_factory.cli import app
     from prm_factory.config.run_config import load_config
     from prm_factory.flows.generation_run import run_generation
     from prm_factory.storage.dataset import Dataset
@@ -136,17 +142,23 @@ def test_a_run_killed_mid_run_and_started_again_ends_like_an_uninterrupted_run(
     uninterrupted = beside.submit(run_generation, load_config(write_config(tmp_path, "clean", problems_file)))
     try:
         run_and_kill_after(killed_cfg, tmp_path / "killed", "sample", tmp_path)
-        killed = Dataset(str(tmp_path / "killed"))
-        assert not killed.exists() or dataset_keys(tmp_path / "killed")["chains"] == []
-
-        resumed = run_to_end(killed_cfg, tmp_path)
-        assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-        output = resumed.stdout + resumed.stderr
-        assert "stage=sample event=done" in output and "cached=true" in output
-        assert "sample (cached)" in output  # the CLI's progress line
+        # done before the CLI starts here: the command points this process's descriptors at its run log
         clean = uninterrupted.result(timeout=900)
     finally:
         beside.shutdown(wait=True)
+    killed = Dataset(str(tmp_path / "killed"))
+    assert not killed.exists() or dataset_keys(tmp_path / "killed")["chains"] == []
+
+    capfd.readouterr()
+    caplog.clear()  # the uninterrupted run's lines
+    with caplog.at_level(logging.INFO, logger="prefect"):
+        resumed = CliRunner().invoke(app, ["run", "--config", str(killed_cfg)], catch_exceptions=False)
+    progress = capfd.readouterr().out  # the progress lines go to the descriptor the command found
+    assert resumed.exit_code == 0, resumed.output[-3000:] + progress[-3000:]
+    # the run's stage events, as its log has them (a run in this process logs where pytest's capture is)
+    (sample_done,) = [m for m in caplog.messages if "stage=sample event=done" in m]
+    assert "cached=true" in sample_done
+    assert "sample (cached)" in progress  # the CLI's progress line
     assert clean.status == "succeeded", clean.error
     assert clean.cached_stages == []
     assert clean.engine["reproducibility"]["mode"] == "fixed-batch"
