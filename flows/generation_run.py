@@ -24,17 +24,18 @@ import traceback
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from prefect import State, flow, get_run_logger
 from prefect.states import Failed
 
 from prm_factory.config.run_config import RunConfig
 from prm_factory.flows import artifacts, tasks
+from prm_factory.flows.chunk_loop import ChunkLoop
 from prm_factory.flows.domains import Domain, domain_for
 from prm_factory.flows.engines import engine_settings, import_engine_in_background
 from prm_factory.flows.observe import StageEvents, event_line
 from prm_factory.flows.plan import (
-    ChunkKeys,
     ChunkPlan,
     RunPlan,
     labeler_versions,
@@ -48,7 +49,7 @@ from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.shards import ShardRun
 from prm_factory.flows.stage_clock import StageClock
 from prm_factory.flows.stages import GENERATION
-from prm_factory.flows.tasks import TALLY_NOTE, RolloutStage
+from prm_factory.flows.tasks import RolloutStage
 from prm_factory.labels.assemble import SampledChain, chunk_records
 from prm_factory.labels.registry import ALWAYS, Registry, configured, run_sources
 from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
@@ -58,7 +59,7 @@ from prm_factory.labels.tally import RunTally
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.vllm_sampler import engine_record
 from prm_factory.schemas.records import Problem, Rejection
-from prm_factory.storage.staging import chunk_dir, drop_staged, is_staged, read_note
+from prm_factory.storage.staging import chunk_dir, drop_staged
 from prm_factory.verifiers.identity import identity_tag
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
@@ -123,6 +124,7 @@ class ChunkRun:
     total_problems: int
     sources: RunSources
     executor: ChunkExecutor
+    loop: ChunkLoop
 
 
 @dataclass(frozen=True)
@@ -143,59 +145,56 @@ class RunSources:
 
 
 def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:
-    """One chunk from problems to staged rows; only its totals and staged path outlive this call."""
-    index, part, keys = chunk.index, chunk.problems, chunk.keys
-    directory = chunk_dir(run.root, keys.staged)
+    """One chunk from problems to staged rows through the stages GENERATION declares, each handed the
+    chunk's values it reads (`ChunkExecutor.step`); only the chunk's totals and staged path outlive this
+    call (flows/chunk_loop.py)."""
+    index, part, keys, plan = chunk.index, chunk.problems, chunk.keys, run.plan
     rows = GENERATION["rows"]
-    stages = [*CHUNK_STAGES, *run.executor.timed_sources(run.sources.others), rows.clock_name]
-    if run.config.resume.enabled and is_staged(directory):
-        run.clock.reuse(stages)
-        run.progress.tally.merge(RunTally.from_json(read_note(directory, TALLY_NOTE)))
-        run.progress.staged.append(str(directory))
-        run.clock.advanced("sample", index + 1, len(run.plan.chunks))
+    if run.loop.is_done(keys.staged):
+        run.clock.reuse([*CHUNK_STAGES, *run.executor.timed_sources(run.sources.others), rows.clock_name])
+        run.loop.reuse(keys.staged)
+        run.clock.advanced("sample", index + 1, len(plan.chunks))
         return
-    sampled, verdicts = sample_and_verify(run, index, part, keys)
-    values = chunk_rollouts(run, sampled, keys)
-    labels = chunk_labels(run, sampled, verdicts, values)
-    chains, steps = chunk_records(sampled, labels, run.plan.context, run.sources.registry)
-    tally = RunTally.of(chains, steps, values.values())
-    tally.problems = len(part)
-    run.executor.run(rows, keys["rows"], run.root, str(directory), part, chains, steps, tally)
-    run.progress.tally.merge(tally)
-    run.progress.staged.append(str(directory))
-
-
-def sample_and_verify(
-    run: ChunkRun, index: int, part: list[Problem], keys: ChunkKeys
-) -> tuple[list[SampledChain], list[list[Verdict]]]:
-    """Sample the chunk's chains, segment and grade them, and verify their steps."""
-    plan, execute = run.plan, run.executor.run
-    drawn = execute(GENERATION["sample"], keys["sample"], plan.settings, part, plan.params, run.domain)
+    values = chunk_values(run, part)
+    step = run.executor.step
+    step(GENERATION["sample"], keys["sample"], values)
     run.clock.advanced("sample", index + 1, len(plan.chunks))
-    sampled = execute(GENERATION["segment"], keys["segment"], drawn, run.domain, run.verifier, plan.identity)
-    verdicts = execute(GENERATION["verify"], keys["verify"], sampled, run.verifier)
-    return sampled, verdicts
-
-
-def chunk_rollouts(run: ChunkRun, sampled: list[SampledChain], keys: ChunkKeys) -> dict[str, ChainValues]:
-    """Monte Carlo values of the chunk's chains, by chain id."""
-    progress = run.progress
-    done = progress.rollout_chains
+    step(GENERATION["segment"], keys["segment"], values)
+    step(GENERATION["verify"], keys["verify"], values)
+    sampled = values["sampled"]
     with_steps = sum(1 for c in sampled if c.steps)
-    expected = max(done + with_steps, run.total_problems * run.config.sampling.n)
-    stage: RolloutStage = run.executor.run(
-        GENERATION["rollouts"],
-        keys["rollouts"],
-        run.plan.settings,
-        sampled,
-        run.config,
-        run.verifier,
-        run.plan.context.run_id,
-        done,
-        expected,
-    )
-    progress.add_rollouts(stage, with_steps)
-    return {v.chain_id: v for v in stage.values}
+    values["expected"] = max(values["done"] + with_steps, run.total_problems * run.config.sampling.n)
+    stage: RolloutStage = step(GENERATION["rollouts"], keys["rollouts"], values)["rollout_stage"]
+    run.progress.add_rollouts(stage, with_steps)
+    by_chain = {v.chain_id: v for v in stage.values}
+    labels = chunk_labels(run, sampled, values["verdicts"], by_chain)
+    chains, steps = chunk_records(sampled, labels, plan.context, run.sources.registry)
+    tally = RunTally.of(chains, steps, by_chain.values())
+    tally.problems = len(part)
+    directory = str(chunk_dir(run.root, keys.staged))
+    values.update(directory=directory, chains=chains, steps=steps, tally=tally)
+    step(rows, keys["rows"], values)
+    run.loop.added(directory, tally)
+
+
+def chunk_values(run: ChunkRun, part: list[Problem]) -> dict[str, Any]:
+    """What a chunk's stages read that no stage writes: the chunk's problems and the run's plan."""
+    return {
+        "problems": part,
+        "settings": run.plan.settings,
+        "params": run.plan.params,
+        "domain": run.domain,
+        "verifier": run.verifier,
+        "identity": run.plan.identity,
+        "config": run.config,
+        "run_id": run.plan.context.run_id,
+        "root": run.root,
+        "done": run.progress.rollout_chains,
+    }
+
+
+CHUNK_GIVEN = ("problems", "settings", "params", "domain", "verifier", "identity", "config", "run_id", "root")
+"""The names `chunk_values` provides (with `done`, `expected`, and the records `label_chunk` makes)."""
 
 
 def chunk_labels(
@@ -262,8 +261,10 @@ def generation_run(
             clock.once("engine_start", lambda: tasks.start_engine_task(plan.settings))
         sources = RunSources.of(config, domain, verifier, plan)
         executor = ChunkExecutor(root, domain.name, clock, resume=config.resume.enabled, config=config)
+        progress = state.progress
+        loop = ChunkLoop(root, config.resume.enabled, progress.tally, progress.staged)
         chunk_run = ChunkRun(
-            config, domain, verifier, plan, root, clock, state.progress, planned, sources, executor
+            config, domain, verifier, plan, root, clock, progress, planned, sources, executor, loop
         )
         for chunk in plan.chunks:
             label_chunk(chunk_run, chunk)

@@ -1,16 +1,18 @@
 """The one chunk executor of every pipeline: the generation run, `label` and `relabel` declare their stages
 (flows/stages.py: key and how it runs) and run each of them here.
 
-`ChunkExecutor.run` owns what used to be written by hand per stage and per flow: the stage's Prefect task
-(flows/tasks.py, by the name the stage declares), its content cache (flows/resume.py, for cached stages and
-only with `resume.enabled`), the engine's and the sandbox's concurrency tags (from what it needs; the sandbox
-only in a code run), its place on the run's progress clock (flows/stage_clock.py, where the pipeline has
-one), and the task runner (a stage that declares `spread` runs over the process or Dask runner of
-`runner.task_runner`). `label_sources` runs the label sources after the ones a pipeline reads from its own
-stages, each as a stage of its own, in order, each reading the labels before it.
+`ChunkExecutor.step` runs a stage on a chunk's named values (what the stage `reads`, its result stored
+under what it `writes`); `ChunkExecutor.run` owns what used to be written by hand per stage and per flow:
+the stage's Prefect task (the object the stage declares), its content cache (flows/resume.py, for cached
+stages and only with `resume.enabled`), the engine's and the sandbox's concurrency tags (from what it
+needs; the sandbox only in a code run), its place on the run's progress clock (flows/stage_clock.py, where
+the pipeline has one), and the task runner (a stage that declares `spread` runs over the process or Dask
+runner of `runner.task_runner`). `label_sources` runs the label sources after the ones a pipeline reads
+from its own stages, each as a stage of its own, in order, each reading the labels before it.
 
 >>> executor = ChunkExecutor("/tmp/ds", domain="math")                                  # doctest: +SKIP
->>> drawn = executor.run(GENERATION["sample"], key, settings, part, params, domain)   # doctest: +SKIP
+>>> values = {"settings": settings, "problems": part, "params": params, "domain": domain}  # doctest: +SKIP
+>>> executor.step(GENERATION["sample"], key, values)["drawn"]                            # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from functools import partial
 from typing import Any
 
 from prm_factory.config.run_config import RunConfig
-from prm_factory.flows import scaleout, tasks
+from prm_factory.flows import tasks
 from prm_factory.flows.resume import with_stage_cache
 from prm_factory.flows.stage_clock import StageClock
-from prm_factory.flows.stages import Stage, source_stage
+from prm_factory.flows.stages import Stage, UndeclaredInput, source_stage
 from prm_factory.labels.assemble import SampledChain
 from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
 
@@ -47,24 +49,37 @@ class ChunkExecutor:
 
     def task(self, stage: Stage, key: str | None) -> Any:
         """The stage's Prefect task with its cache, tags and name."""
-        task = getattr(tasks, stage.task)
+        task = stage.task
+        if task is None:
+            raise TypeError(f"stage {stage.name!r} declares no task")
         if stage.cached:
             task = with_stage_cache(task, self.root, key if self.resume else None)
         options: dict[str, Any] = {"tags": self.tags(stage)}
-        if stage.task == "label_task":
+        if task is tasks.label_task:
             options["name"] = f"label-{stage.name}"
         return task.with_options(**options)
 
     def run(self, stage: Stage, key: str | None, *args: Any) -> Any:
         """Run one chunk's piece of `stage` on `args` (the task's parameters) and return its result."""
         runner = self.config.runner.task_runner if self.config is not None else "threads"
-        if stage.spread and runner != "threads":  # its own sub-chunks over the process / Dask runner
-            work = partial(getattr(scaleout, stage.spread), key, self.config, self.root, *args)
+        if stage.spread is not None and runner != "threads":  # its sub-chunks over the process / Dask runner
+            work = partial(stage.spread, key, self.config, self.root, *args)
         else:
             work = partial(self.task(stage, key), *args)
         if self.clock is None or not stage.timed:
             return work()
         return self.clock.run(stage.clock_name, work, [key] if key and stage.cached else [])
+
+    def step(self, stage: Stage, key: str | None, values: dict[str, Any]) -> dict[str, Any]:
+        """Run `stage` on the chunk's `values` named by its `reads`; its result goes into `values` under its
+        `writes` (returned, for chaining)."""
+        missing = [name for name in stage.reads if name not in values]
+        if missing:
+            raise UndeclaredInput(f"stage {stage.name!r} reads {missing}, which no earlier stage wrote")
+        result = self.run(stage, key, *(values[name] for name in stage.reads))
+        if stage.writes:
+            values[stage.writes] = result
+        return values
 
     def label_sources(
         self,
@@ -79,7 +94,8 @@ class ChunkExecutor:
         }
         for source in sources:
             stage = source_stage(source.name, source.needs)
-            out[source.name] = self.run(stage, None, source, list(chains), dict(out), setup)
+            values = {"source": source, "chains": list(chains), "labels": dict(out), "setup": setup}
+            out[source.name] = self.step(stage, None, values)[stage.writes]
         return out
 
     def timed_sources(self, sources: Sequence[LabelSource]) -> list[str]:

@@ -8,6 +8,11 @@ code therefore changes every key downstream of it, and a stage is added by one e
 Run-scoped stages get one key per run, suffixed per chunk of problems (`resume.chunk_key`); a chunk-scoped
 stage (`rows`) is keyed from its upstream stages' chunk keys.
 
+A stage also declares what it reads and writes by name (`reads`, `writes`): the chunk loop hands it the
+chunk's values of those names and stores its result under `writes` (flows/runner.ChunkExecutor.step), and
+`Pipeline.unwired` finds a read that nothing before it writes, so a reader follows a value from the stage
+that makes it to the stages that use it, and the task a stage runs is the object it names, not a string.
+
 >>> pipeline = Pipeline((Stage("a", inputs=("x",)), Stage("b", consumes=("a",))))
 >>> pipeline.run_keys({"x": 1})["b"] != pipeline.run_keys({"x": 2})["b"]
 True
@@ -15,10 +20,13 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from prefect import Task
+
+from prm_factory.flows import scaleout, tasks
 from prm_factory.flows.resume import chunk_key, stage_key
 from prm_factory.schemas.records import Problem
 
@@ -29,12 +37,13 @@ class UndeclaredInput(KeyError):
 
 @dataclass(frozen=True)
 class Stage:
-    """One stage: what keys it (consumes, inputs, code) and how it runs (flows/runner.py runs every stage of
-    every pipeline the same way). `task` names its Prefect task in flows/tasks.py; `needs` the resources it
-    uses (`engine`, `sandbox`: its concurrency tags); `cached`: its result is stored under its key and
-    reused; `clock` its name on the run's progress clock (flows/stage_clock.py), `timed` False for a stage
-    the clock does not show; `spread` a function of flows/scaleout.py that runs it over a process or Dask
-    task runner instead (`runner.task_runner`)."""
+    """One stage: what keys it (consumes, inputs, code), what it reads and writes, and how it runs
+    (flows/runner.py runs every stage of every pipeline the same way). `task` is its Prefect task (from
+    flows/tasks.py), called with the chunk's values named by `reads`, in order; its result is the chunk's
+    value `writes`; `needs` the resources it uses (`engine`, `sandbox`: its concurrency tags); `cached`:
+    its result is stored under its key and reused; `clock` its name on the run's progress clock
+    (flows/stage_clock.py), `timed` False for a stage the clock does not show; `spread` a function of
+    flows/scaleout.py that runs it over a process or Dask task runner instead (`runner.task_runner`)."""
 
     name: str
     consumes: tuple[str, ...] = ()
@@ -43,11 +52,13 @@ class Stage:
     code: tuple[str, ...] = ()
     scope: Literal["run", "chunk"] = "run"
     clock: str = ""
-    task: str = ""
+    task: Task | None = None
+    reads: tuple[str, ...] = ()
+    writes: str = ""
     needs: frozenset[str] = frozenset()
     cached: bool = True
     timed: bool = True
-    spread: str = ""
+    spread: Callable[..., Any] | None = None
 
     @property
     def clock_name(self) -> str:
@@ -82,6 +93,16 @@ class Pipeline:
 
     def names(self, scope: str | None = None) -> list[str]:
         return [s.name for s in self.stages if scope is None or s.scope == scope]
+
+    def unwired(self, given: Sequence[str]) -> list[str]:
+        """`stage.read` for every read that neither `given` (what the pipeline's loop puts in a chunk's
+        values) nor an earlier stage's `writes` provides: empty for a pipeline the loop can run."""
+        known, missing = set(given), []
+        for stage in self.stages:
+            missing += [f"{stage.name}.{name}" for name in stage.reads if name not in known]
+            if stage.writes:
+                known.add(stage.writes)
+        return missing
 
     def input_names(self) -> set[str]:
         return {name for stage in self.stages for name in stage.inputs}
@@ -149,7 +170,9 @@ GENERATION = Pipeline(
                 "prm_factory.sampling.vllm_plugins",
                 "prm_factory.sampling.cpu_top_p",
             ),
-            task="sample_task",
+            task=tasks.sample_task,
+            reads=("settings", "problems", "params", "domain"),
+            writes="drawn",
             needs=frozenset({"engine"}),
         ),
         Stage(
@@ -159,7 +182,9 @@ GENERATION = Pipeline(
             outputs="chains split into steps, final answers graded",
             code=("prm_factory.sampling.segment", "prm_factory.labels.assemble", "prm_factory.flows.domains"),
             clock="segment_grade",
-            task="segment_task",
+            task=tasks.segment_task,
+            reads=("drawn", "domain", "verifier", "identity"),
+            writes="sampled",
             needs=frozenset({"sandbox"}),
         ),
         Stage(
@@ -168,9 +193,11 @@ GENERATION = Pipeline(
             inputs=("verifier",),  # its code digest is in the value (verifiers.identity.labeler_identity)
             outputs="step verdicts",
             code=("prm_factory.flows.domains",),
-            task="verify_task",
+            task=tasks.verify_task,
+            reads=("sampled", "verifier"),
+            writes="verdicts",
             needs=frozenset({"sandbox"}),
-            spread="spread_verify",
+            spread=scaleout.spread_verify,
         ),
         Stage(
             "rollouts",
@@ -178,7 +205,9 @@ GENERATION = Pipeline(
             inputs=("rollouts", "engine", "verifier"),
             outputs="Monte Carlo step values",
             code=("prm_factory.rollouts",),
-            task="rollouts_task",
+            task=tasks.rollouts_task,
+            reads=("settings", "sampled", "config", "verifier", "run_id", "done", "expected"),
+            writes="rollout_stage",
             needs=frozenset({"engine", "sandbox"}),
         ),
         Stage(
@@ -189,7 +218,8 @@ GENERATION = Pipeline(
             code=("prm_factory.labels", "prm_factory.storage", "prm_factory.schemas.records"),
             scope="chunk",
             clock="stage_rows",
-            task="stage_task",
+            task=tasks.stage_task,
+            reads=("root", "directory", "problems", "chains", "steps", "tally"),
             cached=False,  # its rows are staged under its key (storage/staging.py), not a task result
         ),
     )
@@ -204,7 +234,9 @@ EXTERNAL = Pipeline(
             inputs=("external_chains", "outcomes", "engine", "rollouts", "verifier"),
             outputs="Monte Carlo step values of chains read from a file",
             code=("prm_factory.rollouts",),
-            task="rollouts_task",
+            task=tasks.rollouts_task,
+            reads=("settings", "sampled", "config", "verifier", "run_id"),
+            writes="rollout_stage",
             needs=frozenset({"engine", "sandbox"}),
         ),
     )
@@ -217,7 +249,13 @@ def source_stage(name: str, needs: frozenset[str]) -> Stage:
     or a checkpoint (the others run inline, as the reference alignment always has), with the engine's and the
     sandbox's tags where it needs them. Not cached: a source's identity keys the rows it ends in."""
     return Stage(
-        name, task="label_task", needs=needs, cached=False, timed=bool(needs & {"engine", "checkpoint"})
+        name,
+        task=tasks.label_task,
+        reads=("source", "chains", "labels", "setup"),
+        writes=name,
+        needs=needs,
+        cached=False,
+        timed=bool(needs & {"engine", "checkpoint"}),
     )
 
 

@@ -14,7 +14,7 @@ from prm_factory.config.run_config import load_config
 from prm_factory.flows.observe import StageEvents
 from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.stage_clock import StageClock
-from prm_factory.flows.stages import GENERATION, Stage, source_stage
+from prm_factory.flows.stages import GENERATION, Stage, UndeclaredInput, source_stage
 from prm_factory.labels.source import BaseSource, SourceSetup
 from prm_factory.schemas.step_labels import StepLabel
 
@@ -43,10 +43,9 @@ def counted_task(x: int) -> int:
 
 
 @pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> Stage:
-    monkeypatch.setattr(tasks, "counted_task", counted_task, raising=False)
+def counted() -> Stage:
     CALLS.clear()
-    return Stage("double", task="counted_task", needs=frozenset({"engine"}))
+    return Stage("double", task=counted_task, reads=("x",), writes="doubled", needs=frozenset({"engine"}))
 
 
 def test_a_cached_stage_runs_once_per_key_and_shows_cached_on_the_clock(
@@ -64,6 +63,16 @@ def test_a_cached_stage_runs_once_per_key_and_shows_cached_on_the_clock(
     assert "double" in clock.seconds() and clock.cached_stages() == []  # one of its three runs computed
     uncached = ChunkExecutor(str(tmp_path), "math", resume=False)
     assert uncached.run(counted, "double-key-1", 3) == 6 and CALLS == [3, 4, 3]
+
+
+def test_a_step_reads_the_chunk_values_it_declares_and_writes_its_own(
+    prefect_server: None, tmp_path, counted: Stage
+) -> None:
+    executor = ChunkExecutor(str(tmp_path), "math", resume=False)
+    values = executor.step(counted, None, {"x": 5, "unrelated": 1})
+    assert values == {"x": 5, "unrelated": 1, "doubled": 10} and CALLS == [5]
+    with pytest.raises(UndeclaredInput, match="'double' reads \\['x'\\]"):
+        executor.step(counted, None, {"y": 5})
 
 
 @dataclass

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 import prm_factory.flows.resume as resume
-from prm_factory.flows.stages import EXTERNAL, GENERATION, KEYED_ELSEWHERE, Pipeline, Stage, UndeclaredInput
+from prm_factory.flows.stages import (
+    EXTERNAL,
+    GENERATION,
+    KEYED_ELSEWHERE,
+    Pipeline,
+    Stage,
+    UndeclaredInput,
+    source_stage,
+)
 from prm_factory.schemas.records import Problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,3 +250,16 @@ def test_the_coverage_check_finds_a_module_left_off() -> None:
     lonely = Pipeline((Stage("segment", code=("prm_factory.labels.assemble",)),))
     gaps = uncovered(lonely)["segment"]
     assert "prm_factory.sampling.segment" in gaps and "prm_factory.sampling.chains" in gaps
+
+
+def test_every_stage_reads_only_what_the_loop_gives_or_an_earlier_stage_writes() -> None:
+    """The loop wires stages by the names they declare (issue 48): a read nothing provides fails here, not
+    half-way through a chunk."""
+    from prm_factory.flows.generation_run import CHUNK_GIVEN
+
+    given = (*CHUNK_GIVEN, "done", "expected", "directory", "chains", "steps", "tally")
+    assert GENERATION.unwired(given) == []
+    assert EXTERNAL.unwired(("settings", "sampled", "config", "verifier", "run_id")) == []
+    assert GENERATION.unwired(tuple(n for n in given if n != "params")) == ["sample.params"]
+    assert all(stage.task is not None for stage in (*GENERATION.stages, *EXTERNAL.stages))
+    assert source_stage("reference", frozenset()).writes == "reference"
