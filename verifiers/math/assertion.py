@@ -118,8 +118,9 @@ def _squeeze(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def claim_offsets(claim: str, step: str) -> list[int]:
-    """Where the claim is written in its step: the whole claim (spacing aside), else its first side."""
+def claim_offsets(claim: str, step: str, *, overlapping: bool = False) -> list[int]:
+    """Where the claim is written in its step: the whole claim (spacing aside), else its first side; with
+    `overlapping`, places that overlap count too (`128 / 10 = 12` in `128 / 10 = 128 / 10 = 12`)."""
     wanted = _squeeze(claim)
     if wanted:
         squeezed, index = [], []
@@ -128,7 +129,8 @@ def claim_offsets(claim: str, step: str) -> list[int]:
                 squeezed.append(ch)
                 index.append(i)
         flat = "".join(squeezed)
-        found = [index[m.start()] for m in re.finditer(re.escape(wanted), flat)]
+        pattern = f"(?={re.escape(wanted)})" if overlapping else re.escape(wanted)
+        found = [index[m.start()] for m in re.finditer(pattern, flat)]
         if found:
             return found
     head = re.split(r"=|\\approx|≈|\\equiv|<|>|\\[lg]eq?(?![A-Za-z])", claim, maxsplit=1)[0].strip()

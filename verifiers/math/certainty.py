@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from prm_factory.verifiers.math.assertion import CHECK, claim_offsets, frame_of, sentences
+from prm_factory.verifiers.math.assertion import claim_offsets, frame_of, sentences
 from prm_factory.verifiers.math.claim_grammar import (
     NAMES,
     WORDS,
@@ -142,10 +142,13 @@ _VALUE_GIVEN = re.compile(
 )
 
 
-# a step that puts something to the test: checks (the assertion lexicon) or tries a value
+# a step that puts something to the test: a check or a trial said as a verb ("to verify", "let's try",
+# "checking"), not a noun ("the third test")
 _TESTED = re.compile(
-    rf"\b(?:{CHECK}|ensure|ensuring|make\s+sure|double[- ]check\w*|try|trying|tried|test|testing)\b",
-    re.IGNORECASE,
+    r"\b(?:to|let'?s|let\s+us|we|I|we'll|I'll|now)\s+(?:first\s+|also\s+)?(?:check|verify|confirm|ensure"
+    r"|make\s+sure|double[- ]check|try|test)\b|\b(?:checking|verifying|confirming|ensuring|trying|testing)\b"
+    r"|(?:^|[.:!]\s+)(?:check|verify|confirm|try|test)\b|\bsee\s+(?:if|whether)\b",
+    re.IGNORECASE | re.MULTILINE,
 )
 
 
@@ -232,7 +235,7 @@ def uncertain_reason(
         unread = unread_span(relation, grammar)
         if unread is not None:
             return f"the reading does not account for every character: {unread.evidence()} of {relation!r}"
-        offsets = claim_offsets(relation, step)
+        offsets = claim_offsets(relation, step, overlapping=True)
         # (a word problem's `$` is money: there only `\\(...\\)` and `\\[...\\]` are math)
         cut = (
             cut_from_source(relation, step, offsets)

@@ -3,6 +3,8 @@ text is closed for every reading kind at once; a plain false claim in a plain st
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -242,3 +244,24 @@ def test_a_relation_put_in_for_a_part_is_no_rewrite(verifier, a: int, b: int, of
     assert _verdicts(verifier, [said, put_in])[1].label != "incorrect"
     wrong = f"So $x^3 - {b}x = (x^2 + x) - {b}x$ becomes $x^3 - {b}x = (x + {a + off} + x) - {b}x$"
     assert _verdicts(verifier, [said, wrong])[1].label == "incorrect"
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(v=st.integers(2, 9), a=st.integers(1, 9), off=st.sampled_from([2, 3, 7]))
+def test_a_test_said_as_a_noun_puts_nothing_to_the_test(verifier, v: int, a: int, off: int) -> None:
+    # "the third test" is an exam, not a check: the equation there is asserted (generated, issue 46)
+    step = f"The score on the third test was high, and $({v} - {a})^2 = ({v} + {a})^2 + {off}$."
+    assert _verdicts(verifier, [step])[0].label == "incorrect"
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(a=st.integers(11, 99), b=st.integers(3, 9), off=st.sampled_from([-2, 1, 3]))
+def test_a_claim_written_twice_is_cut_only_where_every_place_is(verifier, a: int, b: int, off: int) -> None:
+    # `a / b = a / b = q`: the claim `a / b = q` is whole at its second place (overlapping the first)
+    word = Problem("w2", "gsm8k", "math", "How many cups does each chair get?")
+    q = Fraction(a, b) + off
+    if q.denominator != 1:
+        q = Fraction(a // b + off)
+    step = f"So {a} cups / {b} chairs = {a} cups / {b} chairs = {q} cups per chair."
+    expected = "correct" if Fraction(a, b) == q else "incorrect"
+    assert _verdicts(verifier, [step], word)[0].label == expected
