@@ -9,11 +9,16 @@ each against the factory's own `label` path on the same chains, measured in the 
   no worker (`RewardScorer(deadline_s=None)`): the labelling alone.
 - `score_steps`: one response at a time on one worker (one core), percentiles; `score_batch`: batches of 64
   over two workers, responses per second.
+- Rounds (`--rounds`, `--competition-rounds`): the label baseline and the reward path run alternately, each
+  round on the same chains with the same long-lived verifier and workers, so a change in the machine's load
+  (it is shared) falls on both; each round's label / reward ratio is printed, and their median.
+- Budgets (`--budget 1.0 ...`): the 30-step responses again with `budget_s` (reward/budget.py), with their
+  percentiles and how many step verdicts moved against the run without one (only to `unverifiable` may).
 - The server (`--server-seconds`, 0 skips it): `prm-factory reward serve` in a subprocess, 64 concurrent
   clients posting one response each to /get_reward for the given time; errors, percentiles, and the server's
   memory (its process and its workers) at the start and the end.
 
-    python -m bench.bench_reward --processbench /path/to/processbench/math.json --server-seconds 30
+    python -m bench.bench_reward --processbench /path/to/math.json --server-seconds 30 --budget 0.7
 
 Prints one JSON object. Timings depend on the machine and its load: report `uptime` beside them.
 """
@@ -85,7 +90,7 @@ def item(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def label_path(rows: list[dict[str, Any]]) -> dict[str, float]:
+def label_path(rows: list[dict[str, Any]], verifier: Any = None) -> dict[str, float]:
     """`prm-factory label`'s labelling of the rows, without its Prefect tasks and Delta write: the rows
     parsed and graded as external chains (flows/label_run.to_sampled), the default config's sources run in
     order (verifier, then reference) and the records built (labels.assemble.chunk_records); seconds per
@@ -99,7 +104,8 @@ def label_path(rows: list[dict[str, Any]]) -> dict[str, float]:
     from prm_factory.schemas.external_chains import parse_external_chain
 
     config = RunConfig()
-    verifier = math_verifier(config)
+    own = verifier is None
+    verifier = verifier or math_verifier(config)
     verifier.grade(_warm_problem(), "The answer is $\\boxed{\\frac{1}{2}}$.")  # its SymPy worker starts here
     started = time.perf_counter()
     sampled = [
@@ -113,8 +119,17 @@ def label_path(rows: list[dict[str, Any]]) -> dict[str, float]:
             labels[source.name] = source.label(sampled, labels, setup)
     chunk_records(sampled, labels, RecordContext("bench", "external", "{}", 0, "", "", "bench"), registry)
     wall = time.perf_counter() - started
-    verifier.close()
+    if own:
+        verifier.close()
     return {"chains": len(rows), "wall_s": wall, "s_per_chain": wall / len(rows)}
+
+
+def label_verifier() -> Any:
+    """The verifier `label` builds from the default config (flows/domains.py), kept across rounds."""
+    from prm_factory.config.run_config import RunConfig
+    from prm_factory.flows.domains import math_verifier
+
+    return math_verifier(RunConfig())
 
 
 def _warm_problem() -> Any:
@@ -123,13 +138,53 @@ def _warm_problem() -> Any:
     return Problem("warm", "bench", "math", "Half of one?", reference_answer="0.5")
 
 
-def one_at_a_time(rows: list[dict[str, Any]], scorer: RewardScorer) -> dict[str, Any]:
-    seconds = []
+def one_at_a_time(
+    rows: list[dict[str, Any]], scorer: RewardScorer, budget_s: float | None = None
+) -> tuple[dict[str, Any], list[Any]]:
+    seconds, results = [], []
     for row in rows:
         started = time.perf_counter()
-        score_steps(**item(row), scorer=scorer)
+        budget = {} if budget_s is None else {"budget_s": budget_s}  # (a reward without budgets runs it too)
+        results.append(score_steps(**item(row), scorer=scorer, **budget))
         seconds.append(time.perf_counter() - started)
-    return {**percentiles(seconds), "s_per_chain": statistics.fmean(seconds)}
+    statuses = {s: sum(r.status == s for r in results) for s in {r.status for r in results}}
+    summary = {**percentiles(seconds), "s_per_chain": statistics.fmean(seconds), "status": statuses}
+    return {**summary, "latencies": seconds}, results
+
+
+def verdict_moves(before: list[Any], after: list[Any]) -> dict[str, int]:
+    """Step verdicts that differ between a run without a budget and one with it, on the responses both
+    labelled (status ok): each source's verdict moved to `unverifiable` (what a budget does), moved from it
+    (a check past the verifier's per-item limit in the run without a budget, on a loaded machine), or any
+    other move (a budget must make none); and consensus moves (it follows the sources left)."""
+    moves = {"steps": 0, "source_to_unverifiable": 0, "source_from_unverifiable": 0, "source_other": 0}
+    moves["consensus_moved"] = 0
+    for one, other in zip(before, after, strict=True):
+        if one.status != "ok" or other.status != "ok":
+            continue
+        for a, b in zip(one.steps, other.steps, strict=True):
+            moves["steps"] += 1
+            moves["consensus_moved"] += a.verdict != b.verdict
+            theirs = {x.source: x.verdict for x in b.sources}
+            for x in a.sources:
+                y = theirs.get(x.source, "unverifiable")
+                if x.verdict == y:
+                    continue
+                key = "to" if y == "unverifiable" else "from" if x.verdict == "unverifiable" else "other"
+                moves[f"source_{key}_unverifiable" if key != "other" else "source_other"] += 1
+    return moves
+
+
+def median_ratio(baseline: list[dict[str, Any]], measured: list[dict[str, Any]]) -> dict[str, Any]:
+    """label / reward seconds per chain, per round and their median (1 = as fast; above 1: reward faster)."""
+    ratios = [b["s_per_chain"] / m["s_per_chain"] for b, m in zip(baseline, measured, strict=True)]
+    return {"per_round": ratios, "median": statistics.median(ratios)}
+
+
+def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Percentiles over every round's latencies, and each round's seconds per chain."""
+    latencies = [x for run in runs for x in run["latencies"]]
+    return {**percentiles(latencies), "s_per_chain_per_round": [r["s_per_chain"] for r in runs]}
 
 
 def batched(rows: list[dict[str, Any]], scorer: RewardScorer, size: int = 64) -> dict[str, float]:
@@ -242,33 +297,52 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--server-seconds", type=float, default=30.0)
     parser.add_argument("--limit", type=int, default=400, help="GSM8K-sized chains to time (of 1,230)")
     parser.add_argument("--competition-limit", type=int, default=60, help="30-step responses to time")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating label / reward rounds, GSM8K")
+    parser.add_argument("--competition-rounds", type=int, default=2, help="the same on 30-step responses")
+    parser.add_argument("--budget", type=float, nargs="*", default=[], help="budget_s values to time")
     args = parser.parse_args(argv)
     gsm8k = gsm8k_rows()[: args.limit]
     out: dict[str, Any] = {"cpu": os.cpu_count(), "load_start": os.getloadavg()}
-    out["label_gsm8k"] = label_path(gsm8k)
+    verifier = label_verifier()
     in_caller = RewardScorer(deadline_s=None)
-    out["in_caller_gsm8k"] = one_at_a_time(gsm8k, in_caller)
     one = RewardScorer(workers=1)
-    one.warm()
-    out["score_steps_gsm8k"] = one_at_a_time(gsm8k, one)
+    two = RewardScorer(workers=2)
+    for scorer in (in_caller, one, two):
+        scorer.warm()
+    label_runs, steps_runs, batch_runs, caller_runs = [], [], [], []
+    for _ in range(args.rounds):
+        label_runs.append(label_path(gsm8k, verifier))
+        caller_runs.append(one_at_a_time(gsm8k, in_caller)[0])
+        steps_runs.append(one_at_a_time(gsm8k, one)[0])
+        batch_runs.append(batched(gsm8k, two))
+    out["label_gsm8k"] = {"s_per_chain_per_round": [r["s_per_chain"] for r in label_runs]}
+    out["in_caller_gsm8k"] = pooled(caller_runs)
+    out["score_steps_gsm8k"] = pooled(steps_runs)
+    out["score_batch_gsm8k_2_workers"] = {
+        "per_s_per_round": [r["per_s"] for r in batch_runs],
+        "s_per_chain_per_round": [r["s_per_chain"] for r in batch_runs],
+    }
+    out["ratio_label_over_in_caller_gsm8k"] = median_ratio(label_runs, caller_runs)
+    out["ratio_label_over_score_steps_gsm8k"] = median_ratio(label_runs, steps_runs)
+    out["ratio_label_over_score_batch_gsm8k"] = median_ratio(label_runs, batch_runs)
     if args.processbench:
         competition = competition_rows(args.processbench)[: args.competition_limit]
-        out["label_competition_30"] = label_path(competition)
-        out["score_steps_competition_30"] = one_at_a_time(competition, one)
+        label_c, steps_c, base = [], [], []
+        for _ in range(args.competition_rounds):
+            label_c.append(label_path(competition, verifier))
+            timed, base = one_at_a_time(competition, one)
+            steps_c.append(timed)
+        out["label_competition_30"] = {"s_per_chain_per_round": [r["s_per_chain"] for r in label_c]}
+        out["score_steps_competition_30"] = {**pooled(steps_c), "status": steps_c[-1]["status"]}
+        out["ratio_label_over_score_steps_competition"] = median_ratio(label_c, steps_c)
+        for budget in args.budget:
+            timed, cut = one_at_a_time(competition, one, budget)
+            timed.pop("latencies")
+            moves = verdict_moves(base, cut)
+            out[f"score_steps_competition_30_budget_{budget:g}"] = {**timed, "moves": moves}
     one.close()
-    two = RewardScorer(workers=2)
-    two.warm()
-    out["score_batch_gsm8k_2_workers"] = batched(gsm8k, two)
     two.close()
-    label_per_chain = out["label_gsm8k"]["s_per_chain"]
-    out["ratio_label_over_score_steps_gsm8k"] = label_per_chain / out["score_steps_gsm8k"]["s_per_chain"]
-    out["ratio_label_over_score_batch_gsm8k"] = (
-        label_per_chain / out["score_batch_gsm8k_2_workers"]["s_per_chain"]
-    )
-    if args.processbench:
-        out["ratio_label_over_score_steps_competition"] = (
-            out["label_competition_30"]["s_per_chain"] / out["score_steps_competition_30"]["s_per_chain"]
-        )
+    verifier.close()
     if args.server_seconds > 0:
         out["server"] = server_run(gsm8k, args.server_seconds)
     out["load_end"] = os.getloadavg()

@@ -52,7 +52,7 @@ class BudgetedPool(BoundedPool):
         self._lock = threading.Lock()
         self._spare: _Worker | None = None
         self._spare_starting = False
-        self._draining = False
+        self._draining: _Worker | None = None
         self._closed = False
 
     def run_stream(self, target: str, payload: Any, n_items: int, item_timeout_s: float) -> Iterator[Any]:
@@ -161,7 +161,9 @@ class BudgetedPool(BoundedPool):
         """Let `worker` finish its stream in the background (each item within the per-item limit), then
         offer it as the spare (True); a second cut stream while one drains is killed instead (False)."""
         with self._lock:
-            busy, self._draining = self._draining, True
+            busy = self._draining is not None or self._closed
+            if not busy:
+                self._draining = worker
         if busy:
             worker.kill()
             return False
@@ -182,15 +184,19 @@ class BudgetedPool(BoundedPool):
                 worker.kill()
             finally:
                 with self._lock:
-                    self._draining = False
+                    self._draining = None
 
         threading.Thread(target=drain, daemon=True).start()
         return True
 
     def close(self) -> None:
+        """Kill the idle workers, the spare and a draining worker (one busy in C code holds the GIL, so
+        its own watch for a dead parent may never run: it must not outlive the pool)."""
         with self._lock:
             self._closed = True
             spare, self._spare = self._spare, None
-        if spare is not None:
-            spare.kill()
+            draining = self._draining
+        for worker in (spare, draining):
+            if worker is not None:
+                worker.process.kill()  # the drain thread waits for it and closes its pipes
         super().close()

@@ -190,7 +190,8 @@ def openrlhf_requests(body: Any, limits: Limits) -> list[RewardRequest]:
 
 
 def batch_requests(body: Any, limits: Limits) -> tuple[list[RewardRequest], str]:
-    """`{"items": [{"prompt", "response", "answer"?, "solution"?, "steps"?, "sources"?}], "aggregate"?}`."""
+    """`{"items": [{"prompt", "response", "answer"?, "solution"?, "steps"?, "sources"?, "budget_s"?}],
+    "aggregate"?}` (`budget_s`: reward/budget.py)."""
     if not isinstance(body, dict):
         raise RequestRefused(422, "the body must be a JSON object")
     items = _field(body, "items", list)
@@ -199,7 +200,7 @@ def batch_requests(body: Any, limits: Limits) -> tuple[list[RewardRequest], str]
         raise RequestRefused(422, f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATIONS)}")
     if len(items) > limits.max_batch:
         raise RequestRefused(413, f"more than {limits.max_batch} items")
-    allowed = {"prompt", "response", "answer", "solution", "steps", "sources"}
+    allowed = {"prompt", "response", "answer", "solution", "steps", "sources", "budget_s"}
     requests = []
     for position, item in enumerate(items):
         if not isinstance(item, dict):

@@ -24,13 +24,16 @@ def pool() -> Iterator[BudgetedPool]:
     pool = BudgetedPool(PoolConfig(workers=1))
     list(pool.run_stream(TARGET, [(r"\sqrt{4} = 2", {})], 1, 120.0))  # started outside any budget
     yield pool
+    draining = pool._draining
     pool.close()
+    assert draining is None or draining.process.wait(timeout=30) is not None  # no bomb outlives the pool
 
 
 def test_a_budget_cuts_a_running_item_and_the_next_stream_gets_only_its_own_items(pool) -> None:
     with budget_until(time.monotonic() + 1.0):
-        cut = list(pool.run_stream(TARGET, [(BOMB, {})], 1, 600.0))  # only the budget can end it
+        cut = list(pool.run_stream(TARGET, [(BOMB, {})], 1, 60.0))  # the budget ends it long before
     assert cut == [TIMED_OUT] and pool.cut >= 1 and pool.restarts == 0
+    assert pool._draining is not None  # still running the bomb, in the background
     (after,) = list(pool.run_stream(TARGET, [(r"\sqrt{16} = 5", {})], 1, 120.0))
     assert after[0][:2] == (r"\sqrt{16} = 5", False)
 

@@ -77,6 +77,10 @@ def test_bad_batch_items_and_malformed_latex(client) -> None:
     assert lost.status_code == 422 and "step 1 is not in the response" in lost.json()["error"]
     source = client.post("/score", json={"items": [{"prompt": "p", "response": "r", "sources": ["mc"]}]})
     assert source.status_code == 422 and "engine" in source.json()["error"]
+    budget = client.post("/score", json={"items": [{"prompt": "p", "response": "r", "budget_s": -1}]})
+    assert budget.status_code == 422 and "budget_s" in budget.json()["error"]
+    budgeted = client.post("/score", json={"items": [{"prompt": "p", "response": "1+1=2", "budget_s": 0}]})
+    assert budgeted.status_code == 200 and budgeted.json()["results"][0]["status"] == "ok"
     latex = client.post(
         "/score", json={"items": [{"prompt": "p", "response": r"So $\frac{1}{ = \sqrt{{2$."}]}
     )
