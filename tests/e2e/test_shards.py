@@ -2,17 +2,19 @@
 mid-rollouts and rerun alone; what the offline engine promises about drawing the same tokens again; and
 engine arguments read back from an engine.
 
-The shards and the single-process reference run all use offline engines (the reference the session's,
-each shard one of its own in its worker's process) at temperature 0.7, n = 2, k = 2: a chunk reaches its
-engine as one batch in one canonical order with an empty prefix cache, and shards take whole chunks, so the
-three runs submit the same batches and draw the same tokens on any CPU whose kernels are deterministic for
-a fixed batch (sampling/reproducibility.py: `fixed-batch`). Whether a request draws the same tokens alone or
-in another batch is promised only by batch-invariant kernels; the test of that reads the engine's record.
+The shards and the single-process reference run all use offline engines (the reference and the killed
+shard's rerun the session's, each shard's first run one of its own in its worker's process) at temperature
+0.7, n = 2, k = 2: a chunk reaches its engine as one batch in one canonical order with an empty prefix cache,
+and shards take whole chunks, so the runs submit the same batches and draw the same tokens on any CPU whose
+kernels are deterministic for a fixed batch (sampling/reproducibility.py: `fixed-batch`). Whether a request
+draws the same tokens alone or in another batch is promised only by batch-invariant kernels; the test of that
+reads the engine's record.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -110,6 +112,14 @@ def workers(prefect_server: None, tmp_path: Path) -> Iterator[list[Path]]:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def wait_until_gone(flow_run_id: str) -> None:
+    """Until no process of the flow run is left (SIGKILLed, each is gone once its parent reaps it)."""
+    deadline = time.monotonic() + 60
+    while pids_of_flow_run(flow_run_id):
+        assert time.monotonic() < deadline, f"a process of flow run {flow_run_id} outlived its SIGKILL"
+        time.sleep(0.2)
 
 
 def committed_rows(root: Path) -> dict[str, list[tuple]]:
@@ -250,11 +260,16 @@ def test_a_seeded_request_keeps_its_draws_beside_unseeded_ones(engine) -> None:
 
 
 def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone(
-    engine, workers: list[Path], tmp_path: Path
+    engine, workers: list[Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Both shards start as flow runs of the deployment on the pool's two workers, each on an engine of its
+    own; shard 1 is killed once its first chunk is sampled and reruns alone in this process, as
+    `prm-factory run --shard 1/2 --parent-run ID` reruns it, on the session's engine beside the single run
+    (a rerun on a worker paid a third engine start, a minute or more on 2 cores, after the kill). The rows
+    of the shards, drawn on three engines in three processes, equal the single run's."""
     from prm_factory.config.run_config import load_config
     from prm_factory.flows.fanout import deploy_generation, submit_shards, wait_for_shards
-    from prm_factory.flows.generation_run import run_generation
+    from prm_factory.flows.generation_run import generation_run
     from prm_factory.flows.shards import Shard, absolute_paths, derived_parent_id
     from prm_factory.storage.dataset import Dataset
     from prm_factory.storage.sql import query
@@ -275,28 +290,32 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
     started = time.perf_counter()
     first = submit_shards(deployment, cfg, [Shard(0, 2), Shard(1, 2)], parent)
     # the single-process reference run goes on beside the shards, on this process's engine (the session's):
-    # it submits the same batches, one chunk at a time, as the two shards' engines do
-    reference = ThreadPoolExecutor(max_workers=1, thread_name_prefix="single-run")
-    single_run = reference.submit(run_generation, config(str(tmp_path / "single")))
+    # it submits the same batches, one chunk at a time, as the shards' engines do. The flows are called for
+    # their return value, which Prefect keeps in memory: `run_generation` reads it back from the final state,
+    # which a Prefect server on SQLite under load once answered without its data (MissingResult)
+    here = ThreadPoolExecutor(max_workers=2, thread_name_prefix="here")
+    single_run = here.submit(generation_run, config(str(tmp_path / "single")))
     try:
-        # shard 1 is killed once its first chunk's rollouts began (its second chunk is not staged then)
-        begin = wait_for_log(workers, "event=begin", "shard=1/2")
-        run_id = begin.split("run_id=")[1].split()[0]
-        wait_for_log(workers, f"run_id={run_id}", "stage=rollouts", "event=start")
-        kill_flow_run(first[1].flow_run_id)
-        killed = wait_for_shards(first[1:], poll_seconds=1, timeout_seconds=DEADLINE)
-        assert pids_of_flow_run(first[1].flow_run_id) == []  # nothing of the killed run left behind
-        # the killed shard alone again, at once: on the freed worker, beside shard 0 and the single run
-        # (waiting for shard 0 first only made the server idle through the rerun's process start)
-        rerun = submit_shards(deployment, cfg, [Shard(1, 2)], parent)
-        states = wait_for_shards([first[0], *rerun], poll_seconds=2, timeout_seconds=DEADLINE)
-        single = single_run.result(timeout=DEADLINE)
+        with caplog.at_level(logging.INFO, logger="prefect"):
+            # shard 1 is killed once its first chunk's rollouts began (its second chunk is not staged then)
+            begin = wait_for_log(workers, "event=begin", "shard=1/2")
+            run_id = begin.split("run_id=")[1].split()[0]
+            wait_for_log(workers, f"run_id={run_id}", "stage=rollouts", "event=start")
+            kill_flow_run(first[1].flow_run_id)
+            wait_until_gone(first[1].flow_run_id)  # nothing of the killed run left behind
+            # the killed shard alone again, at once, beside shard 0 and the single run
+            rerun = here.submit(generation_run, cfg, "1/2", parent)
+            killed = wait_for_shards(first[1:], poll_seconds=1, timeout_seconds=DEADLINE)
+            states = wait_for_shards(first[:1], poll_seconds=2, timeout_seconds=DEADLINE)
+            single, again = single_run.result(timeout=DEADLINE), rerun.result(timeout=DEADLINE)
     finally:
-        reference.shutdown(wait=True)
+        here.shutdown(wait=True)
     seconds = time.perf_counter() - started
     assert single.status == "succeeded", single.error
+    assert again.status == "succeeded", again.error
+    assert (again.shard, again.parent_run_id) == ("1/2", parent)
     assert killed[first[1].flow_run_id] in ("CRASHED", "FAILED")
-    assert states == {first[0].flow_run_id: "COMPLETED", rerun[0].flow_run_id: "COMPLETED"}
+    assert states == {first[0].flow_run_id: "COMPLETED"}
 
     ds = Dataset(str(tmp_path / "sharded"))
     versions = list_versions(ds, with_counts=False)
@@ -324,8 +343,20 @@ def test_two_shards_on_two_workers_equal_one_run_and_a_killed_shard_reruns_alone
     (cost,) = run_costs(ds)
     assert (cost["run_id"], cost["shards"], cost["status"]) == (parent, "2/2", "succeeded")
     # only the rerun can find a cached stage (the other runs started on empty caches): the chunk the
-    # killed shard had sampled is reused
-    assert wait_for_log(workers, "sample-chains", "Cached")
+    # killed shard had sampled is reused, and its other chunk is sampled now
+    (flow_run,) = {
+        record.flow_run_name
+        for record in caplog.records
+        if f"run_id={again.run_id}" in record.getMessage() and hasattr(record, "flow_run_name")
+    }
+    sampled = [
+        record.getMessage()
+        for record in caplog.records
+        if getattr(record, "flow_run_name", None) == flow_run
+        and getattr(record, "task_run_name", "").startswith("sample-chains")
+        and "Finished in state" in record.getMessage()
+    ]
+    assert any("Cached" in m for m in sampled) and not all("Cached" in m for m in sampled), sampled
     print(f"a single-process run beside two shards with a kill, then the rerun: {seconds:.0f}s")
 
 
