@@ -134,12 +134,14 @@ def test_a_run_killed_mid_run_and_started_again_ends_like_an_uninterrupted_run(
 
     from prm_factory.cli import app
     from prm_factory.config.run_config import load_config
-    from prm_factory.flows.generation_run import run_generation
+    from prm_factory.flows.generation_run import generation_run
     from prm_factory.storage.dataset import Dataset
 
     killed_cfg = write_config(tmp_path, "killed", problems_file)
     beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="uninterrupted")
-    uninterrupted = beside.submit(run_generation, load_config(write_config(tmp_path, "clean", problems_file)))
+    # the flow's return value, kept in memory (`run_generation` reads it back from the final state, which a
+    # Prefect server on SQLite under load once answered without its data)
+    uninterrupted = beside.submit(generation_run, load_config(write_config(tmp_path, "clean", problems_file)))
     try:
         run_and_kill_after(killed_cfg, tmp_path / "killed", "sample", tmp_path)
         # done before the CLI starts here: the command points this process's descriptors at its run log
