@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from multiprocessing.connection import Connection
 
 
@@ -46,3 +47,46 @@ def test_worker_streams_items_reports_errors_and_stops():
             process.kill()
         reader.close()
         writer.close()
+
+
+PARENT = """
+import sys
+import time
+from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig
+pool = BoundedPool(PoolConfig(workers=1))
+list(pool.run_stream("builtins:iter", [], 0, 120.0))  # the worker starts
+worker = pool._idle.get()
+pool._idle.put(worker)
+print(worker.process.pid, flush=True)
+list(pool.run_stream("math:factorial", 10**8, 1, 600.0))  # one C call that holds the GIL for minutes
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"  # a zombie has ended
+    except OSError:
+        return False
+
+
+def test_a_worker_busy_in_c_code_dies_with_its_parent():
+    """Its own watch thread cannot run then (tests/reward/test_budget.py's bomb once ran on, orphaned)."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+    worker = 0
+    try:
+        worker = int(parent.stdout.readline())
+        time.sleep(2.0)  # the factorial is under way in the worker
+        assert _running(worker)
+        parent.kill()
+        parent.wait(timeout=30)
+        for _ in range(300):  # the watcher polls twice a second; wait without timing it
+            if not _running(worker):
+                break
+            time.sleep(0.1)
+        assert not _running(worker), "the worker outlived its killed parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        if worker and _running(worker):
+            os.kill(worker, 9)
