@@ -9,9 +9,11 @@ each against the factory's own `label` path on the same chains, measured in the 
   no worker (`RewardScorer(deadline_s=None)`): the labelling alone.
 - `score_steps`: one response at a time on one worker (one core), percentiles; `score_batch`: batches of 64
   over two workers, responses per second.
-- Rounds (`--rounds`, `--competition-rounds`): the label baseline and the reward path run alternately, each
-  round on the same chains with the same long-lived verifier and workers, so a change in the machine's load
-  (it is shared) falls on both; each round's label / reward ratio is printed, and their median.
+- Rounds (`--rounds`): the label baseline and the reward paths run alternately, each round on the same
+  chains with the same long-lived verifier and workers, so a change in the machine's load (it is shared)
+  falls on both; each round's label / reward ratio is printed, and their median. Paired: each chain
+  labelled by the baseline and then scored by `score_steps`, chain after chain (the same moment's load):
+  the ratio of the sums and of the medians (GSM8K-sized and, with `--processbench`, 30-step responses).
 - Budgets (`--budget 1.0 ...`): the 30-step responses again with `budget_s` (reward/budget.py), with their
   percentiles and how many step verdicts moved against the run without one (only to `unverifiable` may).
 - The server (`--server-seconds`, 0 skips it): `prm-factory reward serve` in a subprocess, 64 concurrent
@@ -96,7 +98,6 @@ def label_path(rows: list[dict[str, Any]], verifier: Any = None) -> dict[str, fl
     order (verifier, then reference) and the records built (labels.assemble.chunk_records); seconds per
     chain. Leaving the orchestration and the write out favours this baseline."""
     from prm_factory.config.run_config import RunConfig
-    from prm_factory.flows.domains import math_verifier
     from prm_factory.flows.label_run import to_sampled
     from prm_factory.labels.assemble import RecordContext, chunk_records
     from prm_factory.labels.registry import configured, run_sources
@@ -105,18 +106,22 @@ def label_path(rows: list[dict[str, Any]], verifier: Any = None) -> dict[str, fl
 
     config = RunConfig()
     own = verifier is None
-    verifier = verifier or math_verifier(config)
-    verifier.grade(_warm_problem(), "The answer is $\\boxed{\\frac{1}{2}}$.")  # its SymPy worker starts here
+    if own:
+        verifier = label_verifier()
+    setup = SourceSetup(config, "math", verifier, None, "bench", pipeline="label", rollouts=False)
+    registry = configured(config.labels.sources)  # a run's set-up, once per chunk: not timed
+    sources = [
+        source
+        for source in run_sources(config.labels.sources)
+        if "engine" not in source.needs and (source.name == "verifier" or source.applies(setup))
+    ]
     started = time.perf_counter()
     sampled = [
         to_sampled(parse_external_chain(row, n), "bench", n, verifier) for n, row in enumerate(rows, 1)
     ]
-    setup = SourceSetup(config, "math", verifier, None, "bench", pipeline="label", rollouts=False)
-    registry = configured(config.labels.sources)
     labels: dict[str, list[Any]] = {}
-    for source in run_sources(config.labels.sources):
-        if "engine" not in source.needs and (source.name == "verifier" or source.applies(setup)):
-            labels[source.name] = source.label(sampled, labels, setup)
+    for source in sources:
+        labels[source.name] = source.label(sampled, labels, setup)
     chunk_records(sampled, labels, RecordContext("bench", "external", "{}", 0, "", "", "bench"), registry)
     wall = time.perf_counter() - started
     if own:
@@ -129,7 +134,9 @@ def label_verifier() -> Any:
     from prm_factory.config.run_config import RunConfig
     from prm_factory.flows.domains import math_verifier
 
-    return math_verifier(RunConfig())
+    verifier = math_verifier(RunConfig())
+    verifier.grade(_warm_problem(), "The answer is $\\boxed{\\frac{1}{2}}$.")  # its SymPy worker starts here
+    return verifier
 
 
 def _warm_problem() -> Any:
@@ -173,6 +180,32 @@ def verdict_moves(before: list[Any], after: list[Any]) -> dict[str, int]:
                 key = "to" if y == "unverifiable" else "from" if x.verdict == "unverifiable" else "other"
                 moves[f"source_{key}_unverifiable" if key != "other" else "source_other"] += 1
     return moves
+
+
+def paired(
+    rows: list[dict[str, Any]], scorer: RewardScorer, verifier: Any
+) -> tuple[dict[str, Any], list[Any]]:
+    """Each chain labelled by the label baseline and then scored by `score_steps`, chain after chain, so
+    both see the same moment of a shared machine's load: their seconds per chain (mean and median) and the
+    ratios label / reward of the sums and of the medians (above 1: the reward path is faster)."""
+    label_s, reward_s, results = [], [], []
+    for row in rows:
+        label_s.append(label_path([row], verifier)["wall_s"])
+        started = time.perf_counter()
+        results.append(score_steps(**item(row), scorer=scorer))
+        reward_s.append(time.perf_counter() - started)
+    summary = {
+        "chains": len(rows),
+        "label_mean_s": statistics.fmean(label_s),
+        "label_median_s": statistics.median(label_s),
+        "reward_mean_s": statistics.fmean(reward_s),
+        "reward_median_s": statistics.median(reward_s),
+        "ratio_of_sums": sum(label_s) / sum(reward_s),
+        "ratio_of_medians": statistics.median(label_s) / statistics.median(reward_s),
+        "reward": percentiles(reward_s),
+        "status": {s: sum(r.status == s for r in results) for s in {r.status for r in results}},
+    }
+    return summary, results
 
 
 def median_ratio(baseline: list[dict[str, Any]], measured: list[dict[str, Any]]) -> dict[str, Any]:
@@ -298,7 +331,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=400, help="GSM8K-sized chains to time (of 1,230)")
     parser.add_argument("--competition-limit", type=int, default=60, help="30-step responses to time")
     parser.add_argument("--rounds", type=int, default=3, help="alternating label / reward rounds, GSM8K")
-    parser.add_argument("--competition-rounds", type=int, default=2, help="the same on 30-step responses")
     parser.add_argument("--budget", type=float, nargs="*", default=[], help="budget_s values to time")
     args = parser.parse_args(argv)
     gsm8k = gsm8k_rows()[: args.limit]
@@ -325,16 +357,10 @@ def main(argv: list[str] | None = None) -> None:
     out["ratio_label_over_in_caller_gsm8k"] = median_ratio(label_runs, caller_runs)
     out["ratio_label_over_score_steps_gsm8k"] = median_ratio(label_runs, steps_runs)
     out["ratio_label_over_score_batch_gsm8k"] = median_ratio(label_runs, batch_runs)
+    out["paired_gsm8k_one_worker"] = paired(gsm8k, one, verifier)[0]
     if args.processbench:
         competition = competition_rows(args.processbench)[: args.competition_limit]
-        label_c, steps_c, base = [], [], []
-        for _ in range(args.competition_rounds):
-            label_c.append(label_path(competition, verifier))
-            timed, base = one_at_a_time(competition, one)
-            steps_c.append(timed)
-        out["label_competition_30"] = {"s_per_chain_per_round": [r["s_per_chain"] for r in label_c]}
-        out["score_steps_competition_30"] = {**pooled(steps_c), "status": steps_c[-1]["status"]}
-        out["ratio_label_over_score_steps_competition"] = median_ratio(label_c, steps_c)
+        out["paired_competition_30"], base = paired(competition, one, verifier)
         for budget in args.budget:
             timed, cut = one_at_a_time(competition, one, budget)
             timed.pop("latencies")
