@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import traceback
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +31,18 @@ from prefect.states import Failed
 from prm_factory.config.run_config import RunConfig
 from prm_factory.flows import artifacts, tasks
 from prm_factory.flows.chunk_loop import ChunkLoop
-from prm_factory.flows.domains import Domain, domain_for
+from prm_factory.flows.domains import domain_for
 from prm_factory.flows.engines import engine_settings, import_engine_in_background
 from prm_factory.flows.observe import StageEvents, event_line
 from prm_factory.flows.plan import (
     ChunkPlan,
-    RunPlan,
     labeler_versions,
     needs_engine,
     plan_run,
     run_labelers,
 )
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
+from prm_factory.flows.run_state import ChunkRun, RunSources, RunState
 from prm_factory.flows.run_summary import RunFailed, RunSummary
 from prm_factory.flows.runner import ChunkExecutor
 from prm_factory.flows.shards import ShardRun
@@ -51,8 +50,7 @@ from prm_factory.flows.stage_clock import StageClock
 from prm_factory.flows.stages import GENERATION
 from prm_factory.flows.tasks import RolloutStage
 from prm_factory.labels.assemble import SampledChain, chunk_records
-from prm_factory.labels.registry import ALWAYS, Registry, configured, run_sources
-from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
+from prm_factory.labels.source import ChainLabels
 from prm_factory.labels.sources.mc import from_values
 from prm_factory.labels.sources.verifier import from_verdicts
 from prm_factory.labels.tally import RunTally
@@ -61,87 +59,12 @@ from prm_factory.sampling.vllm_sampler import engine_record
 from prm_factory.schemas.records import Problem, Rejection
 from prm_factory.storage.staging import chunk_dir, drop_staged
 from prm_factory.verifiers.identity import identity_tag
-from prm_factory.verifiers.protocol import Verdict, Verifier
+from prm_factory.verifiers.protocol import Verdict
 
 __all__ = ["RunFailed", "RunSummary", "engine_settings", "generation_run", "run_generation"]
 
 CHUNK_STAGES = tuple(GENERATION[name].clock_name for name in GENERATION.names("run"))
 """The clock names of a chunk's cached stages, in order (`sample`, `segment_grade`, `verify`, `rollouts`)."""
-
-
-@dataclass
-class RunProgress:
-    """What a streaming run keeps across chunks: totals, staged chunk paths, prefix cache counters."""
-
-    tally: RunTally = field(default_factory=RunTally)
-    staged: list[str] = field(default_factory=list)
-    rollout_chains: int = 0  # chains whose rollouts are done, for the rollouts progress bar
-    cache_queried: int = 0
-    cache_hit: int = 0
-    has_cache_counters: bool = False
-
-    def add_rollouts(self, stage: RolloutStage, chains: int) -> None:
-        self.rollout_chains += chains
-        if stage.prefix_cache is not None:
-            self.has_cache_counters = True
-            self.cache_queried += stage.prefix_cache[0]
-            self.cache_hit += stage.prefix_cache[1]
-
-    def hit_rate(self) -> float | None:
-        """Prefix cache hit rate over every chunk that has counters."""
-        return self.cache_hit / self.cache_queried if self.has_cache_counters and self.cache_queried else None
-
-
-@dataclass
-class RunState:
-    """One run as it goes: what it was started with, and what it has found, planned and done so far."""
-
-    config: RunConfig
-    domain: Domain
-    run_id: str
-    started: str
-    root: str  # the dataset root, resolved once
-    clock: StageClock
-    sharded: ShardRun | None = None
-    progress: RunProgress = field(default_factory=RunProgress)
-    verifier: Verifier | None = None
-    plan: RunPlan | None = None
-    rejections: list[Rejection] = field(default_factory=list)
-    error: str = ""
-
-
-@dataclass(frozen=True)
-class ChunkRun:
-    """Everything one chunk's stages need (the run's plan, its config, its label sources, its executor)."""
-
-    config: RunConfig
-    domain: Domain
-    verifier: Verifier
-    plan: RunPlan
-    root: str
-    clock: StageClock
-    progress: RunProgress
-    total_problems: int
-    sources: RunSources
-    executor: ChunkExecutor
-    loop: ChunkLoop
-
-
-@dataclass(frozen=True)
-class RunSources:
-    """The run's label sources: the registry its labels vote by, what they are handed, and those that run
-    after the verifier and MC (whose labels come from the cached verify and rollouts stages)."""
-
-    registry: Registry
-    setup: SourceSetup
-    others: tuple[LabelSource, ...]
-
-    @classmethod
-    def of(cls, config: RunConfig, domain: Domain, verifier: Verifier, plan: RunPlan) -> RunSources:
-        setup = SourceSetup(config, domain.name, verifier, plan.settings, plan.context.run_id)
-        chosen = run_sources(config.labels.sources, config.judge.enabled)
-        others = tuple(s for s in chosen if s.name not in ALWAYS and s.applies(setup))
-        return cls(configured(config.labels.sources), setup, others)
 
 
 def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:

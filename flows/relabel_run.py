@@ -7,28 +7,28 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from prefect import flow, get_run_logger
 
 from prm_factory.config.run_config import RunConfig
+from prm_factory.flows.audit_calibration import calibrate_from_audit
 from prm_factory.flows.chunk_loop import ChunkLoop
-from prm_factory.flows.domains import domain_for
-from prm_factory.flows.engines import engine_settings
-from prm_factory.flows.resume import stage_key
+from prm_factory.flows.relabel_plan import DomainSources, chunk_key, domain_sources, rerun_sources
 from prm_factory.flows.run_record import RunOutput, run_record, utc_now
 from prm_factory.flows.runner import ChunkExecutor
-from prm_factory.flows.stages import GENERATION
 from prm_factory.flows.stored_rows import committed_rows, stored_chunks
 from prm_factory.labels.consensus import weighing
-from prm_factory.labels.registry import Registry, RegistryError, configured, order_by_reads, run_sources
+from prm_factory.labels.registry import Registry, configured
 from prm_factory.labels.relabel import StoredChain, relabel_chains
 from prm_factory.labels.source import LabelSource, SourceSetup, source_identity
 from prm_factory.labels.tally import RunTally
 from prm_factory.schemas.records import Chain, Step
 from prm_factory.storage.dataset import Dataset
 from prm_factory.verifiers.protocol import Verifier
+
+__all__ = ["RelabelSummary", "calibrate_from_audit", "relabel_dataset", "rerun_sources"]
 
 
 @dataclass
@@ -55,76 +55,6 @@ class RelabelSummary:
         if self.version is None:
             return []
         return committed_rows(self.dataset_root, self.version, self.run_id, "steps")
-
-
-def rerun_sources(config: RunConfig, setup: SourceSetup, names: Sequence[str] = ()) -> list[LabelSource]:
-    """What a relabel runs again: `names` (each must apply here), else the configured sources that need no
-    engine; in an order where a source comes after those it reads."""
-    registry = configured(config.labels.sources)
-    if names:
-        chosen = [registry[name] for name in names]
-        refused = [s.name for s in chosen if not s.applies(setup)]
-        if refused:
-            raise RegistryError(
-                f"label sources {refused} do not run on {setup.domain} chains with this config"
-            )
-        return order_by_reads(chosen)
-    return [
-        s
-        for s in run_sources(config.labels.sources, config.judge.enabled)
-        if "engine" not in s.needs and s.applies(setup)
-    ]
-
-
-def _setup(
-    config: RunConfig, domain: str, verifier: Verifier, run_id: str, names: Sequence[str]
-) -> SourceSetup:
-    registry = configured(config.labels.sources)
-    engine = None
-    if any("engine" in registry[name].needs for name in names):
-        engine = engine_settings(config)
-    return SourceSetup(
-        config, domain, verifier, engine, run_id, pipeline="relabel", rollouts=engine is not None
-    )
-
-
-def calibrate_from_audit(
-    audit: str, root: str, config: RunConfig, stored: Iterable[Sequence[StoredChain]]
-) -> list[str]:
-    """Refine the calibration tables with an audit's answers: each automatic label of a step a reviewer
-    judged is counted against the reviewer's verdict, added to the shipped table (and `[labels.consensus]
-    tables`), and the result written to `<root>/calibration/<source>.json`, which the consensus of every
-    later run, label and relabel of this dataset reads (a later audit replaces it). Returns the sources."""
-    from pathlib import Path
-
-    from prm_factory.audit.human import human_labels
-    from prm_factory.audit.store import AuditStore
-    from prm_factory.labels.calibration import DATASET_TABLES, audit_tables, load_tables
-
-    store = AuditStore.open(Path(audit).expanduser())
-    try:
-        items = {item.item_id: (item.chain_id, item.step_index) for item in store.items()}
-        answers = human_labels(items, store.answers())
-    finally:
-        store.close()
-    truth = {(a.chain_id, a.step_index): a.verdict == "correct" for a in answers if a.verdict in VOTED}
-    rows = []
-    for step, problem in ((s, item.problem) for part in stored for item in part for s in item.steps):
-        right = truth.get((step.chain_id, step.step_index))
-        if right is not None:
-            domain = f"{problem.domain}/{problem.source}"
-            rows.extend(
-                (label.source, label.verdict, label.kind, domain, right)
-                for label in step.labels
-                if label.source != "human" and label.verdict in VOTED
-            )
-    tables = audit_tables(rows, load_tables(config.labels.consensus.tables), Path(audit).name)
-    for source, table in tables.items():
-        table.write(Path(root) / DATASET_TABLES / f"{source}.json")
-    return sorted(tables)
-
-
-VOTED = ("correct", "incorrect")
 
 
 @flow(name="prm-relabel", log_prints=True)
@@ -158,7 +88,7 @@ def relabel_dataset(
         for part in stored_chunks(root, from_version, size, orphans):
             for domain in sorted({item.problem.domain for item in part}):
                 if domain not in by_domain:
-                    by_domain[domain] = _domain_sources(config, domain, run_id, sources)
+                    by_domain[domain] = domain_sources(config, domain, run_id, sources)
             key = chunk_key(config, from_version, part, by_domain)
             if loop.is_done(key):
                 loop.reuse(key)
@@ -204,7 +134,7 @@ def relabel_dataset(
 
 def relabel_part(
     part: Sequence[StoredChain],
-    by_domain: Mapping[str, tuple[Verifier, SourceSetup, list[LabelSource]]],
+    by_domain: DomainSources,
     registry: Registry,
     executor: ChunkExecutor,
     run_id: str,
@@ -226,49 +156,3 @@ def relabel_part(
     tally = RunTally.of(new_chains, new_steps)
     tally.current_chains = unchanged
     return new_chains, new_steps, tally
-
-
-def chunk_key(
-    config: RunConfig,
-    from_version: int,
-    part: Sequence[StoredChain],
-    by_domain: Mapping[str, tuple[Verifier, SourceSetup, list[LabelSource]]],
-) -> str:
-    """A relabel chunk's rows are decided by its stored rows (chain ids, the runs that wrote them, their
-    steps' label hashes), the sources run again (their identities) and the consensus' tables."""
-    stored = [
-        [item.chain.chain_id, item.chain.run_id, [s.label_config_hash for s in item.steps]] for item in part
-    ]
-    identities = {
-        domain: [source_identity(s, setup) for s in rerun] for domain, (_, setup, rerun) in by_domain.items()
-    }
-    return stage_key(
-        "relabel-rows",
-        {
-            "from_version": from_version,
-            "stored": stored,
-            "sources": identities,
-            "consensus": weighing(config).identity(),
-        },
-        code=RELABEL_ROWS_CODE,
-    )
-
-
-RELABEL_ROWS_CODE = (
-    *GENERATION["rows"].code,
-    "prm_factory.flows.relabel_run",
-    "prm_factory.flows.stored_rows",
-)
-"""The code that decides a relabel chunk's rows beyond its sources (whose versions are in the key)."""
-
-
-def _domain_sources(
-    config: RunConfig, domain: str, run_id: str, names: Sequence[str]
-) -> tuple[Verifier, SourceSetup, list[LabelSource]]:
-    """The verifier, what sources are handed and the sources to run again, for the chains of one domain."""
-    domain_config = config.model_copy(
-        update={"problems": config.problems.model_copy(update={"domain": domain})}
-    )
-    verifier = domain_for(domain_config).make_verifier()
-    setup = _setup(domain_config, domain, verifier, run_id, names)
-    return verifier, setup, rerun_sources(domain_config, setup, names)

@@ -54,7 +54,9 @@ class ChunkExecutor:
             raise TypeError(f"stage {stage.name!r} declares no task")
         if stage.cached:
             task = with_stage_cache(task, self.root, key if self.resume else None)
-        options: dict[str, Any] = {"tags": self.tags(stage)}
+        # Prefect otherwise keeps up to 1000 task results in an in-process LRU: every chunk's labels and
+        # chains would stay in memory for the whole run, which the chunk loop exists to avoid.
+        options: dict[str, Any] = {"tags": self.tags(stage), "cache_result_in_memory": False}
         if task is tasks.label_task:
             options["name"] = f"label-{stage.name}"
         return task.with_options(**options)

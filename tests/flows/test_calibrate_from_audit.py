@@ -59,3 +59,12 @@ def test_a_200_step_audit_moves_the_table_and_the_consensus(prefect_server: None
     assert json.loads(run["verifier_versions"])["consensus"].startswith("p_correct-1+")
     assert json.loads(run["config"])["calibrate_from_audit"] == str(tmp_path / "audit")
     assert relabel_dataset(config).version is None  # the consensus now matches the refined table
+    # the same audit read straight from the version's stream of chunks gives the table for the same source
+    from prm_factory.flows.audit_calibration import calibrate_from_audit
+    from prm_factory.flows.stored_rows import stored_chunks
+
+    chunks = stored_chunks(str(tmp_path / "ds"), labelled.version, size=16)
+    assert calibrate_from_audit(str(tmp_path / "audit"), str(tmp_path / "again"), config, chunks) == [
+        "verifier"
+    ]
+    assert "audit 400 steps" in read_table(tmp_path / "again" / DATASET_TABLES / "verifier.json").origin
