@@ -8,15 +8,17 @@ checks that would start or finish after the budget is spent are not waited for: 
 pure-Python readings, the final answer's grading and the consensus are not cut. Without a budget (the
 default) nothing changes: the verdicts are `label`'s (tests/reward/test_same_labels.py).
 
-The budget follows the calling thread (a context variable set around the step checks), so one verifier and
-its workers serve requests with and without one. A worker still busy when a budget runs out is not killed
-(a restart costs more than most of the rest of a stream): it finishes its stream in a background thread,
-under the verifier's own per-item limit, and becomes the pool's spare, while the response goes on with
-the spare started before, or with none.
+How: the budget follows the calling thread (a context variable set around the step checks), so one verifier
+and its workers serve requests with and without one. A budgeted stream runs in the worker inside `until`,
+which stops the stream after the first item that ends past the deadline; the items it did run are the
+ones a stream without a budget gives (a stream's state, such as values learned from earlier runs, is
+only cut short). The caller stops waiting at the deadline itself; the worker then finishes its one item
+in a background thread and goes back to the pool (killed past the verifier's per-item limit, as always).
 """
 
 from __future__ import annotations
 
+import importlib
 import queue
 import threading
 import time
@@ -28,11 +30,12 @@ from typing import Any
 from prm_factory.verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, PoolConfig, _Worker
 
 _DEADLINE: ContextVar[float | None] = ContextVar("prm_factory_reward_budget", default=None)
+UNTIL = "prm_factory.reward.budget:until"
 
 
 @contextmanager
 def budget_until(deadline: float | None) -> Iterator[None]:
-    """SymPy work in this thread stops at `deadline` (time.monotonic(); None: no budget)."""
+    """SymPy work in this thread stops at `deadline` (time.time(), shared by processes; None: no budget)."""
     token = _DEADLINE.set(deadline)
     try:
         yield
@@ -40,19 +43,26 @@ def budget_until(deadline: float | None) -> Iterator[None]:
         _DEADLINE.reset(token)
 
 
+def until(payload: tuple[float, str, Any]) -> Iterator[Any]:
+    """In a worker: the items of generator `target` over its payload, ending after the first item that
+    ends past `deadline` (time.time())."""
+    deadline, target, inner = payload
+    module, _, name = target.partition(":")
+    for item in getattr(importlib.import_module(module), name)(inner):
+        yield item
+        if time.time() >= deadline:
+            return
+
+
 class BudgetedPool(BoundedPool):
     """A BoundedPool whose streams also end at the calling thread's budget deadline (see the module
-    docstring). Outside a budget it is the plain pool. `cut` counts the streams a budget ended; at most one
-    worker drains a cut stream at a time (a second one cut meanwhile is killed), so a verifier holds at
-    most its workers, one spare and one draining worker."""
+    docstring). Outside a budget it is the plain pool. `cut` counts the streams a budget ended."""
 
     def __init__(self, config: PoolConfig | None = None) -> None:
         super().__init__(config or PoolConfig())
         self.cut = 0
         self._lock = threading.Lock()
-        self._spare: _Worker | None = None
-        self._spare_starting = False
-        self._draining: _Worker | None = None
+        self._finishing: set[_Worker] = set()
         self._closed = False
 
     def run_stream(self, target: str, payload: Any, n_items: int, item_timeout_s: float) -> Iterator[Any]:
@@ -65,25 +75,26 @@ class BudgetedPool(BoundedPool):
     def _until(
         self, deadline: float, target: str, payload: Any, n_items: int, item_timeout_s: float
     ) -> Iterator[Any]:
-        """BoundedPool.run_stream with every wait (a free slot, a started worker, each item) cut at the
-        deadline as well. A stream ends at its end, with its worker killed, or handed to a drain thread,
-        so no late item ever reaches the next stream."""
+        """BoundedPool.run_stream with every wait (a free slot, each item) cut at the deadline as well. A
+        stream ends at its end (early, past the deadline: `until`), with its worker killed, or handed to a
+        thread that lets it finish its item; no late item ever reaches the next stream."""
         try:
-            worker = self._idle.get(timeout=max(0.0, deadline - time.monotonic()))
+            worker = self._idle.get(timeout=max(0.0, deadline - time.time()))
         except queue.Empty:
             self.cut += 1
             yield TIMED_OUT
             return
+        handed = False
         try:
-            if worker is None or not worker.alive():
-                worker = self._take_spare()
-                if worker is None:  # a start takes seconds: never inside a budget
-                    self._start_spare()
-                    self.cut += 1
-                    yield TIMED_OUT
-                    return
+            if worker is None or not worker.alive():  # a start takes seconds: never inside a budget
+                worker = None
+                threading.Thread(target=self._start_in_slot, daemon=True).start()
+                handed = True  # the thread returns the slot once its worker is up
+                self.cut += 1
+                yield TIMED_OUT
+                return
             try:
-                worker.conn.send((target, payload))
+                worker.conn.send((UNTIL, (deadline, target, payload)))
             except (OSError, ValueError):
                 worker.kill()
                 worker = None
@@ -91,18 +102,16 @@ class BudgetedPool(BoundedPool):
                 return
             received, last = 0, time.monotonic()
             while True:
-                wait = min(item_timeout_s - (time.monotonic() - last), deadline - time.monotonic())
+                wait = min(item_timeout_s - (time.monotonic() - last), deadline - time.time())
                 if wait <= 0 or not worker.conn.poll(wait):
-                    draining = False
                     if time.monotonic() - last >= item_timeout_s:  # the verifier's own limit: killed
                         worker.kill()
+                        worker = None
                         self.restarts += 1
-                    else:  # the budget: it finishes in the background and becomes the spare
+                    else:  # the budget: its current item ends in the background, then it is back
                         self.cut += 1
-                        draining = self._drain(worker, last, item_timeout_s)
-                    worker = self._take_spare()
-                    if not draining:
-                        self._start_spare()
+                        self._finish(worker, last, item_timeout_s)
+                        handed = True
                     if received < n_items:
                         yield TIMED_OUT
                     return
@@ -121,82 +130,62 @@ class BudgetedPool(BoundedPool):
                     continue
                 if kind == "error":
                     yield WORKER_FAILED
+                elif received < n_items:  # `until` ended the stream at the deadline
+                    self.cut += 1
+                    yield TIMED_OUT
                 return
         finally:
-            if worker is not None and not worker.alive():
-                worker = None
+            if not handed:
+                if worker is not None and not worker.alive():
+                    worker = None
+                self._idle.put(worker)
+
+    def _start_in_slot(self) -> None:
+        """Start a worker for a slot a kill emptied, outside any budget, and hand the slot back."""
+        worker = None
+        try:
+            if not self._closed:
+                worker = _Worker(self.config)
+        except RuntimeError:  # did not start: the next stream tries again
+            worker = None
+        finally:
             self._idle.put(worker)
 
-    def _take_spare(self) -> _Worker | None:
+    def _finish(self, worker: _Worker, last: float, item_timeout_s: float) -> None:
+        """Let `worker` end its stream in the background (`until` stops it after its current item; each item
+        within the per-item limit, else it is killed), then give its slot back."""
         with self._lock:
-            spare, self._spare = self._spare, None
-        return spare if spare is not None and spare.alive() else None
+            self._finishing.add(worker)
 
-    def _offer_spare(self, worker: _Worker) -> None:
-        with self._lock:
-            if self._spare is None and not self._closed and worker.alive():
-                self._spare, worker = worker, None
-        if worker is not None:
-            worker.kill()
-
-    def _start_spare(self) -> None:
-        """Start a spare worker in the background unless one is there or starting."""
-        with self._lock:
-            if self._spare is not None or self._spare_starting or self._closed:
-                return
-            self._spare_starting = True
-
-        def start() -> None:
-            try:
-                self._offer_spare(_Worker(self.config))
-            except RuntimeError:  # did not start: the next cut tries again
-                pass
-            finally:
-                with self._lock:
-                    self._spare_starting = False
-
-        threading.Thread(target=start, daemon=True).start()
-
-    def _drain(self, worker: _Worker, last: float, item_timeout_s: float) -> bool:
-        """Let `worker` finish its stream in the background (each item within the per-item limit), then
-        offer it as the spare (True); a second cut stream while one drains is killed instead (False)."""
-        with self._lock:
-            busy = self._draining is not None or self._closed
-            if not busy:
-                self._draining = worker
-        if busy:
-            worker.kill()
-            return False
-
-        def drain() -> None:
+        def finish() -> None:
+            alive = False
             try:
                 since = last
                 while True:
                     if not worker.conn.poll(max(0.0, item_timeout_s - (time.monotonic() - since))):
-                        worker.kill()
-                        return
+                        break
                     kind, _ = worker.conn.recv()
                     since = time.monotonic()
                     if kind in ("done", "error"):
-                        self._offer_spare(worker)
-                        return
+                        alive = not self._closed
+                        break
             except (EOFError, OSError):
-                worker.kill()
+                pass
             finally:
                 with self._lock:
-                    self._draining = None
+                    self._finishing.discard(worker)
+                if not alive:
+                    worker.kill()
+                self._idle.put(worker if alive else None)
 
-        threading.Thread(target=drain, daemon=True).start()
-        return True
+        threading.Thread(target=finish, daemon=True).start()
 
     def close(self) -> None:
-        """Kill the idle workers, the spare and a draining worker (one busy in C code holds the GIL, so
-        its own watch for a dead parent may never run: it must not outlive the pool)."""
+        """Kill the idle workers and those finishing a cut stream (one busy in C code holds the GIL, so its
+        own watch for a dead parent may never run: it must not outlive the pool)."""
         with self._lock:
             self._closed = True
-            spare, self._spare = self._spare, None
-            draining = self._draining
-        for worker in (spare, draining):
-            if worker is not None:
-                worker.process.kill()  # the drain thread waits for it and closes its pipes
+            finishing = list(self._finishing)
+        for worker in finishing:
+            worker.process.kill()  # its thread sees the pipe close and gives the slot back empty
         super().close()
