@@ -42,7 +42,7 @@ from prm_factory.labels.tally import RunTally
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
 from prm_factory.schemas.external_chains import ExternalChain
-from prm_factory.schemas.records import Chain, Rejection, Step
+from prm_factory.schemas.records import Chain, Problem, Rejection, Step
 from prm_factory.schemas.reference_solutions import read_reference_solutions
 from prm_factory.schemas.rejected import RejectedRow
 from prm_factory.verifiers.identity import labeler_identity
@@ -96,10 +96,15 @@ def label_chunk(plan: LabelPlan, index: int, part: list[ExternalChain], seen: se
         labels["mc"] = [from_values(by_chain.get(c.chain_id), len(c.steps), model) for c in sampled]
     labels = plan.executor.label_sources(plan.others, sampled, labels, plan.setup)
     chains, steps = chunk_records(sampled, labels, plan.context, plan.registry)
-    problems = list({c.problem.problem_id: c.problem for c in sampled}.values())
+    # each problem as first read; one an earlier chunk staged too is kept from there by the commit (its
+    # merge keeps a key's first row), and its steps here still get its columns
+    first: dict[str, Problem] = {}
+    for chain in sampled:
+        first.setdefault(chain.problem.problem_id, chain.problem)
+    problems = list(first.values())
     tally = RunTally.of(chains, steps, values)
-    tally.problems = sum(p.problem_id not in seen for p in problems)
-    seen.update(p.problem_id for p in problems)
+    tally.problems = sum(problem_id not in seen for problem_id in first)
+    seen.update(first)
     return problems, chains, steps, tally
 
 

@@ -46,7 +46,8 @@ def dedupe_on_keys(table: pa.Table, keys: Sequence[str]) -> pa.Table:
     first = indexed.group_by(list(keys), use_threads=False).aggregate([("__row", "min")])
     if first.num_rows == table.num_rows:
         return table
-    return table.take(pc.sort_indices(first["__row_min"]))
+    rows = first["__row_min"]
+    return table.take(rows.take(pc.sort_indices(rows)))  # the first rows themselves, in input order
 
 
 def align_to_table(source: pa.Table, target: pa.Schema) -> tuple[pa.Table, bool]:
