@@ -4,7 +4,8 @@ Why: on competition math a response's SymPy items (LaTeX parsed by an ANTLR gram
 simplified) take from milliseconds to the verifier's per-item limit each, so one 30-step response can take
 seconds, and an RL step waits for its slowest reward. With a budget, the SymPy items of the response's step
 checks that would start or finish after the budget is spent are not waited for: each such claim is
-`unverifiable` (fail closed, never `incorrect`), as a claim past the verifier's own per-item limit is. The
+`unverifiable` (fail closed, never `incorrect`), as a claim past the verifier's own per-item limit is, and
+once anything of a response was cut its verifier calls no step `correct` (`without_cut_positives`). The
 pure-Python readings, the final answer's grading and the consensus are not cut. Without a budget (the
 default) nothing changes: the verdicts are `label`'s (tests/reward/test_same_labels.py).
 
@@ -25,22 +26,51 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import Any
 
+from prm_factory.schemas.step_labels import StepLabel
 from prm_factory.verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, PoolConfig, _Worker
 
-_DEADLINE: ContextVar[float | None] = ContextVar("prm_factory_reward_budget", default=None)
 UNTIL = "prm_factory.reward.budget:until"
+CUT_REASON = "the response's budget cut its SymPy checks: no step of it is called correct by the verifier"
+
+
+@dataclass
+class Budget:
+    """A response's budget: its deadline (time.time(), which the SymPy worker reads too) and whether
+    anything was cut."""
+
+    deadline: float
+    cut: bool = False
+
+
+_BUDGET: ContextVar[Budget | None] = ContextVar("prm_factory_reward_budget", default=None)
 
 
 @contextmanager
-def budget_until(deadline: float | None) -> Iterator[None]:
-    """SymPy work in this thread stops at `deadline` (time.time(), shared by processes; None: no budget)."""
-    token = _DEADLINE.set(deadline)
+def budget_until(deadline: float | None) -> Iterator[Budget | None]:
+    """SymPy work in this thread stops at `deadline` (None: no budget); yields the Budget, whose `cut`
+    says afterwards whether any check was cut."""
+    budget = None if deadline is None else Budget(deadline)
+    token = _BUDGET.set(budget)
     try:
-        yield
+        yield budget
     finally:
-        _DEADLINE.reset(token)
+        _BUDGET.reset(token)
+
+
+def without_cut_positives(labels: tuple[StepLabel | None, ...]) -> tuple[StepLabel | None, ...]:
+    """A cut response's verifier labels with every `correct` made `unverifiable`: a check the budget cut
+    may have been the one claim of a step that fails (a system result or an equation step that was not
+    judged adds nothing, and the step's other claims then make it `correct`), so after a cut no step is
+    called right by the verifier; `incorrect` stays (a cut never makes a claim fail)."""
+    return tuple(
+        replace(label, verdict="unverifiable", value=None, reason=f"{CUT_REASON} ({label.reason})")
+        if label is not None and label.verdict == "correct"
+        else label
+        for label in labels
+    )
 
 
 def until(payload: tuple[float, str, Any]) -> Iterator[Any]:
@@ -66,11 +96,14 @@ class BudgetedPool(BoundedPool):
         self._closed = False
 
     def run_stream(self, target: str, payload: Any, n_items: int, item_timeout_s: float) -> Iterator[Any]:
-        deadline = _DEADLINE.get()
-        if deadline is None:
+        budget = _BUDGET.get()
+        if budget is None:
             yield from super().run_stream(target, payload, n_items, item_timeout_s)
-        else:
-            yield from self._until(deadline, target, payload, n_items, item_timeout_s)
+            return
+        for result in self._until(budget.deadline, target, payload, n_items, item_timeout_s):
+            if result == TIMED_OUT:
+                budget.cut = True
+            yield result
 
     def _until(
         self, deadline: float, target: str, payload: Any, n_items: int, item_timeout_s: float

@@ -24,7 +24,7 @@ from prm_factory.labels.assemble import RecordContext, SampledChain, build_recor
 from prm_factory.labels.consensus import Weighing, weighing
 from prm_factory.labels.registry import configured, order_by_reads
 from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
-from prm_factory.reward.budget import budget_until
+from prm_factory.reward.budget import budget_until, without_cut_positives
 from prm_factory.sampling.protocol import Generation
 from prm_factory.sampling.segment import StepSpan, segment
 from prm_factory.schemas.ids import content_id
@@ -249,9 +249,12 @@ def label_response(request: RewardRequest, context: Context) -> LabelledResponse
         final_answer=outcome.evidence.get("answer"),
     )
     by_source: dict[str, list[ChainLabels | None]] = {}
-    with budget_until(None if request.budget_s is None else started + request.budget_s):
+    with budget_until(None if request.budget_s is None else started + request.budget_s) as budget:
         for source in sources:
-            by_source[source.name] = source.label([chain], by_source, setup)
+            labelled = source.label([chain], by_source, setup)
+            if budget is not None and budget.cut and source.name == "verifier" and labelled[0]:
+                labelled = [without_cut_positives(labelled[0])]  # before a later source reads them
+            by_source[source.name] = labelled
     labels = {name: per_chain[0] for name, per_chain in by_source.items()}
     # the records `label` would store: the same consensus, first error and per-source first errors
     record, steps = build_records(chain, labels, plan.record_context, {s.name: s for s in sources})

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 import pytest
 
 from prm_factory.reward import RewardScorer, score_steps
-from prm_factory.reward.budget import BudgetedPool, budget_until
+from prm_factory.reward.budget import BudgetedPool, budget_until, without_cut_positives
 from prm_factory.reward.labelling import RewardRequestError
 from prm_factory.reward.scorer import make_request
+from prm_factory.schemas.step_labels import StepLabel
 from prm_factory.verifiers.math.bounded import TIMED_OUT, PoolConfig
 
 LATEX = "latex_claims"
@@ -81,3 +82,14 @@ def test_a_budget_must_be_a_number_of_seconds() -> None:
         with pytest.raises(RewardRequestError, match="budget_s"):
             make_request("q", "1+1=2", budget_s=bad)
     assert make_request("q", "1+1=2", budget_s=1).budget_s == 1.0
+
+
+def test_after_a_cut_the_verifier_calls_no_step_correct() -> None:
+    labels = (
+        StepLabel("verifier", "correct", None, "2 claim(s) hold"),  # its failing claim may have been cut
+        StepLabel("verifier", "incorrect", None, "claim '2+2 = 5' is false"),
+        None,
+    )
+    kept = without_cut_positives(labels)
+    assert [x.verdict if x else None for x in kept] == ["unverifiable", "incorrect", None]
+    assert kept[0].reason.startswith("the response's budget cut")
