@@ -53,7 +53,8 @@ __all__ = ["EXTERNAL_MODEL", "LabelSummary", "label_external", "to_sampled"]
 @dataclass
 class LabelSummary:
     """What a `label` run committed: its totals (labels/tally.py) and rejected rows; `chains` and `steps`
-    read the run's rows back from the committed version (the run itself never holds them all)."""
+    read the rows this run added back from the committed version (the run itself never holds them all; a
+    rerun of an input already labelled alike adds none: the earlier run's rows stand)."""
 
     run_id: str
     dataset_root: str
