@@ -233,6 +233,27 @@ def batched(rows: list[dict[str, Any]], scorer: RewardScorer, size: int = 64) ->
     }
 
 
+def tree_cpu_s(pid: int | None = None) -> float:
+    """CPU seconds (user + system) of this process, its reaped children and every live descendant (the
+    reward workers and all SymPy workers): the work a path costs, which a shared machine's load does not
+    inflate the way it inflates wall time. Clock ticks: 10 ms resolution, so rounds, not single chains."""
+    tick, total, stack = os.sysconf("SC_CLK_TCK"), 0, [pid or os.getpid()]
+    first = True
+    while stack:
+        current = stack.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+        if first:  # children this process reaped (a killed worker's time)
+            total += int(fields[13]) + int(fields[14])
+            first = False
+        stack.extend(int(child) for child in children)
+    return total / tick
+
+
 def rss_mib(pid: int) -> float:
     """Resident memory of a process and its descendants, MiB."""
     total, stack = 0, [pid]
@@ -342,11 +363,22 @@ def main(argv: list[str] | None = None) -> None:
     for scorer in (in_caller, one, two):
         scorer.warm()
     label_runs, steps_runs, batch_runs, caller_runs = [], [], [], []
+    cpu: dict[str, list[float]] = {"label": [], "in_caller": [], "score_steps": [], "score_batch": []}
     for _ in range(args.rounds):
-        label_runs.append(label_path(gsm8k, verifier))
-        caller_runs.append(one_at_a_time(gsm8k, in_caller)[0])
-        steps_runs.append(one_at_a_time(gsm8k, one)[0])
-        batch_runs.append(batched(gsm8k, two))
+        for name, runs, call in (
+            ("label", label_runs, lambda: label_path(gsm8k, verifier)),
+            ("in_caller", caller_runs, lambda: one_at_a_time(gsm8k, in_caller)[0]),
+            ("score_steps", steps_runs, lambda: one_at_a_time(gsm8k, one)[0]),
+            ("score_batch", batch_runs, lambda: batched(gsm8k, two)),
+        ):
+            before = tree_cpu_s()
+            runs.append(call())
+            cpu[name].append(tree_cpu_s() - before)
+    out["cpu_s_per_round"] = cpu
+    out["cpu_ratio_label_over"] = {
+        name: statistics.median(a / b for a, b in zip(cpu["label"], cpu[name], strict=True) if b > 0)
+        for name in ("in_caller", "score_steps", "score_batch")
+    }
     out["label_gsm8k"] = {"s_per_chain_per_round": [r["s_per_chain"] for r in label_runs]}
     out["in_caller_gsm8k"] = pooled(caller_runs)
     out["score_steps_gsm8k"] = pooled(steps_runs)
