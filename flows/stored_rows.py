@@ -44,7 +44,7 @@ def _records(
 ) -> Iterator[Any]:
     """The rows of a scratch table in the order they were written (DuckDB keeps insertion order); a row out
     of `key` order raises, since the walk would otherwise miss rows without a word."""
-    reader = cursor.execute(f"SELECT * FROM {table}").to_arrow_reader(BATCH_ROWS)
+    reader = cursor.sql(f"SELECT * FROM {table}").to_arrow_reader(BATCH_ROWS)  # streamed, not materialised
     last: tuple | None = None
     for batch in reader:
         for record in from_table(record_type, pa.Table.from_batches([batch])):
