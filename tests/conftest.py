@@ -74,9 +74,10 @@ def no_retry_delays(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import prm_factory.flows.tasks as tasks
 
-    for name, value in list(vars(tasks).items()):
+    # on the task objects themselves: the stages (flows/stages.py) hold them, not their names
+    for value in list(vars(tasks).values()):
         if isinstance(value, Task) and value.retries:
-            monkeypatch.setattr(tasks, name, value.with_options(retry_delay_seconds=0))
+            monkeypatch.setattr(value, "retry_delay_seconds", 0)
 
 
 SERVED_MODEL_NAME = "smollm2-test"
