@@ -22,19 +22,14 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import psutil
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.bench_streaming import POLL_SECONDS, tree_rss  # noqa: E402
+from bench.bench_streaming import measure  # noqa: E402
 
 STEPS_PER_CHAIN = 5
 ONE_CHUNK = 10**9  # `resume.chunk_chains` large enough that the whole input is one chunk: the old shape
@@ -73,32 +68,6 @@ def chains_file(path: Path, chains: int, seed: int = 0) -> None:
                 "label": wrong,
             }
             out.write(json.dumps(row) + "\n")
-
-
-def measure(command: list[str], log: Path) -> tuple[int, float, float]:
-    """Run `command`; its exit status, wall seconds and the peak RSS (MiB) of its process tree."""
-    peak = 0
-    started = time.perf_counter()
-    with log.open("w") as out:
-        child = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
-        watched = psutil.Process(child.pid)
-        done = threading.Event()
-
-        def sample() -> None:
-            nonlocal peak
-            while not done.is_set():
-                try:
-                    peak = max(peak, tree_rss(watched))
-                except psutil.NoSuchProcess:
-                    return
-                done.wait(POLL_SECONDS)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        status = child.wait()
-        done.set()
-        sampler.join()
-    return status, time.perf_counter() - started, peak / 2**20
 
 
 def run_size(workdir: Path, steps: int, mode: str, relabel: bool) -> list[Measurement]:

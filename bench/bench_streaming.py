@@ -68,12 +68,9 @@ def tree_rss(process: psutil.Process) -> int:
     return total
 
 
-def run_once(problems: int, root: Path, log: Path) -> Measurement:
-    """One `prm-factory run` of `problems` problems into `root`, sampled for peak tree RSS."""
-    sets = {**SETTINGS, "problems.limit": problems, "dataset.root": str(root)}
-    command = [str(REPO / ".venv" / "bin" / "prm-factory"), "run", "--config", "configs/synthetic.toml"]
-    for key, value in sets.items():
-        command += ["--set", f"{key}={value}"]
+def measure(command: list[str], log: Path) -> tuple[int, float, float]:
+    """Run `command` from the repository root, output to `log`; its exit status, wall seconds and the peak
+    RSS (MiB) of its process tree, sampled every POLL_SECONDS (bench/bench_label_memory.py uses it too)."""
     peak = 0
     started = time.perf_counter()
     with log.open("w") as out:
@@ -95,8 +92,17 @@ def run_once(problems: int, root: Path, log: Path) -> Measurement:
         status = child.wait()
         done.set()
         sampler.join()
-    wall = time.perf_counter() - started
-    return Measurement(problems, status, round(wall, 1), round(wall / problems, 2), round(peak / 2**20, 1))
+    return status, time.perf_counter() - started, peak / 2**20
+
+
+def run_once(problems: int, root: Path, log: Path) -> Measurement:
+    """One `prm-factory run` of `problems` problems into `root`, sampled for peak tree RSS."""
+    sets = {**SETTINGS, "problems.limit": problems, "dataset.root": str(root)}
+    command = [str(REPO / ".venv" / "bin" / "prm-factory"), "run", "--config", "configs/synthetic.toml"]
+    for key, value in sets.items():
+        command += ["--set", f"{key}={value}"]
+    status, wall, peak = measure(command, log)
+    return Measurement(problems, status, round(wall, 1), round(wall / problems, 2), round(peak, 1))
 
 
 def main() -> None:
