@@ -12,6 +12,12 @@ Only dev sets belong here: a table measured on a held-out split would be tuned o
 `--rows` keeps every counted label as a JSON line (chain, step, source, verdict, kind, truth), so the
 consensus figures can be computed again from them without labelling the chains again.
 
+`--adjudication FILE` (the model-written sets' hand readings of the verifier's flags on steps the gold calls
+right, evaluation/model_written.py) counts against the adjudicated reading instead of the gold: a step read
+as a `real slip` is wrong, so it becomes its chain's first error (a flag there is a right flag, and the
+steps after it have no known truth); a `misreading` leaves the gold as it is. Sets without a file count
+against their gold; the truth of every set is then "the gold, corrected where a hand reading found it wrong".
+
     python -m prm_factory.evaluation.calibrate --out labels/calibration_tables \
         evaluation/data/real_errors_gsm8k.jsonl:gsm8k PATH/processbench/math.json:competition
 """
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -77,6 +83,37 @@ def truth(first_error: int, n_steps: int) -> list[bool | None]:
     return [None if first_error >= 0 and i > first_error else i != first_error for i in range(n_steps)]
 
 
+def read_adjudication(path: Path) -> dict[str, int]:
+    """Per chain id, the earliest step an adjudication file reads as a `real slip` (JSON lines
+    `{"id", "step", "read", ...}`; `misreading` rows change nothing)."""
+    slips: dict[str, int] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row.get("read") == "real slip":
+            slips[row["id"]] = min(int(row["step"]), slips.get(row["id"], int(row["step"])))
+    return slips
+
+
+def adjudicate(measured: Iterable[MeasuredLabel], slips: Mapping[str, int]) -> list[MeasuredLabel]:
+    """The labels counted against the adjudicated reading: a chain's earliest real slip (before its gold
+    first error, the only steps an adjudication reads) is its first error; later steps are dropped.
+
+    >>> rows = [MeasuredLabel("c", i, "verifier", "incorrect", None, "competition", True) for i in range(3)]
+    >>> [(m.step_index, m.right) for m in adjudicate(rows, {"c": 1})]
+    [(0, True), (1, False)]
+    """
+    out = []
+    for m in measured:
+        slip = slips.get(m.chain_id)
+        if slip is None or m.step_index < slip:
+            out.append(m)
+        elif m.step_index == slip:
+            out.append(replace(m, right=False))
+    return out
+
+
 def measure_chain(chain: ExternalChain, where: str, verifier: Verifier) -> list[MeasuredLabel]:
     """The verifier's and the reference's labels of the chain's steps whose truth is known."""
     problem = chain_problem(chain)
@@ -123,19 +160,28 @@ def source_labelers(verifier: Verifier) -> dict[str, str]:
     return {"verifier": f"{ident['name']}@{ident['version']}", "reference": f"{ref['name']}@{ref['version']}"}
 
 
+def write_rows(measured: Iterable[MeasuredLabel], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for m in measured:
+            handle.write(json.dumps(m.__dict__) + "\n")
+
+
 def calibrate(
-    sets: Sequence[tuple[Path, str]], verifier: Verifier, rows_out: Path | None = None
+    sets: Sequence[tuple[Path, str]],
+    verifier: Verifier,
+    rows_out: Path | None = None,
+    slips: Mapping[str, int] | None = None,
 ) -> dict[str, CalibrationTable]:
-    """Label every set's chains and tabulate each calibrated source against the truth."""
+    """Label every set's chains and tabulate each calibrated source against the truth (adjudicated where
+    `slips`, `read_adjudication`, says)."""
     measured: list[MeasuredLabel] = []
     for path, where in sets:
         for chain in read_set(path):
             measured.extend(measure_chain(chain, where, verifier))
+    measured = adjudicate(measured, slips or {})
     if rows_out is not None:
-        rows_out.parent.mkdir(parents=True, exist_ok=True)
-        with rows_out.open("w", encoding="utf-8") as handle:
-            for m in measured:
-                handle.write(json.dumps(m.__dict__) + "\n")
+        write_rows(measured, rows_out)
     names = [f"{path.name}:{where}" for path, where in sets]
     return tables_from(measured, source_labelers(verifier), names)
 
@@ -178,11 +224,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="--from-rows: SOURCE=TAG, the version the rows measured",
     )
     parser.add_argument("--notes", default="", help="--from-rows: a note kept in every table")
+    parser.add_argument(
+        "--adjudication",
+        type=Path,
+        action="append",
+        default=[],
+        help="hand readings of flags ({id, step, read}): a `real slip` is a wrong step (module docstring)",
+    )
     args = parser.parse_args(argv)
+    slips = {k: v for path in args.adjudication for k, v in read_adjudication(path).items()}
     from prm_factory.verifiers.math.verifier import MathVerifier
 
     if args.from_rows:
-        measured = [m for path in args.from_rows for m in read_rows(path)]
+        measured = adjudicate([m for path in args.from_rows for m in read_rows(path)], slips)
+        if args.rows is not None:
+            write_rows(measured, args.rows)
         names = [path.name for path in args.from_rows]
         labelers = source_labelers(MathVerifier()) | dict(item.split("=", 1) for item in args.labeler)
         tables = {
@@ -195,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     verifier = MathVerifier()
     try:
-        tables = calibrate(args.sets, verifier, args.rows)
+        tables = calibrate(args.sets, verifier, args.rows, slips)
     finally:
         close = getattr(verifier, "close", None)
         if callable(close):

@@ -22,7 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prm_factory.evaluation.calibrate import MeasuredLabel, read_rows, tables_from
-from prm_factory.labels.calibration import CalibrationTable, load_tables, read_table
+from prm_factory.labels.calibration import (
+    CalibrationTable,
+    expected_calibration_error,
+    load_tables,
+    read_table,
+)
 from prm_factory.labels.consensus import Weighing, domains_of, step_probability
 from prm_factory.labels.registry import registry
 from prm_factory.schemas.step_labels import StepLabel
@@ -94,14 +99,14 @@ def figures(predicted: Mapping[Step, tuple[str, float | None]]) -> Figures:
     """The figures of predicted (label, p_correct) per step."""
     chains: dict[str, list[tuple[int, bool, str]]] = defaultdict(list)
     negatives = negative_right = 0
-    bins: dict[int, list[tuple[float, bool]]] = defaultdict(list)
+    pairs: list[tuple[float, bool]] = []
     for (chain_id, index, _, right), (label, p) in predicted.items():
         chains[chain_id].append((index, right, label))
         if label == "negative":
             negatives += 1
             negative_right += int(not right)
         if p is not None:
-            bins[min(int(p * 10), 9)].append((p, right))
+            pairs.append((p, right))
     erroneous = correct = found_erroneous = found_correct = 0
     for steps in chains.values():
         steps.sort()
@@ -116,13 +121,7 @@ def figures(predicted: Mapping[Step, tuple[str, float | None]]) -> Figures:
     acc_e = found_erroneous / erroneous if erroneous else 0.0
     acc_c = found_correct / correct if correct else 0.0
     f1 = 2 * acc_e * acc_c / (acc_e + acc_c) if acc_e + acc_c else 0.0
-    total = sum(len(b) for b in bins.values())
-    ece = None
-    if total:
-        ece = sum(
-            len(b) / total * abs(sum(p for p, _ in b) / len(b) - sum(r for _, r in b) / len(b))
-            for b in bins.values()
-        )
+    ece = expected_calibration_error(pairs)
     precision = negative_right / negatives if negatives else 0.0
     return Figures(len(chains), negatives, precision, acc_e, acc_c, f1, ece)
 

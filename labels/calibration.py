@@ -264,6 +264,28 @@ def shipped_tables() -> dict[str, CalibrationTable]:
     return {table.source: table for table in tables}
 
 
+def expected_calibration_error(pairs: Iterable[tuple[float, bool]], bins: int = 10) -> float | None:
+    """Expected calibration error of probabilities that a step is right: (p, step is right) pairs put in
+    `bins` equal-width bins of p, and the gap between each bin's mean p and its share of right steps,
+    weighed by the bin's size. None without a pair.
+
+    >>> round(expected_calibration_error([(0.9, True)] * 9 + [(0.9, False)]), 9)
+    0.0
+    >>> round(expected_calibration_error([(0.95, True), (0.95, False), (0.05, False)]), 4)
+    0.3167
+    """
+    grouped: dict[int, list[tuple[float, bool]]] = {}
+    for p, right in pairs:
+        grouped.setdefault(min(int(p * bins), bins - 1), []).append((p, right))
+    total = sum(len(b) for b in grouped.values())
+    if not total:
+        return None
+    return sum(
+        len(b) / total * abs(sum(p for p, _ in b) / len(b) - sum(r for _, r in b) / len(b))
+        for b in grouped.values()
+    )
+
+
 DATASET_TABLES = "calibration"
 """The folder of a dataset root where `relabel --calibrate-from-audit` writes its refined tables."""
 

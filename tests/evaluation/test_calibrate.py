@@ -70,3 +70,36 @@ def test_tables_count_every_label_pooled_and_where_it_was_read(tmp_path):
 def test_a_set_names_where_its_problems_come_from():
     path, where = parse_set("data/real_errors.jsonl:gsm8k")
     assert path.name == "real_errors.jsonl" and where == "gsm8k"
+
+
+def test_a_real_slip_the_gold_missed_counts_as_a_wrong_step(tmp_path):
+    from prm_factory.evaluation.calibrate import main, read_adjudication
+
+    rows = [
+        MeasuredLabel("c", i, "verifier", "incorrect" if i == 1 else "correct", None, "x", True)
+        for i in range(3)
+    ]
+    rows.append(MeasuredLabel("d", 0, "verifier", "incorrect", "k", "x", True))
+    kept = tmp_path / "rows.jsonl"
+    kept.write_text("".join(json.dumps(m.__dict__) + "\n" for m in rows))
+    readings = tmp_path / "adjudication.jsonl"
+    readings.write_text(
+        json.dumps({"id": "c", "step": 1, "read": "real slip"})
+        + "\n"
+        + json.dumps({"id": "d", "step": 0, "read": "misreading"})
+        + "\n"
+    )
+    assert read_adjudication(readings) == {"c": 1}
+    out, adjudicated = tmp_path / "tables", tmp_path / "adjudicated.jsonl"
+    args = ["--out", str(out), "--from-rows", str(kept), "--adjudication", str(readings)]
+    assert main([*args, "--rows", str(adjudicated)]) == 0
+    assert [(m.chain_id, m.step_index, m.right) for m in read_rows(adjudicated)] == [
+        ("c", 0, True),
+        ("c", 1, False),  # the slip: a wrong step, its flag right; step 2 has no known truth now
+        ("d", 0, True),  # a misreading: the gold stands, the flag is wrong
+    ]
+    table = json.loads((out / "verifier.json").read_text())
+    flags = next(
+        c for c in table["cells"] if c["verdict"] == "incorrect" and c["kind"] == "" and c["domain"] == "math"
+    )
+    assert (flags["n"], flags["n_right"]) == (1, 1)

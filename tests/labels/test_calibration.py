@@ -104,3 +104,14 @@ def test_each_domain_keeps_its_own_base_rate():
     assert table.base_rate_of("math/other") == table.base_rate == 0.6
     found = table.precision("incorrect", "k", ("math/gsm8k", "math"))
     assert found.base_rate == 0.0
+
+
+def test_expected_calibration_error_is_the_size_weighed_gap_per_bin():
+    from prm_factory.labels.calibration import expected_calibration_error
+
+    # bin 9: p 0.95, right 1 of 2 (gap 0.45, weight 2/4); bin 1: p 0.1, right 0 of 2 (gap 0.1, weight 2/4)
+    pairs = [(0.95, True), (0.95, False), (0.1, False), (0.1, False)]
+    assert math.isclose(expected_calibration_error(pairs), 0.5 * 0.45 + 0.5 * 0.1)
+    assert math.isclose(expected_calibration_error(pairs, bins=1), abs(0.525 - 0.25))
+    assert expected_calibration_error([(1.0, True)]) == 0.0  # p = 1 falls in the top bin
+    assert expected_calibration_error([]) is None
