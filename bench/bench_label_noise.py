@@ -33,7 +33,8 @@ if __package__ in (None, ""):  # run as a script: make the repo's packages impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from prm_factory.evaluation.step_truth import ChainTruth, chain_truth  # noqa: E402
-from prm_factory.labels.consensus import step_consensus  # noqa: E402
+from prm_factory.labels.calibration import expected_calibration_error  # noqa: E402
+from prm_factory.labels.consensus import domains_of, step_probability  # noqa: E402
 from prm_factory.labels.metrics import first_error_scores, step_incorrect_scores  # noqa: E402
 from prm_factory.labels.registry import registry  # noqa: E402
 from prm_factory.rollouts import (  # noqa: E402
@@ -144,6 +145,7 @@ class LabelledChain:
     truth: ChainTruth
     verifier: tuple[str, ...]  # correct | incorrect | unverifiable
     reference: tuple[str, ...]
+    verifier_kinds: tuple[str | None, ...] = ()  # the reading kind of each verdict (empty: none named)
 
 
 def verdict_labels(verdicts: Sequence[str]) -> list[StepLabel]:
@@ -162,20 +164,51 @@ def mc_labels(values: ChainValues, kind: Literal["hard", "soft"]) -> list[StepLa
     return labels
 
 
-def consensus_labels(chain: LabelledChain, hard: Sequence[bool | None] | None) -> list[StepLabel]:
-    """`labels.consensus`: negative is `incorrect`, positive `correct`, disputed / unlabeled `unlabelled`."""
+def consensus_steps(
+    chain: LabelledChain, hard: Sequence[bool | None] | None
+) -> list[tuple[StepLabel, float | None]]:
+    """`labels.consensus` per step, as `label` computes it (the shipped tables, each verdict's reading kind,
+    the problem's domains): negative is `incorrect`, positive `correct`, disputed / unlabeled `unlabelled`;
+    with each step's `p_correct` (None: no source voted)."""
     hard = hard if hard is not None else [None] * len(chain.steps)
-    out: list[StepLabel] = []
+    kinds = chain.verifier_kinds or (None,) * len(chain.steps)
+    problem = chain.item.problem
+    domains = domains_of(problem.domain, problem.source, problem.text)
+    out: list[tuple[StepLabel, float | None]] = []
     sources = registry()
-    for verdict, reference, hard_label in zip(chain.verifier, chain.reference, hard, strict=True):
+    for verdict, kind, reference, hard_label in zip(
+        chain.verifier, kinds, chain.reference, hard, strict=True
+    ):
         labels = [
-            SourceLabel("verifier", verdict),
+            SourceLabel("verifier", verdict, kind=kind),
             mc_label(hard_label, None, {}, "mc@policy"),
             SourceLabel("reference", reference),
         ]
-        label, _ = step_consensus(labels, sources)
-        out.append("incorrect" if label == "negative" else "correct" if label == "positive" else "unlabelled")
+        label, _, p = step_probability(labels, sources, domains=domains)
+        step: StepLabel = (
+            "incorrect" if label == "negative" else "correct" if label == "positive" else "unlabelled"
+        )
+        out.append((step, p))
     return out
+
+
+def consensus_labels(chain: LabelledChain, hard: Sequence[bool | None] | None) -> list[StepLabel]:
+    """The consensus labels of `consensus_steps`."""
+    return [label for label, _ in consensus_steps(chain, hard)]
+
+
+def calibration_error(
+    chains: Sequence[LabelledChain], probabilities: Sequence[Sequence[float | None]]
+) -> tuple[float | None, int]:
+    """ECE of `p_correct` against the exact truth (labels.calibration.expected_calibration_error, ten
+    bins) over the steps some source voted on, and how many steps that is."""
+    pairs = [
+        (p, truth == "correct")
+        for chain, ps in zip(chains, probabilities, strict=True)
+        for truth, p in zip(chain.truth.labels, ps, strict=True)
+        if p is not None
+    ]
+    return expected_calibration_error(pairs), len(pairs)
 
 
 def predicted_first_error(labels: Sequence[StepLabel], *, unlabelled_blocks: bool) -> int:
@@ -209,6 +242,8 @@ class NoiseRow:
     inner_recall: float = 0.0
     first_error_exact: float = 0.0  # share of erroneous chains whose first error is found exactly
     first_error_correct_chains: float = 0.0  # share of error-free chains predicted error-free
+    ece: float | None = None  # consensus rows: expected calibration error of p_correct against the truth
+    ece_steps: int = 0  # the steps it is measured on (those some source voted on)
 
 
 def score(
@@ -247,6 +282,45 @@ def score(
     )
 
 
+def _consensus_row(
+    strategy: str,
+    k: int,
+    chains: Sequence[LabelledChain],
+    steps: Sequence[Sequence[tuple[StepLabel, float | None]]],
+    tokens: int,
+) -> NoiseRow:
+    """The consensus scored like a source, with the ECE of its `p_correct`."""
+    labels = [[label for label, _ in chain] for chain in steps]
+    row = score(
+        "consensus" if strategy else "consensus (no MC)",
+        strategy,
+        k,
+        chains,
+        labels,
+        tokens,
+        unlabelled_blocks=False,
+    )
+    ece, n = calibration_error(chains, [[p for _, p in chain] for chain in steps])
+    return replace(row, ece=ece, ece_steps=n)
+
+
+def against_single_sources(rows: Sequence[NoiseRow]) -> list[tuple[NoiseRow, NoiseRow | None]]:
+    """Each consensus row beside the best single source it combined: the most precise `incorrect` among
+    the verifier, the reference and (with MC) MC's hard labels at the same strategy and k; a source that
+    flags nothing has no precision and is passed over (None: none flagged)."""
+    by_key = {(r.source, r.strategy, r.k): r for r in rows}
+    out = []
+    for row in rows:
+        if not row.source.startswith("consensus"):
+            continue
+        singles = [by_key.get(("verifier", "", 0)), by_key.get(("reference", "", 0))]
+        if row.strategy:
+            singles.append(by_key.get(("mc-hard", row.strategy, row.k)))
+        flagged = [r for r in singles if r is not None and r.flagged]
+        out.append((row, max(flagged, key=lambda r: r.precision) if flagged else None))
+    return out
+
+
 def noise_table(
     chains: Sequence[LabelledChain],
     recorded: Mapping[str, Sequence[RecordedRollout]],
@@ -275,15 +349,7 @@ def noise_table(
             0,
             unlabelled_blocks=False,
         ),
-        score(
-            "consensus (no MC)",
-            "",
-            0,
-            chains,
-            [consensus_labels(c, None) for c in chains],
-            0,
-            unlabelled_blocks=False,
-        ),
+        _consensus_row("", 0, chains, [consensus_steps(c, None) for c in chains], 0),
     ]
     items = [c.item for c in chains]
     for name in strategies:
@@ -293,12 +359,12 @@ def noise_table(
             hard = [mc_labels(v, "hard") for v in values]
             soft = [mc_labels(v, "soft") for v in values]
             agreed = [
-                consensus_labels(c, [s.hard_label for s in v.steps])
+                consensus_steps(c, [s.hard_label for s in v.steps])
                 for c, v in zip(chains, values, strict=True)
             ]
             rows.append(score("mc-hard", name, k, chains, hard, tokens, unlabelled_blocks=True))
             rows.append(score("mc-soft", name, k, chains, soft, tokens, unlabelled_blocks=True))
-            rows.append(score("consensus", name, k, chains, agreed, tokens, unlabelled_blocks=False))
+            rows.append(_consensus_row(name, k, chains, agreed, tokens))
     return rows
 
 
@@ -335,6 +401,20 @@ def render_markdown(rows: Sequence[NoiseRow]) -> str:
         per_label = "-" if hard.tokens_per_label is None else f"{hard.tokens_per_label:.0f}"
         cells = [_cell(hard, inner=True), _cell(soft), _cell(agreed)]
         lines.append(f"| {strategy} | {k} | {per_label} | {' | '.join(cells)} |")
+    lines += [
+        "",
+        "| consensus | k | `negative` precision (flagged) | best single source: precision (flagged)"
+        " | at least as precise | ECE of p_correct (steps) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row, best in against_single_sources(rows):
+        name = row.strategy or "no MC"
+        single = "-" if best is None else f"{best.source} {_pct(best.precision)} ({best.flagged})"
+        holds = "-" if best is None or not row.flagged else "yes" if row.precision >= best.precision else "no"
+        ece = "-" if row.ece is None else f"{row.ece:.3f} ({row.ece_steps})"
+        lines.append(
+            f"| {name} | {row.k} | {_pct(row.precision)} ({row.flagged}) | {single} | {holds} | {ece} |"
+        )
     return "\n".join(lines)
 
 
@@ -409,6 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         texts = tuple(span.text for span in spans)
         outcome = verifier.grade(d.problem, d.generation.text).label
+        checked = verifier.check_steps(d.problem, texts)
         item = RolloutItem(
             f"{d.problem.problem_id}/{d.sample_index}",
             d.problem,
@@ -423,8 +504,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 texts,
                 outcome,
                 chain_truth(by_id[d.problem.problem_id], texts, outcome),
-                tuple(v.label for v in verifier.check_steps(d.problem, texts)),
+                tuple(v.label for v in checked),
                 tuple(v.label for v in reference_step_labels(d.problem, texts, outcome)),
+                tuple(v.kind for v in checked),
             )
         )
     walls["segment, grade, truth, verifier, reference"] = time.perf_counter() - started

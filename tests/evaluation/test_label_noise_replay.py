@@ -163,3 +163,38 @@ def test_problems_take_the_step_counts_in_turn(bench):
     problems = bench.synthetic_problems(5, [1, 3], seed=0)
     assert [len(p.steps) for p in problems] == [1, 3, 1, 3, 1]
     assert len({p.problem.problem_id for p in problems}) == 5
+
+
+def test_the_consensus_row_carries_the_ece_of_p_correct_against_the_truth(bench, wrong_chain):
+    item, recorded = wrong_chain
+    chain = _labelled(bench, item, WRONG, "incorrect", ["correct", "incorrect", "correct"], ["correct"] * 3)
+    # truth: right, wrong, wrong; p_correct 0.9, 0.2, 0.8 -> bins 9 (gap 0.1), 2 (0.2), 8 (0.8), a third each
+    ece, n = bench.calibration_error([chain], [[0.9, 0.2, 0.8]])
+    assert n == 3 and ece == pytest.approx((0.1 + 0.2 + 0.8) / 3)
+    ece, n = bench.calibration_error([chain], [[None, 0.0, None]])  # steps no source voted on are left out
+    assert (ece, n) == (0.0, 1)
+    rows = bench.noise_table([chain], recorded, [4], PARAMS, strategies=["exhaustive"])
+    by = {(r.source, r.strategy): r for r in rows}
+    assert by["consensus (no MC)", ""].ece is not None and by["consensus (no MC)", ""].ece_steps == 3
+    assert by["verifier", ""].ece is None  # a single source's row has no probability
+
+
+def test_each_consensus_row_is_set_beside_the_most_precise_single_source(bench):
+    def row(source, strategy, k, precision, flagged):
+        return bench.NoiseRow(source, strategy, k, precision, 0.0, 0.0, 1.0, 0, None, flagged)
+
+    rows = [
+        row("verifier", "", 0, 1.0, 4),
+        row("reference", "", 0, 0.5, 2),
+        row("consensus (no MC)", "", 0, 1.0, 3),
+        row("mc-hard", "exhaustive", 4, 0.8, 10),
+        row("mc-soft", "exhaustive", 4, 0.95, 2),  # soft labels are not what the consensus combines
+        row("consensus", "exhaustive", 4, 0.9, 12),
+    ]
+    paired = {(c.source, c.strategy): b.source for c, b in bench.against_single_sources(rows)}
+    assert paired == {("consensus (no MC)", ""): "verifier", ("consensus", "exhaustive"): "verifier"}
+    rows[0] = row("verifier", "", 0, 0.0, 0)  # flags nothing: no precision to compare with
+    paired = {(c.source, c.strategy): b.source for c, b in bench.against_single_sources(rows)}
+    assert paired[("consensus", "exhaustive")] == "mc-hard"
+    table = bench.render_markdown(rows)
+    assert "| exhaustive | 4 | 90.0 (12) | mc-hard 80.0 (10) | yes |" in table
