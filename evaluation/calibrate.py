@@ -35,6 +35,11 @@ from prm_factory.evaluation.real_errors import SHARED_GSM8K_TRAIN, load_samples
 from prm_factory.labels.calibration import CalibrationTable, tally
 from prm_factory.labels.reference import reference_step_labels
 from prm_factory.schemas.external_chains import ExternalChain, read_external_chains
+from prm_factory.schemas.reference_solutions import (
+    ReferenceSolution,
+    attach_reference_solutions,
+    read_reference_solutions,
+)
 from prm_factory.verifiers.identity import labeler_identity
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
@@ -172,12 +177,17 @@ def calibrate(
     verifier: Verifier,
     rows_out: Path | None = None,
     slips: Mapping[str, int] | None = None,
+    solutions: Mapping[str, ReferenceSolution] | None = None,
 ) -> dict[str, CalibrationTable]:
     """Label every set's chains and tabulate each calibrated source against the truth (adjudicated where
-    `slips`, `read_adjudication`, says)."""
+    `slips`, `read_adjudication`, says); `solutions` (by question, as `eval --solutions` reads them) gives
+    the reference a worked solution where a chain has none."""
     measured: list[MeasuredLabel] = []
     for path, where in sets:
-        for chain in read_set(path):
+        chains = read_set(path)
+        if solutions:
+            chains = attach_reference_solutions(chains, dict(solutions))
+        for chain in chains:
             measured.extend(measure_chain(chain, where, verifier))
     measured = adjudicate(measured, slips or {})
     if rows_out is not None:
@@ -231,6 +241,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="hand readings of flags ({id, step, read}): a `real slip` is a wrong step (module docstring)",
     )
+    parser.add_argument(
+        "--solutions",
+        type=Path,
+        help="worked solutions by question (as `eval --solutions`), for the reference where a chain has none",
+    )
     args = parser.parse_args(argv)
     slips = {k: v for path in args.adjudication for k, v in read_adjudication(path).items()}
     from prm_factory.verifiers.math.verifier import MathVerifier
@@ -251,7 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     verifier = MathVerifier()
     try:
-        tables = calibrate(args.sets, verifier, args.rows, slips)
+        solutions = read_reference_solutions(args.solutions)[0] if args.solutions else None
+        tables = calibrate(args.sets, verifier, args.rows, slips, solutions)
     finally:
         close = getattr(verifier, "close", None)
         if callable(close):

@@ -103,3 +103,24 @@ def test_a_real_slip_the_gold_missed_counts_as_a_wrong_step(tmp_path):
         c for c in table["cells"] if c["verdict"] == "incorrect" and c["kind"] == "" and c["domain"] == "math"
     )
     assert (flags["n"], flags["n_right"]) == (1, 1)
+
+
+def test_worked_solutions_by_question_let_the_reference_vote(tmp_path, monkeypatch):
+    from prm_factory.evaluation import calibrate as module
+    from prm_factory.evaluation.calibrate import calibrate
+    from prm_factory.schemas.reference_solutions import ReferenceSolution, question_key
+
+    class AllRight(Scripted):
+        def check_steps(self, problem, steps):
+            return [Verdict("correct") for _ in steps]
+
+    monkeypatch.setattr(module, "source_labelers", lambda verifier: {})  # a scripted verifier has no code
+    question = "Tom has 3 apples and buys 4 more. How many?"
+    chain = {"id": "c", "problem": question, "steps": ["3 + 4 = 7 apples.", "The answer is 7."], "label": -1}
+    path = tmp_path / "chains.jsonl"
+    path.write_text(json.dumps(chain) + "\n")
+    solutions = {question_key(question): ReferenceSolution("He has 3 + 4 = 7 apples. \\boxed{7}", "7")}
+    without = calibrate([(path, "competition")], AllRight())["reference"]
+    with_ = calibrate([(path, "competition")], AllRight(), solutions=solutions)["reference"]
+    assert without.cells == ()  # no worked solution: the reference never votes
+    assert with_.cell("correct", "", "math/competition").n == 2
