@@ -38,7 +38,7 @@ even after a rerun replaced an older row.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,7 +51,8 @@ from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
 from prm_factory.schemas.records import Chain, Problem, Rejection, RunInfo, Step, to_table
-from prm_factory.storage.delta_io import merge_rows, open_or_create
+from prm_factory.storage.commit_lock import commit_lock
+from prm_factory.storage.delta_io import insert_rows, merge_rows, open_or_create
 from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
 from prm_factory.storage.layout import (
     ALL_KINDS,
@@ -158,8 +159,18 @@ class Dataset:
         return version
 
     def _commit_tables(self, run: RunInfo, by_kind: Mapping[str, pa.Table | Iterable[pa.Table]]) -> int:
-        """Merge each data table's rows (insert-if-absent on content keys; a table or batches of one), then
-        the runs row."""
+        """Write each data table's rows (insert-if-absent on content keys; a table or batches of one), then
+        the runs row. A local root is written under its commit lock, appending the rows whose keys are absent
+        (memory bounded by a batch); an object store merges every batch (storage/commit_lock.py)."""
+        with commit_lock(self.root) as locked:
+            return self._commit_tables_as(run, by_kind, insert_rows if locked else merge_rows)
+
+    def _commit_tables_as(
+        self,
+        run: RunInfo,
+        by_kind: Mapping[str, pa.Table | Iterable[pa.Table]],
+        write: Callable[..., int | None],
+    ) -> int:
         metadata = {RUN_ID_METADATA_KEY: run.run_id}
         for kind in ALL_KINDS:
             open_or_create(self.uri(kind), table_schema(kind), self.storage_options)
@@ -167,7 +178,7 @@ class Dataset:
         for kind in DATA_KINDS:
             rows = by_kind[kind]
             for batch in [rows] if isinstance(rows, pa.Table) else rows:
-                merge_rows(
+                write(
                     self.uri(kind),
                     batch,
                     KEYS[kind],

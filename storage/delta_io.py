@@ -8,12 +8,12 @@ retry can never double a row).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import tenacity
-from deltalake import CommitProperties, DeltaTable
+from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from prm_factory.storage.errors import CommitConflictError
@@ -144,6 +144,10 @@ def merge_rows(
         changed = metrics["num_target_rows_inserted"] + metrics["num_target_rows_updated"]
         return table.version() if changed else None
 
+    return _retrying(uri, merge_once)
+
+
+def _retrying(uri: str, write_once: Callable[[], int | None]) -> int | None:
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception_type(CommitFailedError),  # a lost race; any other error is raised
         stop=tenacity.stop_after_attempt(MAX_ATTEMPTS),
@@ -152,8 +156,94 @@ def merge_rows(
         + tenacity.wait_random_exponential(multiplier=0.02, max=2.0),
     )
     try:
-        return retrying(merge_once)
+        return retrying(write_once)
     except tenacity.RetryError as gave_up:
         cause = gave_up.last_attempt.exception()
         message = f"gave up writing {uri} after {MAX_ATTEMPTS} conflicting tries: {cause}"
         raise CommitConflictError(message) from cause
+
+
+def _composite(table: pa.Table, keys: Sequence[str]) -> pa.ChunkedArray:
+    """One string per row for a key of several columns (step keys are chain id and step index)."""
+    if len(keys) == 1:
+        return table[keys[0]].cast(pa.string())
+    return pc.binary_join_element_wise(*(table[k].cast(pa.string()) for k in keys), "\x1f")
+
+
+def present_mask(table: DeltaTable, rows: pa.Table, keys: Sequence[str]) -> pa.ChunkedArray:
+    """Which of `rows` have a key the table already holds.
+
+    Reads only the key columns, one record batch at a time, keeping the target rows whose first key column
+    is among the batch's: memory is bounded by `rows`, not by the table (a merge holds the table).
+    """
+    wanted = pc.unique(rows[keys[0]])
+    found = []
+    for batch in table.to_pyarrow_dataset().to_batches(columns=list(keys)):
+        hit = pc.is_in(batch.column(keys[0]), value_set=wanted)
+        if pc.any(hit).as_py():
+            found.append(pa.Table.from_batches([batch]).filter(hit))
+    if not found:
+        return pa.chunked_array([pa.array([False] * rows.num_rows, pa.bool_())])
+    held = _composite(pa.concat_tables(found), keys).combine_chunks()
+    return pc.is_in(_composite(rows, keys), value_set=held)
+
+
+def insert_rows(
+    uri: str,
+    rows: pa.Table,
+    keys: Sequence[str],
+    *,
+    update_matched: bool,
+    storage_options: dict[str, str] | None,
+    custom_metadata: Mapping[str, str] | None = None,
+    claim_from_uncommitted: Sequence[str] | None = None,
+    replace_when_changed: str | None = None,
+) -> int | None:
+    """`merge_rows` for a writer holding the dataset's commit lock (storage/commit_lock.py).
+
+    Rows whose key the table lacks are appended: that reads the key columns only, so a run that adds new
+    rows commits in memory bounded by its batch, however large the table (a merge reads every row). Rows
+    whose key is present go through `merge_rows` with the same rules; when no rule can change a present row
+    (insert-if-absent with nothing to claim or replace) they are left alone without a merge. Without the
+    lock another writer could insert a key between the check and the append, doubling it.
+    """
+    if rows.num_rows == 0:
+        return None
+    rows = dedupe_on_keys(rows, keys)
+    try:
+        table = DeltaTable(uri, storage_options=storage_options)
+    except TableNotFoundError as error:
+        raise CommitConflictError(f"table {uri} vanished while writing: {error}") from error
+    present = present_mask(table, rows, keys)
+    absent = rows.filter(pc.invert(present))
+    version = None
+    if absent.num_rows:
+        source, grows = align_to_table(absent, pa.schema(table.schema().to_arrow()))
+
+        def append_once() -> int:
+            write_deltalake(
+                uri,
+                source,
+                mode="append",
+                schema_mode="merge" if grows else None,
+                storage_options=storage_options,
+                commit_properties=CommitProperties(custom_metadata=dict(custom_metadata or {})),
+            )
+            return DeltaTable(uri, storage_options=storage_options).version()
+
+        version = _retrying(uri, append_once)
+    could_change = update_matched or claim_from_uncommitted is not None or replace_when_changed is not None
+    matched = rows.filter(present)
+    if matched.num_rows and could_change:
+        merged = merge_rows(
+            uri,
+            matched,
+            keys,
+            update_matched=update_matched,
+            storage_options=storage_options,
+            custom_metadata=custom_metadata,
+            claim_from_uncommitted=claim_from_uncommitted,
+            replace_when_changed=replace_when_changed,
+        )
+        version = merged if merged is not None else version
+    return version

@@ -62,21 +62,24 @@ WRITER = textwrap.dedent(
     from prm_factory.storage.dataset import Dataset
 
     when, _, where = {kill_at!r}.partition(":")
-    real_merge = dataset_module.merge_rows
 
-    def merge_then_maybe_die(uri, *args, **kwargs):
-        # SIGKILL this process before, during (a few ms into) or after the merge into table `where`
-        here = uri.rstrip("/").rsplit("/", 1)[-1] == where
-        if here and when == "before":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if here and when == "during":
-            threading.Timer(0.003, os.kill, (os.getpid(), signal.SIGKILL)).start()
-        result = real_merge(uri, *args, **kwargs)
-        if here and when == "after":
-            os.kill(os.getpid(), signal.SIGKILL)
-        return result
+    def then_maybe_die(real_write):
+        def write(uri, *args, **kwargs):
+            # SIGKILL this process before, during (a few ms into) or after the write into table `where`
+            here = uri.rstrip("/").rsplit("/", 1)[-1] == where
+            if here and when == "before":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if here and when == "during":
+                threading.Timer(0.003, os.kill, (os.getpid(), signal.SIGKILL)).start()
+            result = real_write(uri, *args, **kwargs)
+            if here and when == "after":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return result
+        return write
 
-    dataset_module.merge_rows = merge_then_maybe_die
+    # a local root appends absent keys under the commit lock (insert_rows); the runs row is merged
+    dataset_module.insert_rows = then_maybe_die(dataset_module.insert_rows)
+    dataset_module.merge_rows = then_maybe_die(dataset_module.merge_rows)
     records = make_run("killed-config", n_problems=60, chains_per_problem=4, steps_per_chain=5)
     Dataset({root!r}).commit_run(*records.args())
     """
