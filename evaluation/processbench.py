@@ -38,6 +38,7 @@ from prm_factory.evaluation.external import ExternalEvalReport, evaluate_externa
 from prm_factory.evaluation.kind_precision import kind_precision
 from prm_factory.evaluation.real_errors import consensus_step_labels
 from prm_factory.evaluation.source_labels import other_labels
+from prm_factory.labels.consensus import domains_of
 from prm_factory.labels.reference import reference_step_labels
 from prm_factory.labels.registry import registry
 from prm_factory.schemas.external_chains import ExternalChain
@@ -94,7 +95,8 @@ def label_sources(
             else:
                 aligned = [Verdict("unverifiable")] * len(chain.steps)
             by_source["reference"].append([v.label for v in aligned])
-            by_source["combined"].append(consensus_step_labels(verdicts, aligned, sources))
+            domains = domains_of(problem.domain, problem.source, problem.text)
+            by_source["combined"].append(consensus_step_labels(verdicts, aligned, sources, domains))
         if done is not None:
             done(1)
     outcome = partial(chain_outcome, verifier=verifier)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from prm_factory.evaluation.external import predicted_first_error
 from prm_factory.evaluation.source_labels import other_labels
-from prm_factory.labels.consensus import step_consensus
+from prm_factory.labels.consensus import domains_of, step_consensus
 from prm_factory.labels.metrics import (
     FirstErrorScores,
     PrecisionRecall,
@@ -82,11 +82,15 @@ CONSENSUS_LABEL = {"negative": "incorrect", "positive": "correct"}  # disputed, 
 
 
 def consensus_step_labels(
-    checked: Sequence[Verdict], aligned: Sequence[Verdict], sources: Mapping[str, LabelSource] | None = None
+    checked: Sequence[Verdict],
+    aligned: Sequence[Verdict],
+    sources: Mapping[str, LabelSource] | None = None,
+    domains: Sequence[str] = ("math",),
 ) -> list[str]:
     """The consensus of the verifier's step verdicts (with their reading kinds) and the reference's, step by
     step, as a step label: `incorrect` where it is negative, `correct` where positive, `unverifiable` where
-    disputed or unlabeled. `sources`: the label sources whose votes are weighed (the registry's by default).
+    disputed or unlabeled. `sources`: the label sources whose votes are weighed (the registry's by default);
+    `domains`: where the tables are read (`labels.consensus.domains_of` of the problem, as `label` does).
 
     >>> wrong, unsure = Verdict("incorrect", kind="closed_arithmetic"), Verdict("incorrect", kind="identity")
     >>> ok = Verdict("correct")
@@ -98,7 +102,7 @@ def consensus_step_labels(
     for verdict, reference in zip(checked, aligned, strict=True):
         votes = [StepLabel("verifier", verdict.label, kind=verdict.kind)]
         votes.append(StepLabel("reference", reference.label))
-        labels.append(CONSENSUS_LABEL.get(step_consensus(votes, weigh)[0], "unverifiable"))
+        labels.append(CONSENSUS_LABEL.get(step_consensus(votes, weigh, None, domains)[0], "unverifiable"))
     return labels
 
 
@@ -166,7 +170,8 @@ def label_chains(samples: Sequence[ReferenceSample], verifier: Verifier) -> dict
         aligned = reference_step_labels(problem, sample.steps, outcome)
         by_source["verifier"].append([v.label for v in checked])
         by_source["reference"].append([v.label for v in aligned])
-        by_source["combined"].append(consensus_step_labels(checked, aligned))
+        domains = domains_of(problem.domain, problem.source, problem.text)
+        by_source["combined"].append(consensus_step_labels(checked, aligned, None, domains))
     chains = [ExternalChain(s.id, s.problem, s.steps) for s in samples]
     by_id = {s.id: s for s in samples}
     by_source.update(

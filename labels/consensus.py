@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -103,17 +104,22 @@ def weighing(config: RunConfig | None = None) -> Weighing:
     return Weighing(tables, consensus.negative_at, consensus.positive_at, consensus.prior_correct)
 
 
+_LATEX = re.compile(r"\\|\$(?!\d)")
+"""A backslash, or a `$` not followed by a digit (a price is `$5`; LaTeX math closes with `$` after it)."""
+
 GRADE_SCHOOL_SOURCES = ("gsm8k", "synthetic")
 """Problem sources whose problems are grade-school word problems (the tables' `math/gsm8k` cells)."""
 
 
 def problem_set(domain: str, problem_source: str | None, text: str | None) -> str | None:
     """The set of problems a step is read in when its source is not one the tables name: a math problem
-    of a grade-school source, or written without LaTeX, is `gsm8k`; one with LaTeX (`$`, a backslash) is
-    `competition`. None outside math, or without the problem's text.
+    of a grade-school source, or written without LaTeX, is `gsm8k`; one with LaTeX (a backslash, or a `$`
+    that is no price: not followed by a digit) is `competition`. None outside math, or without the text.
 
     >>> problem_set("math", "external:processbench", "Let $x^2 = 4$."), problem_set("math", "gsm8k", None)
     ('competition', 'gsm8k')
+    >>> problem_set("math", "external", "A pen costs $2 and a book $12.50. What do both cost?")
+    'gsm8k'
     """
     if domain != "math":
         return None
@@ -121,7 +127,7 @@ def problem_set(domain: str, problem_source: str | None, text: str | None) -> st
         return "gsm8k"
     if text is None:
         return None
-    return "competition" if ("$" in text or "\\" in text) else "gsm8k"
+    return "competition" if _LATEX.search(text) else "gsm8k"
 
 
 def domains_of(domain: str, problem_source: str | None = None, text: str | None = None) -> tuple[str, ...]:

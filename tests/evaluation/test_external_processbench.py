@@ -167,10 +167,13 @@ def test_combined_is_the_consensus_a_flag_of_a_kind_not_final_gives_way_to_the_r
     assert labelled["reference"] == [["correct", "correct", "correct"], ["unverifiable"]]
     # `combined` is the consensus of the shipped tables: a flag is weighed by its kind's measured precision
     from prm_factory.evaluation.real_errors import consensus_step_labels
+    from prm_factory.labels.consensus import domains_of
 
-    checked = KindVerifier().check_steps(chain_problem(right), list(right.steps))
+    problem = chain_problem(right)
+    checked = KindVerifier().check_steps(problem, list(right.steps))
     aligned = [Verdict("correct")] * 3
-    assert labelled["combined"][0] == consensus_step_labels(checked, aligned)
+    domains = domains_of(problem.domain, problem.source, problem.text)  # read where `label` reads them
+    assert labelled["combined"][0] == consensus_step_labels(checked, aligned, None, domains)
     assert labelled["combined"][0][1] != "incorrect"
 
 

@@ -167,6 +167,10 @@ def test_a_step_is_read_in_its_sources_cells_then_its_problem_set_then_pooled():
         "math",
     )
     assert domains_of("math", "external:prm800k", "Find $x$ if $x^2 = 4$.")[1] == "math/competition"
+    # a price is no LaTeX: a grade-school problem with dollars is read in the GSM8K cells
+    assert domains_of("math", "external", "A pen costs $2 and a book $12.50.")[1] == "math/gsm8k"
+    assert domains_of("math", "external", "What is $2+3$?")[1] == "math/competition"
+    assert domains_of("math", "external", r"Simplify \frac{6}{8}.")[1] == "math/competition"
     assert domains_of("code", "mbpp", "Write add.") == ("code/mbpp", "code")
     label = consensus(
         wrong(kind="word_problem_arithmetic"), domains=domains_of("math", "external:x", "Ana has 3.")
