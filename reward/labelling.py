@@ -16,6 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,6 +31,7 @@ from prm_factory.sampling.segment import StepSpan, segment
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Problem
 from prm_factory.schemas.step_labels import StepLabel
+from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig, default_pool, streams_until
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
 DEFAULT_SOURCES: tuple[str, ...] = ("verifier", "reference")
@@ -42,6 +44,10 @@ _MAX_PLANS = 64
 
 class RewardRequestError(ValueError):
     """A request that cannot be scored as given (unknown source, a source needing an engine, bad steps)."""
+
+
+class ResponseTimedOut(Exception):
+    """A response labelled in the caller ran past its deadline: it is scored all `unverifiable`."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,7 @@ class Plan:
     setup: SourceSetup
     sources: tuple[LabelSource, ...]
     record_context: RecordContext
+    labelers: dict[str, str]  # each source's labeler tag (a function of the set-up alone)
 
 
 @dataclass
@@ -108,6 +115,7 @@ class Context:
     _verifiers: dict[tuple, Verifier] = field(default_factory=dict)
     _weighings: dict[str, Weighing] = field(default_factory=dict)
     _plans: dict[tuple, Plan] = field(default_factory=dict)
+    _pools: list[BoundedPool] = field(default_factory=list)
 
     def config(self, request: RewardRequest) -> RunConfig:
         return RunConfig.model_validate(
@@ -137,7 +145,8 @@ class Context:
             )
             sources = tuple(chosen_sources(request, setup))
             context = replace(_RECORD_CONTEXT, weighing=self.weighing(config))
-            plan = Plan(config, verifier, setup, sources, context)
+            labelers = {source.name: source.labeler(setup) for source in sources}
+            plan = Plan(config, verifier, setup, sources, context, labelers)
             with self._lock:
                 if len(self._plans) >= _MAX_PLANS:  # request options are the caller's: keep this bounded
                     self._plans.clear()
@@ -156,11 +165,19 @@ class Context:
         key = (domain, config.verifier.model_dump_json(), config.sandbox.model_dump_json())
         with self._lock:
             if key not in self._verifiers:
-                self._verifiers[key] = _make_verifier(config, domain)
+                self._verifiers[key] = _make_verifier(config, domain, self._pools)
             return self._verifiers[key]
 
+    def ready(self) -> None:
+        """Every SymPy pool this context's verifiers use, and the process-wide one (the certainty gate's),
+        with its slots back and its workers started: run outside any deadline (after one cut a check)."""
+        with self._lock:
+            pools = [*self._pools, default_pool()]
+        for pool in pools:
+            pool.ready()
 
-def _make_verifier(config: RunConfig, domain: str) -> Verifier:
+
+def _make_verifier(config: RunConfig, domain: str, pools: list[BoundedPool]) -> Verifier:
     """The verifier `run` and `label` build from this config (flows/domains.py builds it the same way)."""
     if domain == "code":
         from prm_factory.verifiers.code.sandbox import SandboxLimits
@@ -171,14 +188,14 @@ def _make_verifier(config: RunConfig, domain: str) -> Verifier:
         return CodeVerifier(
             CodeVerifierConfig(pool_size=s.pool_size, limits=limits, engine_wait_s=s.engine_wait_seconds)
         )
-    from prm_factory.reward.budget import BudgetedPool
     from prm_factory.verifiers.math import MathVerifier, MathVerifierConfig
-    from prm_factory.verifiers.math.bounded import PoolConfig
 
     v = config.verifier
     math = MathVerifierConfig(timeout_s=v.timeout_seconds, last_number_fallback=v.last_number_fallback)
-    # the verifier's own pool, which also stops at a request's budget when it has one
-    pool = BudgetedPool(PoolConfig(workers=math.workers, memory_limit_mb=math.worker_memory_mb))
+    # the pool MathVerifier builds itself, kept here so `Context.ready` reaches it; its streams stop at
+    # the calling thread's deadline (a budget, a response's deadline) where one is set
+    pool = BoundedPool(PoolConfig(workers=math.workers, memory_limit_mb=math.worker_memory_mb))
+    pools.append(pool)
     return MathVerifier(math, pool=pool)
 
 
@@ -221,10 +238,22 @@ def chosen_sources(request: RewardRequest, setup: SourceSetup) -> list[LabelSour
     return order_by_reads([s for s in picked if s.applies(setup)])
 
 
-def label_response(request: RewardRequest, context: Context) -> LabelledResponse:
+def label_response(
+    request: RewardRequest, context: Context, deadline: float | None = None
+) -> LabelledResponse:
     """The response's step labels, consensus and first error (see the module docstring); with a
-    `budget_s`, the step checks' SymPy work stops that many seconds after this call began."""
+    `budget_s`, the step checks' SymPy work stops that many seconds after this call began. `deadline`
+    (time.time()): every SymPy stream of the call stops at it, and a call that ends past it raises
+    ResponseTimedOut (what a caller that labels in its own thread bounds a response with)."""
     started = time.time()  # the budget's clock: the SymPy worker reads it too
+    with streams_until(deadline):
+        labelled = _label(request, context, started)
+    if deadline is not None and time.time() >= deadline:
+        raise ResponseTimedOut(f"past its deadline by {time.time() - deadline:.3f} s")
+    return labelled
+
+
+def _label(request: RewardRequest, context: Context, started: float) -> LabelledResponse:
     plan = context.plan(request)
     verifier, setup, sources = plan.verifier, plan.setup, plan.sources
     text, spans = split_steps(request, plan.config)
@@ -249,7 +278,8 @@ def label_response(request: RewardRequest, context: Context) -> LabelledResponse
         final_answer=outcome.evidence.get("answer"),
     )
     by_source: dict[str, list[ChainLabels | None]] = {}
-    with budget_until(None if request.budget_s is None else started + request.budget_s) as budget:
+    budgeted = budget_until(started + request.budget_s) if request.budget_s is not None else nullcontext()
+    with budgeted as budget:
         for source in sources:
             labelled = source.label([chain], by_source, setup)
             if budget is not None and budget.cut and source.name == "verifier" and labelled[0]:
@@ -265,7 +295,7 @@ def label_response(request: RewardRequest, context: Context) -> LabelledResponse
         first_error=next((i for i, step in enumerate(steps) if step.first_error), None),
         source_first_errors=dict(record.first_errors),
         outcome=outcome,
-        labelers={source.name: source.labeler(setup) for source in sources},
+        labelers=dict(plan.labelers),
         consensus_p_correct=tuple(getattr(step, "p_correct", None) for step in steps),
     )
 

@@ -9,9 +9,19 @@ worker killed and replaced, and comes back with every step `unverifiable` (statu
 error to the trainer. A worker start (imports, the verifier's own SymPy worker) is paid once, outside any
 deadline, by `warm()`; a killed worker's replacement is paid by the next request on that slot.
 
+In the caller, where that keeps the bound: a math response of the built-in sources (verifier, reference)
+of at most IN_CALLER_MAX_CHARS is labelled in the caller's process by one thread at a time, with no hop to
+a worker (the hop, two wake-ups and a pickled request and result, cost a GSM8K-sized response a fifth of
+its time). There the work that can run long is SymPy's, in the verifier's killable pools, and every
+stream of them stops at the response's deadline (verifiers.math.bounded.streams_until); a response past
+it is `timed_out` all the same, and the pools are made ready again outside the next one's deadline (what
+a worker's replacement was). The pure-Python readings run in the caller as in `label`: their inputs are
+capped here (the arithmetic is capped in the verifier), and a response over the cap, another domain or
+source, or a second concurrent call goes to a worker. `in_caller=False` always uses the workers.
+
 Thread-safe: the pool hands each calling thread its own worker, so as many requests run at once as the
-scorer has workers; more callers wait for a free one. `deadline_s=None` labels in the calling thread
-instead (no bound, no worker): what the benchmark's baseline and a debugger want.
+scorer has workers, and one more in the caller; more callers wait for a free one. `deadline_s=None`
+labels in the calling thread instead (no bound, no worker): what a debugger wants.
 """
 
 from __future__ import annotations
@@ -45,6 +55,12 @@ DEADLINE_S = 10.0
 """Default time a response may take in its worker (its SymPy items also have the verifier's own limit)."""
 
 DEFAULT_AGGREGATE = "min"
+
+IN_CALLER_SOURCES = frozenset({"verifier", "reference"})
+"""Sources whose only work that can run long is the verifier's SymPy, in pools a deadline stops."""
+IN_CALLER_MAX_CHARS = 8_000
+"""Largest prompt + response + solution labelled in the caller (a GSM8K-sized one is about 1,000 characters;
+bench/bench_reward.py times the pure-Python readings of a response this size)."""
 
 CONSENSUS_MAPPING = "consensus"
 """`p_correct_mapping` where the labels layer's consensus gives each step's P(right) itself."""
@@ -160,10 +176,14 @@ class RewardScorer:
         deadline_s: float | None = DEADLINE_S,
         startup_timeout_s: float = 120.0,
         budget_s: float | None = None,
+        in_caller: bool = True,
     ) -> None:
         self.workers = workers or min(2, os.cpu_count() or 1)
         self.deadline_s = deadline_s
         self.budget_s = budget_s
+        self.in_caller = in_caller and deadline_s is not None
+        self._caller_lock = threading.Lock()  # one response at a time in the caller (the GIL)
+        self._caller_cut = False  # a response past its deadline in the caller: make the pools ready
         self.startup_timeout_s = startup_timeout_s
         self._context = Context()  # the caller's own: splitting on a timeout, and deadline_s=None
         self._pool = (
@@ -182,9 +202,10 @@ class RewardScorer:
             if self._warmed:
                 return
             request = RewardRequest("Warm up.", WARM_STEP)
-            if self._pool is None:
+            if self._pool is None or self.in_caller:
                 label_one(request, self._context)
-            else:
+                self._context.ready()  # the certainty gate's process-wide pool too
+            if self._pool is not None:
                 pool = self._pool
                 with ThreadPoolExecutor(self.workers) as threads:  # each thread holds a distinct worker
                     list(
@@ -221,8 +242,8 @@ class RewardScorer:
         slices = [
             list(range(i, len(requests), self.workers)) for i in range(min(self.workers, len(requests)))
         ]
-        if len(slices) == 1:  # one worker's share (score_steps): no thread to start
-            return self._run_slice(list(requests))
+        if len(slices) == 1:  # one worker's share (score_steps): no thread to start, maybe no worker
+            return self._run_share(list(requests))
         results: list[tuple[str, Any, float] | None] = [None] * len(requests)
         with ThreadPoolExecutor(self.workers) as threads:
             for positions, labelled in zip(
@@ -233,6 +254,43 @@ class RewardScorer:
                 for position, result in zip(positions, labelled, strict=True):
                     results[position] = result
         return [r for r in results if r is not None]
+
+    def fits_caller(self, request: RewardRequest) -> bool:
+        """Whether the request may be labelled in the caller (see the module docstring)."""
+        size = len(request.prompt) + len(request.response) + len(request.solution or "")
+        return (
+            self.in_caller
+            and request.domain == "math"
+            and set(request.sources) <= IN_CALLER_SOURCES
+            and size + sum(len(step) for step in request.steps or ()) <= IN_CALLER_MAX_CHARS
+        )
+
+    def _run_share(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
+        """A call's requests when they make one share: in the caller where every one fits and no other
+        call is labelling there, else in a worker. (A batch over several workers stays in them: the
+        workers run in parallel, and the caller's process holds one GIL.)"""
+        if all(self.fits_caller(r) for r in requests) and self._caller_lock.acquire(blocking=False):
+            try:
+                return self._run_in_caller(requests)
+            finally:
+                self._caller_lock.release()
+        return self._run_slice(requests)
+
+    def _run_in_caller(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
+        """Each request labelled in this thread, its SymPy streams stopped at its deadline."""
+        assert self.deadline_s is not None
+        out: list[tuple[str, Any, float]] = []
+        for request in requests:
+            if self._caller_cut:  # slots still finishing a cut item, or emptied: outside the deadline
+                self._context.ready()
+                self._caller_cut = False
+            started = time.perf_counter()
+            status, value = label_one(request, self._context, time.time() + self.deadline_s)
+            if status == "timed_out":
+                self._caller_cut = True
+                value = f"no verdict within the deadline of {self.deadline_s:g} s ({value})"
+            out.append((status, value, time.perf_counter() - started))
+        return out
 
     def _run_slice(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
         """One worker's share, in order: a request past its deadline is `timed_out` and the rest go on in

@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from prm_factory.reward.labelling import Context, RewardRequest, RewardRequestError, label_response
+from prm_factory.reward.labelling import (
+    Context,
+    ResponseTimedOut,
+    RewardRequest,
+    RewardRequestError,
+    label_response,
+)
 
 _CONTEXT = Context()  # one per worker process: its verifiers (and their SymPy workers) live across requests
 
@@ -20,9 +26,12 @@ def score_requests(payload: Sequence[RewardRequest]) -> Iterator[tuple[str, Any]
         yield label_one(request, _CONTEXT)
 
 
-def label_one(request: RewardRequest, context: Context) -> tuple[str, Any]:
+def label_one(request: RewardRequest, context: Context, deadline: float | None = None) -> tuple[str, Any]:
+    """`score_requests`'s result for one request; `("timed_out", reason)` where it ran past `deadline`."""
     try:
-        return "ok", label_response(request, context)
+        return "ok", label_response(request, context, deadline)
+    except ResponseTimedOut as error:
+        return "timed_out", str(error)
     except RewardRequestError as error:
         return "refused", str(error)
     except Exception as error:  # a broken check is reported with its reason, never raised into a trainer

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 
 from prm_factory.reward import RewardScorer, score_steps
-from prm_factory.reward.budget import BudgetedPool, budget_until, without_cut_positives
+from prm_factory.reward.budget import budget_until, without_cut_positives
 from prm_factory.reward.labelling import RewardRequestError
 from prm_factory.reward.scorer import make_request
 from prm_factory.schemas.step_labels import StepLabel
-from prm_factory.verifiers.math.bounded import TIMED_OUT, PoolConfig
+from prm_factory.verifiers.math.bounded import TIMED_OUT, BoundedPool, PoolConfig
 
 LATEX = "latex_claims"
 TARGET = f"prm_factory.verifiers.math.symbolic:{LATEX}"
@@ -21,8 +21,8 @@ BOMB = r"5^{5^{5^{5}}} + \sqrt{2} = 3"  # SymPy tries to build 5^(5^3125): never
 
 
 @pytest.fixture(scope="module")
-def pool() -> Iterator[BudgetedPool]:
-    pool = BudgetedPool(PoolConfig(workers=1))
+def pool() -> Iterator[BoundedPool]:
+    pool = BoundedPool(PoolConfig(workers=1))
     list(pool.run_stream(TARGET, [(r"\sqrt{4} = 2", {})], 1, 120.0))  # started outside any budget
     yield pool
     finishing = list(pool._finishing)
@@ -47,7 +47,7 @@ def test_a_stream_started_past_its_budget_touches_no_worker(pool) -> None:
 
 
 def test_the_worker_stops_a_stream_at_the_budget_and_serves_the_next_one() -> None:
-    pool = BudgetedPool(PoolConfig(workers=1))
+    pool = BoundedPool(PoolConfig(workers=1))
     try:
         list(pool.run_stream(TARGET, [(r"\sqrt{4} = 2", {})], 1, 120.0))
         items = [(rf"\sqrt{{{n * n}}} + \frac{{1}}{{{n}}} = {n}", {}) for n in range(2, 40)]

@@ -103,6 +103,6 @@ def test_score_batch_gives_the_verdicts_label_gives_on_every_dev_chain(labelled)
         first = next((s.step_index for s in steps if s.first_error), None)
         if got != want or result.first_error != first:
             mismatches.append((row_id, want, got, first, result.first_error))
-    assert not mismatches, mismatches[:3]
+    assert not mismatches, (len(mismatches), mismatches[:3])
     flagged = sum(r.first_error is not None for r in results)
     assert flagged > 500  # the check can fail: most altered chains carry a found error

@@ -42,8 +42,9 @@ def test_a_bad_request_is_refused_before_any_work(scorer) -> None:
         score_steps(PROMPT, RIGHT, aggregate="median", scorer=scorer)
 
 
-def test_a_response_past_its_deadline_is_unverifiable_and_the_next_is_scored() -> None:
-    scorer = RewardScorer(workers=1, deadline_s=1.0)
+@pytest.mark.parametrize("in_caller", [True, False], ids=["in-the-caller", "in-a-worker"])
+def test_a_response_past_its_deadline_is_unverifiable_and_the_next_is_scored(in_caller: bool) -> None:
+    scorer = RewardScorer(workers=1, deadline_s=1.0, in_caller=in_caller)
     try:
         late, after = score_batch(
             [
@@ -71,8 +72,34 @@ def test_threads_share_a_scorer_and_get_what_one_thread_gets(scorer) -> None:
 
 
 def test_the_caller_path_gives_the_worker_path_verdicts(scorer) -> None:
-    in_caller = RewardScorer(deadline_s=None)
+    unbounded = RewardScorer(deadline_s=None)
+    in_a_worker = RewardScorer(workers=1, deadline_s=30.0, in_caller=False)
     request = make_request(PROMPT, WRONG, answer="24")
-    (here,) = in_caller.score([request])
-    (there,) = scorer.score([request])
-    assert here.steps == there.steps and here.score == there.score
+    try:
+        (here,) = unbounded.score([request])
+        (bounded_here,) = scorer.score([request])
+        (there,) = in_a_worker.score([request])
+    finally:
+        in_a_worker.close()
+    assert here.steps == bounded_here.steps == there.steps and here.score == there.score
+
+
+def test_a_small_math_response_is_labelled_in_the_caller_and_the_rest_in_a_worker(
+    scorer, monkeypatch
+) -> None:
+    sent: list[int] = []
+    run_slice = scorer._run_slice
+    monkeypatch.setattr(
+        scorer, "_run_slice", lambda requests: sent.append(len(requests)) or run_slice(requests)
+    )
+    small = make_request(PROMPT, WRONG, answer="24")
+    large = make_request(PROMPT, WRONG + "\n\n" + "We keep counting apples. " * 400, answer="24")
+    assert scorer.fits_caller(small) and not scorer.fits_caller(large)
+    assert scorer.score([small])[0].first_error == 0 and sent == []  # no hop to a worker
+    assert scorer.score([large])[0].first_error == 0 and sent == [1]
+    with scorer._caller_lock:  # another call is labelling in the caller: this one goes to a worker
+        assert scorer.score([small])[0].first_error == 0 and sent == [1, 1]
+    code = make_request(PROMPT, "print(1)", domain="code")
+    assert not scorer.fits_caller(code) and not RewardScorer(deadline_s=1.0, in_caller=False).fits_caller(
+        small
+    )

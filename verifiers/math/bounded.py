@@ -9,6 +9,13 @@ Work is sent in batches: the worker runs a generator function over a payload and
 item, and each item gets its own deadline. When item k times out, items before it keep their results,
 item k is reported as `TIMED_OUT`, and the caller decides how to resume (see `run_stream`).
 
+A thread can also give its streams a deadline (`streams_until`): every wait (a free slot, each item) then
+ends at it as well, the worker stops the stream after its current item (`until`) and finishes that item in
+the background before it goes back to the pool, so a deadline never kills and restarts a worker (a start
+takes seconds). The reward path bounds a response this way (reward/budget.py, reward/scorer.py); a check
+that calls `run_items` with the process-wide pool is bounded too, since the deadline follows the thread,
+not the pool.
+
 Workers are fresh interpreters (safe to start from threads, unlike `fork`), started lazily; they import
 SymPy and math-verify once; their address space is capped so a memory bomb fails fast instead of swapping.
 
@@ -30,12 +37,15 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 TIMED_OUT = "__timed_out__"
 WORKER_FAILED = "__worker_failed__"
+UNTIL = "prm_factory.verifiers.math.bounded:until"
 _PRELOAD = (
     "sympy",
     "latex2sympy2_extended",
@@ -109,6 +119,46 @@ def _worker_main(conn: Any, memory_limit_mb: int) -> None:
             conn.send(("error", "MemoryError"))
         except Exception as exc:  # the worker must survive any bad input; the caller sees the error
             conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+@dataclass
+class Deadline:
+    """When a thread's streams stop waiting (time.time(), which a worker reads too), and whether one was
+    cut there."""
+
+    at: float
+    cut: bool = False
+
+
+_DEADLINE: ContextVar[Deadline | None] = ContextVar("prm_factory_stream_deadline", default=None)
+
+
+@contextmanager
+def streams_until(at: float | None) -> Iterator[Deadline | None]:
+    """Streams this thread starts inside stop at `at` (an enclosing deadline that comes first still holds;
+    None: only the enclosing one, if any). Yields the Deadline, whose `cut` says afterwards whether a
+    stream was cut; a cut at the enclosing deadline marks that one cut as well."""
+    outer = _DEADLINE.get()
+    moments = [m for m in (at, outer.at if outer else None) if m is not None]
+    deadline = Deadline(min(moments)) if moments else None
+    token = _DEADLINE.set(deadline)
+    try:
+        yield deadline
+    finally:
+        _DEADLINE.reset(token)
+        if outer is not None and deadline is not None and deadline.cut and deadline.at >= outer.at:
+            outer.cut = True
+
+
+def until(payload: tuple[float, str, Any]) -> Iterator[Any]:
+    """In a worker: the items of generator `target` over its payload, ending after the first item that
+    ends past `deadline` (time.time())."""
+    deadline, target, inner = payload
+    module, _, name = target.partition(":")
+    for item in getattr(importlib.import_module(module), name)(inner):
+        yield item
+        if time.time() >= deadline:
+            return
 
 
 class _Worker:
@@ -190,13 +240,23 @@ class BoundedPool:
         for _ in range(config.workers):
             self._idle.put(None)  # a slot; the worker starts on first use
         self.restarts = 0
+        self.cut = 0  # streams a deadline ended
+        self._lock = threading.Lock()
+        self._ready_lock = threading.Lock()
+        self._finishing: set[_Worker] = set()
+        self._closed = False
         atexit.register(self.close)
 
     def run_stream(self, target: str, payload: Any, n_items: int, item_timeout_s: float) -> Iterator[Any]:
         """Run generator `target` ("module:function") over `payload` in a worker; yield its `n_items`
         results, each within `item_timeout_s`. A late item yields `TIMED_OUT` and ends the stream (the
-        worker is killed); a crashed worker or an exception yields `WORKER_FAILED` and ends it.
+        worker is killed); a crashed worker or an exception yields `WORKER_FAILED` and ends it. Inside
+        `streams_until`, a wait past the thread's deadline also yields `TIMED_OUT` and ends the stream.
         """
+        deadline = _DEADLINE.get()
+        if deadline is not None:
+            yield from self._until(deadline, target, payload, n_items, item_timeout_s)
+            return
         slot = self._idle.get()
         worker = slot
         try:
@@ -241,8 +301,151 @@ class BoundedPool:
                 worker = None
             self._idle.put(worker)
 
+    def _until(
+        self, limit: Deadline, target: str, payload: Any, n_items: int, item_timeout_s: float
+    ) -> Iterator[Any]:
+        """`run_stream` with every wait (a free slot, each item) cut at `deadline` as well. A stream ends at
+        its end (early, past the deadline: `until`), with its worker killed (the per-item limit), or handed
+        to a thread that lets it finish its item; no late item ever reaches the next stream. Only a cut at
+        the deadline marks `limit` cut (an item past the per-item limit is what it is without one)."""
+        deadline = limit.at
+
+        def cut() -> str:
+            self.cut += 1
+            limit.cut = True
+            return TIMED_OUT
+
+        while True:
+            left = deadline - time.time()
+            if left <= 0:  # past it: no worker is touched
+                yield cut()
+                return
+            try:
+                worker = self._idle.get(timeout=left)  # a slot: a worker, or None where none started
+                break
+            except queue.Empty:
+                continue
+        handed = False
+        try:
+            if worker is None or not worker.alive():  # a start takes seconds: never inside a deadline
+                worker = None
+                threading.Thread(target=self._start_in_slot, daemon=True).start()
+                handed = True  # the thread returns the slot once its worker is up
+                yield cut()
+                return
+            try:
+                worker.conn.send((UNTIL, (deadline, target, payload)))
+            except (OSError, ValueError):
+                worker.kill()
+                worker = None
+                yield WORKER_FAILED
+                return
+            received, last = 0, time.monotonic()
+            while True:
+                wait = min(item_timeout_s - (time.monotonic() - last), deadline - time.time())
+                if wait <= 0 or not worker.conn.poll(wait):
+                    if time.monotonic() - last >= item_timeout_s:  # the per-item limit: killed
+                        worker.kill()
+                        worker = None
+                        self.restarts += 1
+                    elif time.time() >= deadline:  # its current item ends in the background
+                        cut()
+                        self._finish(worker, last, item_timeout_s)
+                        handed = True
+                    else:  # the poll woke before either limit
+                        continue
+                    if received < n_items:
+                        yield TIMED_OUT
+                    return
+                try:
+                    kind, item = worker.conn.recv()
+                except (EOFError, OSError):
+                    worker.kill()
+                    worker = None
+                    yield WORKER_FAILED
+                    return
+                last = time.monotonic()
+                if kind == "item":
+                    received += 1
+                    if received <= n_items:
+                        yield item
+                    continue
+                if kind == "error":
+                    yield WORKER_FAILED
+                elif received < n_items:  # `until` ended the stream at the deadline
+                    yield cut()
+                return
+        finally:
+            if not handed:
+                if worker is not None and not worker.alive():
+                    worker = None
+                self._idle.put(worker)
+
+    def _start_in_slot(self) -> None:
+        """Start a worker for a slot a kill emptied, outside any deadline, and hand the slot back."""
+        worker = None
+        try:
+            if not self._closed:
+                worker = _Worker(self.config)
+        except RuntimeError:  # did not start: the next stream tries again
+            worker = None
+        finally:
+            self._idle.put(worker)
+
+    def _finish(self, worker: _Worker, last: float, item_timeout_s: float) -> None:
+        """Let `worker` end its stream in the background (`until` stops it after its current item; each item
+        within the per-item limit, else it is killed), then give its slot back."""
+        with self._lock:
+            self._finishing.add(worker)
+
+        def finish() -> None:
+            alive = False
+            try:
+                since = last
+                while True:
+                    if not worker.conn.poll(max(0.0, item_timeout_s - (time.monotonic() - since))):
+                        break
+                    kind, _ = worker.conn.recv()
+                    since = time.monotonic()
+                    if kind in ("done", "error"):
+                        alive = not self._closed
+                        break
+            except (EOFError, OSError):
+                pass
+            finally:
+                with self._lock:
+                    self._finishing.discard(worker)
+                if not alive:
+                    worker.kill()
+                self._idle.put(worker if alive else None)
+
+        threading.Thread(target=finish, daemon=True).start()
+
+    def ready(self) -> None:
+        """Wait for every slot (a stream in progress, a cut one finishing) and start the workers they lack:
+        what a caller runs outside its deadlines after a cut, so the next deadline holds no start."""
+        with self._ready_lock:
+            slots = [self._idle.get() for _ in range(self.config.workers)]
+            try:
+                for position, worker in enumerate(slots):
+                    if worker is None or not worker.alive():
+                        slots[position] = None
+                        slots[position] = _Worker(self.config)
+            except RuntimeError:  # did not start: the next stream tries again
+                pass
+            finally:
+                for worker in slots:
+                    self._idle.put(worker)
+
     def close(self) -> None:
-        """Kill every idle worker (busy ones are killed by their callers' time limits)."""
+        """Kill every idle worker and those finishing a cut stream (one busy in C code holds the GIL, so its
+        own watch for a dead parent may never run: it must not outlive the pool); busy ones are killed by
+        their callers' time limits."""
+        with self._lock:
+            self._closed = True
+            finishing = list(self._finishing)
+        for worker in finishing:
+            worker.process.kill()  # its thread sees the pipe close and gives the slot back empty
         for _ in range(self.config.workers):
             try:
                 worker = self._idle.get_nowait()

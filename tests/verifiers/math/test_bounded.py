@@ -11,7 +11,15 @@ from multiprocessing.queues import Queue
 import pytest
 
 from prm_factory.verifiers.math.answers import answers_equivalent_many, grade_answer
-from prm_factory.verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, PoolConfig, run_items
+from prm_factory.verifiers.math.bounded import (
+    TIMED_OUT,
+    WORKER_FAILED,
+    BoundedPool,
+    PoolConfig,
+    default_pool,
+    run_items,
+    streams_until,
+)
 from prm_factory.verifiers.math.claims import check_steps
 from prm_factory.verifiers.math.latex_claims import check_hard_runs_bounded
 
@@ -139,3 +147,20 @@ def test_the_worker_warm_up_runs_each_hot_path_without_error() -> None:
         firsts.append(results[0])
     answer, claims = firsts
     assert answer[0] == "correct" and claims[0][1] is True
+
+
+def test_a_thread_deadline_cuts_a_stream_of_the_process_wide_pool_too() -> None:
+    """What the certainty gate sends with `run_items` and no pool stops at the caller's deadline (a reward
+    response's budget or deadline): the worker is not killed, it finishes in the background."""
+    default_pool().ready()  # started outside the deadline
+    target = "prm_factory.verifiers.math.symbolic:latex_claims"
+    restarts = default_pool().restarts
+    started = time.monotonic()
+    with streams_until(time.time() + 0.5) as deadline:
+        with streams_until(None) as inner:  # an enclosing deadline holds inside one with none
+            (outcome,) = run_items(target, [(BOMB + " = 3", {})], 5.0)
+    assert outcome == TIMED_OUT and inner is not None and inner.cut and deadline is not None and deadline.cut
+    assert time.monotonic() - started < 4 and default_pool().restarts == restarts
+    default_pool().ready()  # waits for the bomb's item limit, then starts its replacement
+    (after,) = run_items(target, [(r"\sqrt{16} = 4", {})], 60.0)
+    assert after[0][1] is True
