@@ -35,3 +35,26 @@ def test_serve_passes_its_limits_and_makes_a_token_beyond_loopback(command_app, 
     assert wide.exit_code == 0 and calls[-1][4] and f"?token={calls[-1][4]}" in wide.output
     empty = runner.invoke(app, ["reward", "serve", "--token", " "])
     assert empty.exit_code != 0 and "empty" in empty.output
+
+
+def test_serve_budget_reaches_the_scorer_and_cuts_its_sympy_checks(command_app, monkeypatch) -> None:
+    import prm_factory.reward.server as server
+    from prm_factory.reward import score_steps
+
+    scorers = []
+    monkeypatch.setattr(server, "run", lambda scorer, *rest: scorers.append(scorer))
+    app = command_app(reward_commands.register)
+    result = CliRunner().invoke(app, ["reward", "serve", "--workers", "1", "--budget", "0"])
+    assert result.exit_code == 0, result.output
+    (scorer,) = scorers
+    try:  # sqrt(16) = 5 is read by SymPy alone: incorrect without a budget (tests/reward/test_budget.py)
+        cut = score_steps(
+            "What is $\\sqrt{16}$?",
+            "We have $\\sqrt{16} = 5$.\n\nThe answer is $5$.",
+            answer="4",
+            scorer=scorer,
+        )
+    finally:
+        scorer.close()
+    verifier = next(s for s in cut.steps[0].sources if s.source == "verifier")
+    assert scorer.budget_s == 0 and verifier.verdict == "unverifiable" and cut.outcome == "incorrect"
