@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import traceback
 import uuid
-from pathlib import Path
 from typing import Any
 
 from prefect import State, flow, get_run_logger
@@ -57,7 +56,7 @@ from prm_factory.labels.tally import RunTally
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.vllm_sampler import engine_record
 from prm_factory.schemas.records import Problem, Rejection
-from prm_factory.storage.staging import chunk_dir, drop_staged
+from prm_factory.storage.staging import chunk_dir
 from prm_factory.verifiers.identity import identity_tag
 from prm_factory.verifiers.protocol import Verdict
 
@@ -184,8 +183,7 @@ def generation_run(
             clock.once("engine_start", lambda: tasks.start_engine_task(plan.settings))
         sources = RunSources.of(config, domain, verifier, plan)
         executor = ChunkExecutor(root, domain.name, clock, resume=config.resume.enabled, config=config)
-        progress = state.progress
-        loop = ChunkLoop(root, config.resume.enabled, progress.tally, progress.staged)
+        progress, loop = state.progress, state.loop
         chunk_run = ChunkRun(
             config, domain, verifier, plan, root, clock, progress, planned, sources, executor, loop
         )
@@ -209,11 +207,12 @@ def finish_run(state: RunState) -> RunSummary | State[RunSummary]:
     config, clock, plan, sharded, error = state.config, state.clock, state.plan, state.sharded, state.error
     root, run_id, rejections = state.root, state.run_id, state.rejections
     failed_stage = clock.current
-    tally, staged = state.progress.tally, state.progress.staged
+    loop = state.loop
     if error:  # a failed run adds only its own record (and the rows it rejected), never partial labels
         if not config.resume.enabled:  # nothing will reuse them
-            drop_staged([Path(d) for d in staged])
-        tally, staged = RunTally(), []
+            loop.drop()
+        loop = ChunkLoop(root, config.resume.enabled)  # commits no chunk
+    tally = loop.tally
     verifier = state.verifier
     labelers = plan.labelers if plan else (run_labelers(verifier, state.domain) if verifier else {})
     run = run_record(
@@ -230,7 +229,7 @@ def finish_run(state: RunState) -> RunSummary | State[RunSummary]:
         engine=engine_record(plan.settings) if plan else None,
         shard=sharded.record() if sharded else None,
     )
-    version = clock.once("write", lambda: tasks.commit_staged_task(root, run, staged, rejections))
+    version = clock.once("write", lambda: loop.commit(run, rejections))
     get_run_logger().info(
         event_line(
             run_id, "run", "end", status=run.status, version=version, chains=tally.chains, steps=tally.steps

@@ -15,17 +15,14 @@ from prm_factory.flows.stage_clock import StageClock
 from prm_factory.flows.tasks import RolloutStage
 from prm_factory.labels.registry import ALWAYS, Registry, configured, run_sources
 from prm_factory.labels.source import LabelSource, SourceSetup
-from prm_factory.labels.tally import RunTally
 from prm_factory.schemas.records import Rejection
 from prm_factory.verifiers.protocol import Verifier
 
 
 @dataclass
 class RunProgress:
-    """What a streaming run keeps across chunks: totals, staged chunk paths, prefix cache counters."""
+    """What a streaming run keeps across chunks besides its chunk loop: rollout and prefix cache counters."""
 
-    tally: RunTally = field(default_factory=RunTally)
-    staged: list[str] = field(default_factory=list)
     rollout_chains: int = 0  # chains whose rollouts are done, for the rollouts progress bar
     cache_queried: int = 0
     cache_hit: int = 0
@@ -59,6 +56,10 @@ class RunState:
     plan: RunPlan | None = None
     rejections: list[Rejection] = field(default_factory=list)
     error: str = ""
+    loop: ChunkLoop = field(init=False)  # the run's totals and staged chunks (flows/chunk_loop.py)
+
+    def __post_init__(self) -> None:
+        self.loop = ChunkLoop(self.root, self.config.resume.enabled)
 
 
 @dataclass(frozen=True)

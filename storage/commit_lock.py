@@ -4,7 +4,7 @@ Delta's optimistic concurrency makes racing *merges* safe (each reads the whole 
 a merge reads every row of the table, so its memory grows with the dataset. Under this lock a commit may
 instead check which keys the table already holds and *append* the rest (storage/delta_io.insert_rows), which
 reads only the key columns: no other factory writer can insert the same key between the check and the
-append. The lock is `fcntl.flock` on `<root>/_staging/commit.lock`, released by the kernel when its holder
+append. The lock is `fcntl.flock` on `<root>/_staging/.commit.lock`, released by the kernel when its holder
 dies, so a writer killed mid-commit never blocks the next one.
 
 Object-store roots (`s3://...`) have no such lock: their commits keep merging, as before.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from prm_factory.storage.staging import staging_root
 
-LOCK_FILE = "commit.lock"
+LOCK_FILE = ".commit.lock"  # hidden, like the scratch databases: not a staged chunk
 
 
 def local_root(root: str) -> Path | None:

@@ -50,12 +50,13 @@ def visible_chains(root: Path) -> int:
 def test_chunks_are_staged_as_they_finish_and_seen_only_once_the_run_commits(
     prefect_server: None, fake_engine, flow_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import prm_factory.flows.chunk_loop as loop
     import prm_factory.flows.tasks as gen
 
     root = tmp_path / "ds"
     at_sample: list[tuple[int, tuple[int, int, int]]] = []  # (chunks staged, records alive) per chunk
     at_commit: dict[str, object] = {}
-    real_draw, real_commit = gen.draw_chains, gen.commit_staged_task
+    real_draw, real_commit = gen.draw_chains, loop.commit_staged_task
 
     def draw_chains(*args, **kwargs):
         at_sample.append((len(staged_chunks(root)), settled(before)))
@@ -68,7 +69,7 @@ def test_chunks_are_staged_as_they_finish_and_seen_only_once_the_run_commits(
         return real_commit(*args, **kwargs)
 
     monkeypatch.setattr(gen, "draw_chains", draw_chains)
-    monkeypatch.setattr(gen, "commit_staged_task", commit)
+    monkeypatch.setattr(loop, "commit_staged_task", commit)  # the run commits through its chunk loop
     before = live()  # records earlier tests left behind
     summary = generation_run(flow_config(**{"problems.limit": 4, "resume.chunk_problems": 2}))
 
