@@ -197,6 +197,29 @@ def consensus_labels(chain: LabelledChain, hard: Sequence[bool | None] | None) -
     return [label for label, _ in consensus_steps(chain, hard)]
 
 
+def step_rows(chains: Sequence[LabelledChain]) -> list[dict]:
+    """Every step with its truth, the sources' verdicts and the consensus without MC (`p_correct`), for a
+    reliability table of the probability (`--out`: label_noise_steps.jsonl)."""
+    out = []
+    for chain in chains:
+        kinds = chain.verifier_kinds or (None,) * len(chain.steps)
+        for index, (label, p) in enumerate(consensus_steps(chain, None)):
+            out.append(
+                {
+                    "chain": chain.item.chain_id,
+                    "step": index,
+                    "truth": chain.truth.labels[index],
+                    "verifier": chain.verifier[index],
+                    "kind": kinds[index],
+                    "reference": chain.reference[index],
+                    "consensus": label,
+                    "p_correct": p,
+                    "text": chain.steps[index],
+                }
+            )
+    return out
+
+
 def calibration_error(
     chains: Sequence[LabelledChain], probabilities: Sequence[Sequence[float | None]]
 ) -> tuple[float | None, int]:
@@ -570,6 +593,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             json.dumps({"summary": summary, "rows": [asdict(row) for row in rows]}, indent=2)
         )
         (args.out / "label_noise.md").write_text(markdown + "\n")
+        steps = "".join(json.dumps(row) + "\n" for row in step_rows(chains))
+        (args.out / "label_noise_steps.jsonl").write_text(steps)
         print(f"wrote {args.out / 'label_noise.json'} and {args.out / 'label_noise.md'}")
     return 0
 

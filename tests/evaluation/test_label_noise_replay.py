@@ -198,3 +198,17 @@ def test_each_consensus_row_is_set_beside_the_most_precise_single_source(bench):
     assert paired[("consensus", "exhaustive")] == "mc-hard"
     table = bench.render_markdown(rows)
     assert "| exhaustive | 4 | 90.0 (12) | mc-hard 80.0 (10) | yes |" in table
+
+
+def test_each_step_is_kept_with_its_truth_and_probability(bench, wrong_chain):
+    item, _ = wrong_chain
+    chain = _labelled(
+        bench, item, WRONG, "incorrect", ["correct", "incorrect", "unverifiable"], ["correct"] * 3
+    )
+    rows = bench.step_rows([chain])
+    assert [(r["step"], r["truth"], r["verifier"]) for r in rows] == [
+        (0, "correct", "correct"),
+        (1, "incorrect", "incorrect"),
+        (2, "incorrect", "unverifiable"),
+    ]
+    assert all(0.0 <= r["p_correct"] <= 1.0 for r in rows) and rows[0]["p_correct"] > rows[1]["p_correct"]
