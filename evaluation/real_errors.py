@@ -92,10 +92,13 @@ def consensus_step_labels(
     disputed or unlabeled. `sources`: the label sources whose votes are weighed (the registry's by default);
     `domains`: where the tables are read (`labels.consensus.domains_of` of the problem, as `label` does).
 
-    >>> wrong, unsure = Verdict("incorrect", kind="closed_arithmetic"), Verdict("incorrect", kind="identity")
-    >>> ok = Verdict("correct")
-    >>> consensus_step_labels([ok, wrong, unsure], [Verdict("unverifiable"), ok, ok])
-    ['correct', 'incorrect', 'unverifiable']
+    >>> kind = "word_problem_arithmetic"
+    >>> ok, words = Verdict("correct", kind=kind), Verdict("incorrect", kind=kind)
+    >>> wrong, aligned = Verdict("incorrect", kind="closed_arithmetic"), Verdict("correct")
+    >>> none = Verdict("unverifiable")
+    >>> competition = ("math/competition", "math")
+    >>> consensus_step_labels([ok, words, wrong], [aligned, aligned, none], None, competition)
+    ['correct', 'unverifiable', 'incorrect']
     """
     weigh = registry() if sources is None else sources
     labels = []
