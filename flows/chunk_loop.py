@@ -43,6 +43,7 @@ class ChunkLoop:
     tally: RunTally = field(default_factory=RunTally)
     staged: list[str] = field(default_factory=list)
     reused: int = 0  # chunks found staged by an earlier, interrupted run
+    replaces: bool = False  # the run gives stored chains new labels (relabel): its commit rewrites the tables
 
     def is_done(self, key: str) -> bool:
         """Whether the chunk with this key is staged already and will be reused."""
@@ -84,7 +85,7 @@ class ChunkLoop:
 
     def commit(self, run: RunInfo, rejections: Sequence[Rejection]) -> int:
         """Commit every staged chunk as one dataset version (storage.dataset.Dataset.commit_staged)."""
-        return commit_staged_task(self.root, run, self.staged, list(rejections))
+        return commit_staged_task(self.root, run, self.staged, list(rejections), self.replaces)
 
     def drop(self) -> None:
         """Remove the staged chunks (a failed run that will not be resumed)."""

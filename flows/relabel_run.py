@@ -82,7 +82,7 @@ def relabel_dataset(
     registry: Registry = configured(config.labels.sources)
     by_domain: dict[str, tuple[Verifier, SourceSetup, list[LabelSource]]] = {}
     executor = ChunkExecutor(root, resume=config.resume.enabled, config=config)
-    loop = ChunkLoop(root, resume=config.resume.enabled)
+    loop = ChunkLoop(root, resume=config.resume.enabled, replaces=True)
     orphans: list[str] = []
     try:
         for part in stored_chunks(root, from_version, size, orphans):

@@ -233,9 +233,12 @@ def write_task(
 
 
 @task(name="commit-staged", retries=3, retry_delay_seconds=[2, 5, 15], cache_policy=NO_CACHE)
-def commit_staged_task(root: str, run: RunInfo, staged: list[str], rejections: list[Rejection]) -> int:
-    """Commit a streaming run's staged chunks (none for a failed run) as one dataset version."""
-    return Dataset(root).commit_staged(run, [Path(d) for d in staged], rejections)
+def commit_staged_task(
+    root: str, run: RunInfo, staged: list[str], rejections: list[Rejection], replaces: bool = False
+) -> int:
+    """Commit a streaming run's staged chunks (none for a failed run) as one dataset version (`replaces`:
+    a relabel, written by one rewrite of each table; storage.dataset.Dataset.commit_staged)."""
+    return Dataset(root).commit_staged(run, [Path(d) for d in staged], rejections, replaces)
 
 
 @task(name="label-source", retries=1, retry_delay_seconds=[10], cache_policy=NO_CACHE)

@@ -51,7 +51,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
 from prm_factory.schemas.records import Chain, Problem, Rejection, RunInfo, Step, to_table
-from prm_factory.storage.commit_lock import commit_lock
+from prm_factory.storage.commit_lock import commit_lock, local_root
 from prm_factory.storage.delta_io import insert_rows, merge_rows, open_or_create
 from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
 from prm_factory.storage.layout import (
@@ -67,8 +67,18 @@ from prm_factory.storage.layout import (
     table_schema,
     table_uri,
 )
+from prm_factory.storage.rewrite import rewrite_rows
 from prm_factory.storage.snapshot import arrow_dataset, snapshot
-from prm_factory.storage.staging import COMMIT_BATCH_ROWS, drop_staged, read_staged, staged_batches
+from prm_factory.storage.staging import (
+    COMMIT_BATCH_ROWS,
+    drop_staged,
+    read_staged,
+    staged_batches,
+    staging_root,
+)
+
+REWRITTEN_KINDS = frozenset({"chains", "steps"})
+"""What a relabel replaces: written by one streamed rewrite per table (`commit_staged(replaces=True)`)."""
 
 
 @dataclass(frozen=True)
@@ -142,34 +152,46 @@ class Dataset:
         by_kind["steps"] = self._with_problem_columns(by_kind["steps"], by_kind["problems"])
         return by_kind
 
-    def commit_staged(self, run: RunInfo, chunks: Sequence[Path], rejections: Sequence[Rejection]) -> int:
+    def commit_staged(
+        self, run: RunInfo, chunks: Sequence[Path], rejections: Sequence[Rejection], replaces: bool = False
+    ) -> int:
         """Commit the chunks a streaming run staged (storage/staging.py) as one run, like `commit_run`.
 
-        Each table's staged rows are merged `COMMIT_BATCH_ROWS` at a time (`staged_batches`), so the
+        Each table's staged rows are written `COMMIT_BATCH_ROWS` at a time (`staged_batches`), so the
         commit's memory is bounded like the run's; readers still see the run only when its runs row lands,
         last, and a commit killed half-way leaves rows of an uncommitted run that the rerun claims. Staged
         rows take the run's id. The chunks are removed once the runs row is written (a failed commit keeps
-        them for the rerun).
+        them for the rerun). `replaces`: the run gives most stored chains new labels (`relabel`), so its
+        chains and steps are written by one streamed rewrite of each table (storage/rewrite.py) instead of
+        merges that each hold and rewrite the whole table.
         """
         by_kind: dict[str, Iterable[pa.Table]] = {"rejections": [_records_table(Rejection, rejections)]}
         for kind in ("problems", "chains", "steps"):
             by_kind[kind] = _staged_tables(chunks, kind, run.run_id)
-        version = self._commit_tables(run, by_kind)
+        version = self._commit_tables(run, by_kind, REWRITTEN_KINDS if replaces else frozenset())
         drop_staged(chunks)
         return version
 
-    def _commit_tables(self, run: RunInfo, by_kind: Mapping[str, pa.Table | Iterable[pa.Table]]) -> int:
+    def _commit_tables(
+        self,
+        run: RunInfo,
+        by_kind: Mapping[str, pa.Table | Iterable[pa.Table]],
+        rewritten: frozenset[str] = frozenset(),
+    ) -> int:
         """Write each data table's rows (insert-if-absent on content keys; a table or batches of one), then
         the runs row. A local root is written under its commit lock, appending the rows whose keys are absent
-        (memory bounded by a batch); an object store merges every batch (storage/commit_lock.py)."""
+        (memory bounded by a batch) and rewriting the `rewritten` kinds in one pass; an object store merges
+        every batch (storage/commit_lock.py)."""
         with commit_lock(self.root) as locked:
-            return self._commit_tables_as(run, by_kind, insert_rows if locked else merge_rows)
+            write = insert_rows if locked else merge_rows
+            return self._commit_tables_as(run, by_kind, write, rewritten if locked else frozenset())
 
     def _commit_tables_as(
         self,
         run: RunInfo,
         by_kind: Mapping[str, pa.Table | Iterable[pa.Table]],
         write: Callable[..., int | None],
+        rewritten: frozenset[str],
     ) -> int:
         metadata = {RUN_ID_METADATA_KEY: run.run_id}
         for kind in ALL_KINDS:
@@ -177,17 +199,22 @@ class Dataset:
         committed_runs = self._committed_run_ids()
         for kind in DATA_KINDS:
             rows = by_kind[kind]
-            for batch in [rows] if isinstance(rows, pa.Table) else rows:
-                write(
-                    self.uri(kind),
-                    batch,
-                    KEYS[kind],
-                    update_matched=False,
-                    storage_options=self.storage_options,
-                    custom_metadata=metadata,
-                    claim_from_uncommitted=committed_runs if kind in RUN_SCOPED_KINDS else None,
-                    replace_when_changed=REPLACE_WHEN_CHANGED.get(kind),
-                )
+            batches = [rows] if isinstance(rows, pa.Table) else rows
+            rules: dict[str, Any] = {
+                "update_matched": False,
+                "storage_options": self.storage_options,
+                "custom_metadata": metadata,
+                "claim_from_uncommitted": committed_runs if kind in RUN_SCOPED_KINDS else None,
+                "replace_when_changed": REPLACE_WHEN_CHANGED.get(kind),
+            }
+            local = local_root(self.root)
+            if kind in rewritten and local is not None:
+                rewrite_rows(self.uri(kind), batches, KEYS[kind], staging_root(local), **rules)
+                continue
+            for batch in batches:
+                write(self.uri(kind), batch, KEYS[kind], **rules)
+                # give the batch's buffers back: mimalloc keeps freed pages, which a long commit piles up
+                pa.default_memory_pool().release_unused()
         # Read after our own writes, so the recorded versions always include them.
         versions = {
             kind: DeltaTable(self.uri(kind), storage_options=self.storage_options).version()

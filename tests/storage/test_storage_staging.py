@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from deltalake import DeltaTable
+
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
 from prm_factory.storage.staging import chunk_dir, is_staged, read_note, stage_chunk, staged_batches
@@ -84,3 +86,37 @@ def test_a_commit_merged_in_small_batches_keeps_every_row(tmp_path: Path, run_fa
     for sql in ("SELECT * EXCLUDE (run_id) FROM steps", "SELECT * FROM chains", "SELECT * FROM problems"):
         assert _rows(dataset, sql) == _rows(memory, sql)
     assert len(dataset.versions()) == 2  # one dataset version, however many merges it took
+
+
+def test_a_relabel_commit_rewrites_the_tables_to_the_rows_merges_would_leave(
+    tmp_path: Path, run_factory, monkeypatch
+) -> None:
+    """`replaces=True` (relabel) writes chains and steps by one streamed rewrite per table: the same rows
+    as batch-by-batch merges, in one table version each, and the version before it still reads as it was."""
+    from prm_factory.storage import dataset as dataset_module
+
+    monkeypatch.setattr(dataset_module, "COMMIT_BATCH_ROWS", 5)
+    first, other = run_factory("cfg", n_problems=4), run_factory("other", n_problems=2, problem_offset=50)
+    relabelled = [dataclasses.replace(s, step_id=f"{s.step_id}-v2") for s in first.steps[::2]]
+    run = dataclasses.replace(first.run, run_id="the-relabel")
+    results = {}
+    for replaces in (False, True):
+        root = tmp_path / f"replaces-{replaces}"
+        dataset = Dataset(str(root))
+        dataset.commit_run(*first.args())
+        dataset.commit_run(*other.args())
+        directory = chunk_dir(root, "rows-relabel")
+        stage_chunk(directory, dataset.chunk_tables(first.problems, first.chains, relabelled))
+        version = dataset.commit_staged(run, [directory], [], replaces=replaces)
+        results[replaces] = {
+            sql: _rows(dataset, sql)
+            for sql in ("SELECT * FROM steps", "SELECT * FROM chains", "SELECT * FROM problems")
+        }
+        before = query(dataset, "SELECT step_id FROM steps", version=version - 1)["step_id"].to_pylist()
+        assert sorted(before) == sorted(s.step_id for s in first.steps + other.steps)
+        steps_history = DeltaTable(dataset.uri("steps")).history()
+        if replaces:
+            assert steps_history[0]["operationParameters"]["mode"] == "Overwrite"
+    assert results[True] == results[False]
+    steps = {r["step_id"] for r in results[True]["SELECT * FROM steps"]}
+    assert {s.step_id for s in relabelled} <= steps and len(steps) == len(first.steps) + len(other.steps)

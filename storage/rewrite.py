@@ -1,0 +1,155 @@
+"""A run that replaces most of a table's rows (`relabel`) writes the table once, streamed, not merge by merge.
+
+A Delta merge holds the table it merges into in memory (about 0.6 GB for a million step rows, measured with
+deltalake 1.6) and rewrites every file holding a matched row; a relabel's rows are spread over every file by
+their hash keys, so merging it batch by batch rewrote the whole table once per batch and held it each time.
+Here the run's rows go into a scratch DuckDB database (spilling to disk past a fixed memory limit), DuckDB
+streams the kept target rows beside the run's rows, and one Delta overwrite writes them: one pass over the
+table, memory bounded by DuckDB's limit and the writer's row groups, whatever the table's size.
+
+The rows written are exactly what `delta_io.merge_rows` would leave: a key the table lacks takes the run's
+row; a key it holds keeps the stored row unless a merge rule would replace it (`update_matched`, a row owned
+by a run that never committed, a changed `replace_when_changed` column); a key the run repeats keeps its
+first row. Older dataset versions read older table versions, whose files the overwrite leaves in place.
+Only a writer holding the dataset's commit lock (storage/commit_lock.py) may use it: a concurrent insert
+between the read and the overwrite would be lost.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+
+from prm_factory.storage.delta_io import align_to_table
+
+MEMORY_LIMIT = "256MB"
+ORDINAL = "__prm_ordinal"
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _takes(
+    update_matched: bool, claim_from_uncommitted: Sequence[str] | None, replace_when_changed: str | None
+) -> str:
+    """SQL over target `t` and source `s` (a matched pair): whether the source row replaces the stored one."""
+    if update_matched:
+        return "TRUE"
+    rules = []
+    if claim_from_uncommitted is not None:
+        rule = "t.run_id <> s.run_id"
+        if claim_from_uncommitted:
+            rule += f" AND t.run_id NOT IN ({', '.join(map(_sql_string, claim_from_uncommitted))})"
+        rules.append(f"({rule})")
+    if replace_when_changed is not None:
+        column = _quoted(replace_when_changed)
+        rules.append(f"(t.{column} IS DISTINCT FROM s.{column})")
+    return " OR ".join(rules) or "FALSE"
+
+
+def rewrite_rows(
+    uri: str,
+    batches: Iterable[pa.Table],
+    keys: Sequence[str],
+    scratch: Path,
+    *,
+    update_matched: bool,
+    storage_options: dict[str, str] | None,
+    custom_metadata: Mapping[str, str] | None = None,
+    claim_from_uncommitted: Sequence[str] | None = None,
+    replace_when_changed: str | None = None,
+) -> int | None:
+    """Write `batches` into the table at `uri` with `merge_rows`' rules, as one streamed overwrite.
+
+    Returns the new table version, or None when no row would change (no commit is made then).
+    """
+    table = DeltaTable(uri, storage_options=storage_options)
+    target_schema = pa.schema(table.schema().to_arrow())
+    directory = scratch / f".rewrite-{uuid.uuid4().hex[:8]}"
+    directory.mkdir(parents=True)
+    try:
+        con = duckdb.connect(str(directory / "rows.db"))
+        con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'").fetchall()
+        con.execute(f"SET temp_directory = {_sql_string(str(directory / 'spill'))}").fetchall()
+        schema, loaded = _load_source(con, batches, target_schema, keys)
+        if not loaded:
+            return None
+        on = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in keys)
+        takes = _takes(update_matched, claim_from_uncommitted, replace_when_changed)
+        con.register("target", table.to_pyarrow_dataset())
+        taken = f"EXISTS (SELECT 1 FROM target t WHERE {on} AND ({takes}))"
+        absent = f"NOT EXISTS (SELECT 1 FROM target t WHERE {on})"
+        [(changed,)] = con.execute(f"SELECT count(*) FROM source s WHERE {absent} OR {taken}").fetchall()
+        if not changed:
+            return None
+        columns = ", ".join(
+            f"t.{_quoted(f.name)}" if f.name in target_schema.names else f"NULL AS {_quoted(f.name)}"
+            for f in schema
+        )
+        source_columns = ", ".join(f"s.{_quoted(f.name)}" for f in schema)
+        replaced = f"EXISTS (SELECT 1 FROM source s WHERE {on} AND ({takes}))"
+        kept = f"SELECT {columns} FROM target t WHERE NOT {replaced}"
+        new = f"SELECT {source_columns} FROM source s WHERE {absent} OR {taken}"
+        reader = con.sql(f"{kept} UNION ALL {new}").to_arrow_reader(batch_size=16_384)
+        write_deltalake(
+            uri,
+            pa.RecordBatchReader.from_batches(schema, _cast(reader, schema)),
+            mode="overwrite",
+            schema_mode="merge" if schema != target_schema else None,
+            storage_options=storage_options,
+            commit_properties=CommitProperties(custom_metadata=dict(custom_metadata or {})),
+        )
+        con.close()
+        return DeltaTable(uri, storage_options=storage_options).version()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _load_source(
+    con: duckdb.DuckDBPyConnection, batches: Iterable[pa.Table], target_schema: pa.Schema, keys: Sequence[str]
+) -> tuple[pa.Schema, bool]:
+    """The run's rows into table `source`, shaped like the table, the first row of each key (the ordinal is
+    the row's place in the run); returns the schema written (the table's, plus columns a newer release adds)
+    and whether there was any row."""
+    schema, offset = target_schema, 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        aligned, _ = align_to_table(batch, schema)
+        schema = aligned.schema
+        aligned = aligned.append_column(ORDINAL, pa.array(range(offset, offset + batch.num_rows), pa.int64()))
+        con.register("batch", aligned)
+        if offset == 0:
+            con.execute("CREATE TABLE incoming AS SELECT * FROM batch").fetchall()
+        else:
+            con.execute("INSERT INTO incoming BY NAME SELECT * FROM batch").fetchall()
+        con.unregister("batch")
+        offset += batch.num_rows
+    if offset == 0:
+        return schema, False
+    by_key = ", ".join(map(_quoted, keys))
+    first = f"SELECT min({ORDINAL}) FROM incoming GROUP BY {by_key}"
+    con.execute(
+        f"CREATE TABLE source AS SELECT * EXCLUDE ({ORDINAL}) FROM incoming WHERE {ORDINAL} IN ({first})"
+    ).fetchall()
+    con.execute("DROP TABLE incoming").fetchall()
+    return schema, True
+
+
+def _cast(reader: pa.RecordBatchReader, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """DuckDB's batches in the table's own types (its strings and timestamps may come back as others)."""
+    for batch in reader:
+        yield pa.RecordBatch.from_arrays(
+            [batch.column(i).cast(field.type) for i, field in enumerate(schema)], schema=schema
+        )
