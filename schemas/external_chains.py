@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import ijson
+
 from prm_factory.schemas.gsm8k import gsm8k_reference
 from prm_factory.schemas.rejected import (
     WHOLE_LINE,
@@ -267,12 +269,18 @@ def iter_external_chains(path: str | Path) -> Iterator[ExternalChain | RejectedR
     """The chains and rejected rows of `path` one at a time, in file and line order (`prm-factory label`
     reads its input this way, so its memory does not grow with the file).
 
-    A `.jsonl` file is read line by line; a `.json` list has to be parsed whole (JSON has no row boundary
-    to stop at), so its rows are held while they are handed out. Same rows and rejections as
-    `read_external_chains`.
+    A `.jsonl` file is read line by line. A `.json` list is checked whole by a streaming parser (ijson, its C
+    backend) and then read item by item, so it is never held either; a `.json` file that is anything else
+    (invalid JSON, one object, one object per line) is read whole by `read_external_chains`' rules. Same
+    rows and rejections as `read_external_chains`.
     """
     for file in split_files(path):
         if file.suffix == ".json":
+            if _is_json_list(file):
+                with file.open("rb") as stream:
+                    for number, row in enumerate(ijson.items(stream, "item", use_float=True), start=1):
+                        yield from _parse_row(file, number, row)
+                continue
             chains, rejected = _read_file(file)
             yield from sorted([*chains, *rejected], key=lambda row: row.line)
             continue
@@ -283,12 +291,31 @@ def iter_external_chains(path: str | Path) -> Iterator[ExternalChain | RejectedR
                 yield from _parse_line(file, number, line)
 
 
+def _is_json_list(path: Path) -> bool:
+    """Whether the file is one well-formed JSON list, found without building it (ijson's events)."""
+    try:
+        with path.open("rb") as stream:
+            events = ijson.parse(stream)
+            first = next(events, None)
+            if first is None or first[:2] != ("", "start_array"):
+                return False
+            for _ in events:
+                pass
+    except (ijson.JSONError, ijson.IncompleteJSONError, UnicodeDecodeError, ValueError):
+        return False
+    return True
+
+
 def _parse_line(path: Path, number: int, line: str) -> Iterator[ExternalChain | RejectedRow]:
     try:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
         yield RejectedRow(str(path), number, WHOLE_LINE, f"invalid JSON: {exc.msg}")
         return
+    yield from _parse_row(path, number, row)
+
+
+def _parse_row(path: Path, number: int, row: object) -> Iterator[ExternalChain | RejectedRow]:
     try:
         chain = parse_external_chain(row, number)
     except RowError as exc:

@@ -161,3 +161,48 @@ def test_the_streamed_reader_gives_the_rows_and_rejections_of_the_whole_file_rea
         ("math.jsonl", 3),
         ("math.jsonl", 5),
     ]
+
+
+GOOD = {
+    "id": "a",
+    "problem": "Half of 3?",
+    "steps": ["3 / 2 = 1.5", "So é is 1.5"],
+    "answer": "1.5",
+    "label": -1,
+}
+JSON_FILES = {
+    "list": json.dumps([GOOD, {"id": "x"}, {**GOOD, "id": "b", "answer": 2, "label": 0}]),
+    "invalid": json.dumps([GOOD])[:-3],
+    "one object": json.dumps(GOOD),
+    "object per line": json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "id": "b"}),
+    "NaN": "[" + json.dumps(GOOD)[:-1] + ', "extra": NaN}]',
+    "not a list": '"text"',
+    "empty list": "[]",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(JSON_FILES))
+def test_a_json_file_streams_to_the_rows_and_rejections_of_the_whole_file_reader(tmp_path, shape) -> None:
+    from prm_factory.schemas.external_chains import iter_external_chains, read_external_chains
+    from prm_factory.schemas.rejected import RejectedRow
+
+    path = tmp_path / "chains.json"
+    path.write_text(JSON_FILES[shape])
+    streamed = list(iter_external_chains(path))
+    chains, rejected = read_external_chains(path)
+    assert [r for r in streamed if not isinstance(r, RejectedRow)] == chains
+    assert [r for r in streamed if isinstance(r, RejectedRow)] == rejected
+
+
+def test_a_json_list_is_never_parsed_whole(tmp_path, monkeypatch) -> None:
+    """Its items are handed out one by one (ijson), without the whole-file reader."""
+    import prm_factory.schemas.external_chains as module
+
+    def whole(path):
+        raise AssertionError(f"{path} read whole")
+
+    monkeypatch.setattr(module, "_read_file", whole)
+    path = tmp_path / "chains.json"
+    path.write_text(json.dumps([{**GOOD, "id": str(i)} for i in range(50)]))
+    rows = module.iter_external_chains(path)
+    assert next(rows).line == 1 and len(list(rows)) == 49
