@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -58,9 +59,11 @@ DEFAULT_AGGREGATE = "min"
 
 IN_CALLER_SOURCES = frozenset({"verifier", "reference"})
 """Sources whose only work that can run long is the verifier's SymPy, in pools a deadline stops."""
-IN_CALLER_MAX_CHARS = 8_000
-"""Largest prompt + response + solution labelled in the caller (a GSM8K-sized one is about 1,000 characters;
-bench/bench_reward.py times the pure-Python readings of a response this size)."""
+IN_CALLER_MAX_CHARS = 2_000
+"""Largest prompt + response + solution (+ steps) labelled in this process: every GSM8K-sized dev chain
+(at most 1,715 characters), no 30-step competition one (5,000 and more). It bounds the CPU a response past
+its deadline keeps burning here: the verifier's pure-Python readings are superlinear on some inputs (one
+step of `2^2^2^2 = 16.` repeated: 1,120 characters 6.6 s, 2,240 characters 45 s on a loaded machine)."""
 
 CONSENSUS_MAPPING = "consensus"
 """`p_correct_mapping` where the labels layer's consensus gives each step's P(right) itself."""
@@ -184,6 +187,7 @@ class RewardScorer:
         self.in_caller = in_caller and deadline_s is not None
         self._caller_lock = threading.Lock()  # one response at a time in the caller (the GIL)
         self._caller_cut = False  # a response past its deadline in the caller: make the pools ready
+        self._labelling_thread: ThreadPoolExecutor | None = None
         self.startup_timeout_s = startup_timeout_s
         self._context = Context()  # the caller's own: splitting on a timeout, and deadline_s=None
         self._pool = (
@@ -266,31 +270,54 @@ class RewardScorer:
         )
 
     def _run_share(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
-        """A call's requests when they make one share: in the caller where every one fits and no other
-        call is labelling there, else in a worker. (A batch over several workers stays in them: the
-        workers run in parallel, and the caller's process holds one GIL.)"""
+        """A call's requests when they make one share: in this process where every one fits and no other
+        call is labelling here, else in a worker. (A batch over several workers stays in them: the
+        workers run in parallel, and this process holds one GIL.)"""
         if all(self.fits_caller(r) for r in requests) and self._caller_lock.acquire(blocking=False):
-            try:
-                return self._run_in_caller(requests)
-            finally:
-                self._caller_lock.release()
+            return self._run_in_caller(requests)  # it releases the lock
         return self._run_slice(requests)
 
     def _run_in_caller(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
-        """Each request labelled in this thread, its SymPy streams stopped at its deadline."""
+        """Each request labelled on this process's labelling thread, waited for until its deadline (its
+        SymPy streams stop there too). One past it is `timed_out`; the thread goes on with it, holding
+        the in-caller lock until it ends (pure Python cannot be stopped), so this share's rest and later
+        calls go to the workers meanwhile. Called with the in-caller lock held."""
         assert self.deadline_s is not None
         out: list[tuple[str, Any, float]] = []
-        for request in requests:
-            if self._caller_cut:  # slots still finishing a cut item, or emptied: outside the deadline
-                self._context.ready()
-                self._caller_cut = False
-            started = time.perf_counter()
-            status, value = label_one(request, self._context, time.time() + self.deadline_s)
-            if status == "timed_out":
-                self._caller_cut = True
-                value = f"no verdict within the deadline of {self.deadline_s:g} s ({value})"
-            out.append((status, value, time.perf_counter() - started))
-        return out
+        handed = False  # the lock went to the labelling thread's unfinished work
+        try:
+            for request in requests:
+                if self._caller_cut:  # slots still finishing a cut item, or emptied: outside the deadline
+                    self._context.ready()
+                    self._caller_cut = False
+                started = time.perf_counter()
+                deadline = time.time() + self.deadline_s
+                running = self._caller_thread().submit(label_one, request, self._context, deadline)
+                try:
+                    status, value = running.result(timeout=max(0.0, deadline - time.time()))
+                except FutureTimeout:
+                    status, value = "timed_out", "still labelling"
+                if status == "timed_out":
+                    self._caller_cut = True
+                    value = f"no verdict within the deadline of {self.deadline_s:g} s ({value})"
+                out.append((status, value, time.perf_counter() - started))
+                if not running.done():
+                    running.add_done_callback(lambda _: self._caller_lock.release())
+                    handed = True
+                    break
+        finally:
+            if not handed:
+                self._caller_lock.release()
+        rest = requests[len(out) :]
+        return out + (self._run_slice(rest) if rest else [])
+
+    def _caller_thread(self) -> ThreadPoolExecutor:
+        """The one thread that labels in this process (a handoff costs microseconds, a process hop a
+        fifth of a GSM8K-sized response), started on first use."""
+        with self._warm_lock:
+            if self._labelling_thread is None:
+                self._labelling_thread = ThreadPoolExecutor(1, thread_name_prefix="reward-in-caller")
+            return self._labelling_thread
 
     def _run_slice(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
         """One worker's share, in order: a request past its deadline is `timed_out` and the rest go on in
@@ -375,6 +402,8 @@ class RewardScorer:
         return RewardResult(score, aggregate_name, steps, None, outcome, status, reason, seconds)
 
     def close(self) -> None:
+        if self._labelling_thread is not None:
+            self._labelling_thread.shutdown(wait=False, cancel_futures=True)
         if self._pool is not None:
             self._pool.close()
 

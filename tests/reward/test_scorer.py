@@ -3,6 +3,7 @@ error), its thread safety, and the same verdicts in a worker as in the caller.""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -103,3 +104,30 @@ def test_a_small_math_response_is_labelled_in_the_caller_and_the_rest_in_a_worke
     assert not scorer.fits_caller(code) and not RewardScorer(deadline_s=1.0, in_caller=False).fits_caller(
         small
     )
+
+
+def test_a_response_whose_readings_outrun_the_deadline_comes_back_and_the_next_goes_to_a_worker(
+    monkeypatch,
+) -> None:
+    scorer = RewardScorer(workers=1, deadline_s=0.3)
+    scorer.warm()
+    sent: list[int] = []
+    run_slice = scorer._run_slice
+    monkeypatch.setattr(
+        scorer, "_run_slice", lambda requests: sent.append(len(requests)) or run_slice(requests)
+    )
+    # one step of many chained powers: the verifier's pure-Python readings take seconds (superlinear)
+    slow = make_request("Compute.", "2^2^2^2 = 16. " * 80)
+    assert scorer.fits_caller(slow)
+    try:
+        (late,) = scorer.score([slow])
+        assert late.status == "timed_out" and {s.verdict for s in late.steps} == {"unverifiable"}
+        assert scorer._caller_lock.locked()  # the labelling thread is still on it
+        (after,) = scorer.score([make_request(PROMPT, WRONG, answer="24")])
+        assert after.status == "ok" and after.first_error == 0 and sent == [1]  # scored in a worker
+    finally:
+        for _ in range(600):  # let the thread finish before the next test
+            if not scorer._caller_lock.locked():
+                break
+            threading.Event().wait(0.5)
+        scorer.close()
