@@ -7,7 +7,9 @@ each against the factory's own `label` path on the same chains, measured in the 
 - `label`: `prm-factory label`'s flow (flows/label_run.label_external) on the same chains, wall time per
   chain (Prefect, the Delta write and the verifier alike), and the same sources called in this process with
   no worker (`RewardScorer(deadline_s=None)`): the labelling alone.
-- `score_steps`: one response at a time on one worker (one core), percentiles; `score_batch`: batches of 64
+- `score_steps`: one response at a time on one worker (one core), percentiles (a GSM8K-sized response is
+  labelled on the scorer's own labelling thread, reward/scorer.py); `score_steps_in_worker`: the same with
+  `in_caller=False`, every response in the worker process (the hop's cost); `score_batch`: batches of 64
   over two workers, responses per second.
 - Rounds (`--rounds`): the label baseline and the reward paths run alternately, each round on the same
   chains with the same long-lived verifier and workers, so a change in the machine's load (it is shared)
@@ -359,16 +361,24 @@ def main(argv: list[str] | None = None) -> None:
     verifier = label_verifier()
     in_caller = RewardScorer(deadline_s=None)
     one = RewardScorer(workers=1)
+    in_worker = RewardScorer(workers=1, in_caller=False)
     two = RewardScorer(workers=2)
-    for scorer in (in_caller, one, two):
+    for scorer in (in_caller, one, in_worker, two):
         scorer.warm()
-    label_runs, steps_runs, batch_runs, caller_runs = [], [], [], []
-    cpu: dict[str, list[float]] = {"label": [], "in_caller": [], "score_steps": [], "score_batch": []}
+    label_runs, steps_runs, batch_runs, caller_runs, worker_runs = [], [], [], [], []
+    cpu: dict[str, list[float]] = {
+        "label": [],
+        "in_caller": [],
+        "score_steps": [],
+        "score_steps_in_worker": [],
+        "score_batch": [],
+    }
     for _ in range(args.rounds):
         for name, runs, call in (
             ("label", label_runs, lambda: label_path(gsm8k, verifier)),
             ("in_caller", caller_runs, lambda: one_at_a_time(gsm8k, in_caller)[0]),
             ("score_steps", steps_runs, lambda: one_at_a_time(gsm8k, one)[0]),
+            ("score_steps_in_worker", worker_runs, lambda: one_at_a_time(gsm8k, in_worker)[0]),
             ("score_batch", batch_runs, lambda: batched(gsm8k, two)),
         ):
             before = tree_cpu_s()
@@ -377,17 +387,19 @@ def main(argv: list[str] | None = None) -> None:
     out["cpu_s_per_round"] = cpu
     out["cpu_ratio_label_over"] = {
         name: statistics.median(a / b for a, b in zip(cpu["label"], cpu[name], strict=True) if b > 0)
-        for name in ("in_caller", "score_steps", "score_batch")
+        for name in ("in_caller", "score_steps", "score_steps_in_worker", "score_batch")
     }
     out["label_gsm8k"] = {"s_per_chain_per_round": [r["s_per_chain"] for r in label_runs]}
     out["in_caller_gsm8k"] = pooled(caller_runs)
     out["score_steps_gsm8k"] = pooled(steps_runs)
+    out["score_steps_in_worker_gsm8k"] = pooled(worker_runs)
     out["score_batch_gsm8k_2_workers"] = {
         "per_s_per_round": [r["per_s"] for r in batch_runs],
         "s_per_chain_per_round": [r["s_per_chain"] for r in batch_runs],
     }
     out["ratio_label_over_in_caller_gsm8k"] = median_ratio(label_runs, caller_runs)
     out["ratio_label_over_score_steps_gsm8k"] = median_ratio(label_runs, steps_runs)
+    out["ratio_label_over_score_steps_in_worker_gsm8k"] = median_ratio(label_runs, worker_runs)
     out["ratio_label_over_score_batch_gsm8k"] = median_ratio(label_runs, batch_runs)
     out["paired_gsm8k_one_worker"] = paired(gsm8k, one, verifier)[0]
     if args.processbench:
@@ -399,6 +411,7 @@ def main(argv: list[str] | None = None) -> None:
             moves = verdict_moves(base, cut)
             out[f"score_steps_competition_30_budget_{budget:g}"] = {**timed, "moves": moves}
     one.close()
+    in_worker.close()
     two.close()
     verifier.close()
     if args.server_seconds > 0:
