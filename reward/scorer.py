@@ -27,10 +27,11 @@ labels in the calling thread instead (no bound, no worker): what a debugger want
 from __future__ import annotations
 
 import os
+import queue
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -187,7 +188,7 @@ class RewardScorer:
         self.in_caller = in_caller and deadline_s is not None
         self._caller_lock = threading.Lock()  # one response at a time in the caller (the GIL)
         self._caller_cut = False  # a response past its deadline in the caller: make the pools ready
-        self._labelling_thread: ThreadPoolExecutor | None = None
+        self._labelling_thread: LabellingThread | None = None
         self.startup_timeout_s = startup_timeout_s
         self._context = Context()  # the caller's own: splitting on a timeout, and deadline_s=None
         self._pool = (
@@ -311,12 +312,12 @@ class RewardScorer:
         rest = requests[len(out) :]
         return out + (self._run_slice(rest) if rest else [])
 
-    def _caller_thread(self) -> ThreadPoolExecutor:
+    def _caller_thread(self) -> LabellingThread:
         """The one thread that labels in this process (a handoff costs microseconds, a process hop a
         fifth of a GSM8K-sized response), started on first use."""
         with self._warm_lock:
             if self._labelling_thread is None:
-                self._labelling_thread = ThreadPoolExecutor(1, thread_name_prefix="reward-in-caller")
+                self._labelling_thread = LabellingThread()
             return self._labelling_thread
 
     def _run_slice(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
@@ -402,10 +403,48 @@ class RewardScorer:
         return RewardResult(score, aggregate_name, steps, None, outcome, status, reason, seconds)
 
     def close(self) -> None:
-        if self._labelling_thread is not None:
-            self._labelling_thread.shutdown(wait=False, cancel_futures=True)
+        with self._warm_lock:
+            if self._labelling_thread is not None:
+                self._labelling_thread.stop()
+                self._labelling_thread = None
         if self._pool is not None:
             self._pool.close()
+
+
+class LabellingThread:
+    """One daemon thread that runs submitted calls in order. Not a ThreadPoolExecutor: the interpreter
+    joins those at exit, and a response whose pure-Python readings outran its deadline must not hold a
+    trainer's exit until they end."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="reward-in-caller", daemon=True).start()
+
+    def submit(self, function: Any, *args: Any) -> Future:
+        future: Future = Future()
+        self._jobs.put((future, function, args))
+        return future
+
+    def stop(self) -> None:
+        """End the thread after the call it runs now (the ones waiting are cancelled)."""
+        self._jobs.put(None)
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, function, args = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(function(*args))
+            except BaseException as error:  # handed to the waiting caller, as an executor would
+                future.set_exception(error)
+        while True:  # stopped: cancel what was queued behind the sentinel
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            if job is not None:
+                job[0].cancel()
 
 
 def _check_sources(request: RewardRequest) -> None:

@@ -123,6 +123,8 @@ def test_a_response_whose_readings_outrun_the_deadline_comes_back_and_the_next_g
         (late,) = scorer.score([slow])
         assert late.status == "timed_out" and {s.verdict for s in late.steps} == {"unverifiable"}
         assert scorer._caller_lock.locked()  # the labelling thread is still on it
+        labelling = [t for t in threading.enumerate() if t.name == "reward-in-caller"]
+        assert labelling and all(t.daemon for t in labelling)  # it would not hold the interpreter's exit
         (after,) = scorer.score([make_request(PROMPT, WRONG, answer="24")])
         assert after.status == "ok" and after.first_error == 0 and sent == [1]  # scored in a worker
     finally:
