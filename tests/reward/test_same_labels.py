@@ -41,8 +41,8 @@ def dev_rows() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def labelled(tmp_path_factory, prefect_server) -> tuple[list[dict], dict[str, list]]:
-    """The dev rows and, by row id, the steps `label` stored for them."""
+def labelled(tmp_path_factory, prefect_server) -> tuple[list[dict], dict[str, list], Path]:
+    """The dev rows, by row id the steps `label` stored for them, and the dataset it wrote."""
     from prm_factory.config.run_config import load_config
     from prm_factory.flows.label_run import label_external
 
@@ -56,7 +56,7 @@ def labelled(tmp_path_factory, prefect_server) -> tuple[list[dict], dict[str, li
     steps: dict[str, list] = {}
     for step in sorted(summary.steps, key=lambda s: (s.chain_id, s.step_index)):
         steps.setdefault(row_of[step.chain_id], []).append(step)
-    return rows, steps
+    return rows, steps, folder / "ds"
 
 
 def reward_of(row: dict, given_steps: bool) -> dict:
@@ -69,8 +69,11 @@ def reward_of(row: dict, given_steps: bool) -> dict:
     }
 
 
-def test_score_batch_gives_the_verdicts_label_gives_on_every_dev_chain(labelled) -> None:
-    rows, stored = labelled
+def test_score_batch_gives_the_verdicts_label_gives_on_every_dev_chain(labelled, monkeypatch) -> None:
+    rows, stored, dataset = labelled
+    # the consensus reads the dataset's audited tables: the one `label` wrote, not whatever the working
+    # folder holds (another run's ./prm-datasets/default made steps near a threshold `disputed` once)
+    monkeypatch.setenv("PRM_FACTORY_DATASET", str(dataset))
     scorer = RewardScorer(deadline_s=600.0)  # the subject is the verdicts: no deadline on a loaded machine
     try:
         results = score_batch([reward_of(row, given_steps=True) for row in rows], scorer=scorer)
