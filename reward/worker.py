@@ -39,7 +39,9 @@ def label_one(request: RewardRequest, context: Context, deadline: float | None =
 
 
 def warm(payload: Sequence[RewardRequest]) -> Iterator[bool]:
-    """Label a step with LaTeX so the verifier's own SymPy worker starts now, not inside a timed request."""
+    """Label a step with LaTeX so the verifier's own SymPy worker starts now, not inside a timed request,
+    and start the process-wide pool's (the certainty gate's), which a budget would otherwise cut until up."""
     for request in payload:
         label_one(request, _CONTEXT)
+        _CONTEXT.ready()
         yield True
