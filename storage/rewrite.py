@@ -24,11 +24,13 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 
 from prm_factory.storage.delta_io import align_to_table
 
-MEMORY_LIMIT = "256MB"
+MEMORY_LIMIT = "128MB"
+BATCH_ROWS = 16_384  # rows per batch read back and per Parquet row group written (the writer holds one)
+TARGET_FILE_BYTES = 32 * 2**20  # the writer holds a file until it is this large
 ORDINAL = "__prm_ordinal"
 
 
@@ -38,6 +40,10 @@ def _quoted(name: str) -> str:
 
 def _sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
+
+
+def _on(left: str, right: str, keys: Sequence[str]) -> str:
+    return " AND ".join(f"{left}.{_quoted(k)} = {right}.{_quoted(k)}" for k in keys)
 
 
 def _takes(
@@ -82,32 +88,54 @@ def rewrite_rows(
         con = duckdb.connect(str(directory / "rows.db"))
         con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'").fetchall()
         con.execute(f"SET temp_directory = {_sql_string(str(directory / 'spill'))}").fetchall()
+        con.execute("SET preserve_insertion_order = false").fetchall()  # lets joins and scans spill
+        con.execute("SET threads = 1").fetchall()
         schema, loaded = _load_source(con, batches, target_schema, keys)
         if not loaded:
             return None
-        on = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in keys)
         takes = _takes(update_matched, claim_from_uncommitted, replace_when_changed)
-        con.register("target", table.to_pyarrow_dataset())
-        taken = f"EXISTS (SELECT 1 FROM target t WHERE {on} AND ({takes}))"
-        absent = f"NOT EXISTS (SELECT 1 FROM target t WHERE {on})"
-        [(changed,)] = con.execute(f"SELECT count(*) FROM source s WHERE {absent} OR {taken}").fetchall()
-        if not changed:
+        # DuckDB reads the table's files itself, inside its memory limit (an Arrow dataset's scan is not)
+        files = ", ".join(_sql_string(uri) for uri in table.file_uris())
+        if files:
+            con.execute(f"CREATE VIEW target AS SELECT * FROM read_parquet([{files}], union_by_name = true)")
+        else:
+            con.register("empty_target", target_schema.empty_table())
+            con.execute("CREATE VIEW target AS SELECT * FROM empty_target")
+        con.fetchall()
+        # plain joins, which spill past the memory limit (correlated EXISTS ... OR ... did not)
+        key_list = ", ".join(f"s.{_quoted(k)}" for k in keys)
+        con.execute(
+            f"CREATE TABLE matched AS SELECT {key_list}, coalesce(({takes}), FALSE) AS takes "
+            f"FROM source s JOIN target t ON {_on('t', 's', keys)}"
+        ).fetchall()
+        [(taken, held, given)] = con.execute(
+            "SELECT (SELECT count(*) FROM matched WHERE takes), (SELECT count(*) FROM matched), "
+            "(SELECT count(*) FROM source)"
+        ).fetchall()
+        if taken == 0 and held == given:  # every row of the run is stored and none replaces its row
             return None
         columns = ", ".join(
             f"t.{_quoted(f.name)}" if f.name in target_schema.names else f"NULL AS {_quoted(f.name)}"
             for f in schema
         )
         source_columns = ", ".join(f"s.{_quoted(f.name)}" for f in schema)
-        replaced = f"EXISTS (SELECT 1 FROM source s WHERE {on} AND ({takes}))"
-        kept = f"SELECT {columns} FROM target t WHERE NOT {replaced}"
-        new = f"SELECT {source_columns} FROM source s WHERE {absent} OR {taken}"
-        reader = con.sql(f"{kept} UNION ALL {new}").to_arrow_reader(batch_size=16_384)
+        kept = (
+            f"SELECT {columns} FROM target t ANTI JOIN (SELECT * FROM matched WHERE takes) m "
+            f"ON {_on('t', 'm', keys)}"
+        )
+        new = (
+            f"SELECT {source_columns} FROM source s ANTI JOIN (SELECT * FROM matched WHERE NOT takes) m "
+            f"ON {_on('s', 'm', keys)}"
+        )
+        reader = con.sql(f"{kept} UNION ALL {new}").to_arrow_reader(batch_size=BATCH_ROWS)
         write_deltalake(
             uri,
             pa.RecordBatchReader.from_batches(schema, _cast(reader, schema)),
             mode="overwrite",
             schema_mode="merge" if schema != target_schema else None,
             storage_options=storage_options,
+            target_file_size=TARGET_FILE_BYTES,
+            writer_properties=WriterProperties(max_row_group_size=BATCH_ROWS),
             commit_properties=CommitProperties(custom_metadata=dict(custom_metadata or {})),
         )
         con.close()

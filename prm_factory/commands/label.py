@@ -180,7 +180,7 @@ def relabel(
     else:
         console.print(
             f"dataset: {summary.dataset_root}  version {summary.from_version} -> {summary.version}  "
-            f"({len(summary.chains)} chains and {len(summary.steps)} steps relabelled by "
+            f"({summary.tally.chains} chains and {summary.tally.steps} steps relabelled by "
             f"{', '.join(summary.sources)}, {summary.unchanged} already current)"
         )
     _print_log(console, log_path)
