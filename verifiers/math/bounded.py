@@ -315,6 +315,7 @@ class BoundedPool:
             limit.cut = True
             return TIMED_OUT
 
+        starting = False
         while True:
             left = deadline - time.time()
             if left <= 0:  # past it: no worker is touched
@@ -322,17 +323,22 @@ class BoundedPool:
                 return
             try:
                 worker = self._idle.get(timeout=left)  # a slot: a worker, or None where none started
-                break
             except queue.Empty:
                 continue
-        handed = False
-        try:
-            if worker is None or not worker.alive():  # a start takes seconds: never inside a deadline
-                worker = None
-                threading.Thread(target=self._start_in_slot, daemon=True).start()
-                handed = True  # the thread returns the slot once its worker is up
+            if worker is not None and worker.alive():
+                break
+            if worker is not None:
+                worker.kill()
+            if starting or self._closed:  # a start failed (or the pool closed): no second one in here
+                self._idle.put(None)
                 yield cut()
                 return
+            # a start takes seconds and cannot be cut: it runs in the background, which returns the slot
+            # once its worker is up, and this stream waits for a slot until the deadline as for any other
+            starting = True
+            threading.Thread(target=self._start_in_slot, daemon=True).start()
+        handed = False
+        try:
             try:
                 worker.conn.send((UNTIL, (deadline, target, payload)))
             except (OSError, ValueError):
@@ -382,7 +388,7 @@ class BoundedPool:
                 self._idle.put(worker)
 
     def _start_in_slot(self) -> None:
-        """Start a worker for a slot a kill emptied, outside any deadline, and hand the slot back."""
+        """Start a worker for an empty slot, outside any deadline, and hand the slot back."""
         worker = None
         try:
             if not self._closed:

@@ -164,3 +164,18 @@ def test_a_thread_deadline_cuts_a_stream_of_the_process_wide_pool_too() -> None:
     default_pool().ready()  # waits for the bomb's item limit, then starts its replacement
     (after,) = run_items(target, [(r"\sqrt{16} = 4", {})], 60.0)
     assert after[0][1] is True
+
+
+def test_under_a_deadline_a_stream_waits_for_a_worker_that_starts_until_the_deadline() -> None:
+    """An empty slot (a fresh pool, a worker killed at the per-item limit) is filled in the background and
+    the stream uses it when it comes up in time: a deadline cuts waits, never a check `label` would run."""
+    pool = BoundedPool(PoolConfig(workers=1))
+    target = "prm_factory.verifiers.math.symbolic:latex_claims"
+    try:
+        with streams_until(time.time() + 120.0) as deadline:
+            (outcome,) = run_items(target, [(r"\sqrt{16} = 4", {})], 60.0, pool)
+        assert outcome != TIMED_OUT and outcome[0][1] is True and deadline is not None and not deadline.cut
+        with streams_until(time.time() - 1.0) as past:
+            assert run_items(target, [(r"\sqrt{9} = 3", {})], 60.0, pool) == [TIMED_OUT] and past.cut
+    finally:
+        pool.close()
