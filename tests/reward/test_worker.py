@@ -20,18 +20,3 @@ def test_one_result_per_request_with_refusals_and_failures_named(monkeypatch) ->
 
     monkeypatch.setattr(worker, "label_response", broken)
     assert label_one(requests[0], Context()) == ("failed", "RuntimeError: a dead sandbox")
-
-
-def test_warm_starts_the_process_wide_sympy_worker_too() -> None:
-    """The certainty gate's pool: a budget cuts a stream that finds no worker (it starts one in the
-    background), so a worker starts it before any timed request."""
-    from prm_factory.reward.worker import WARM_STEP, warm
-    from prm_factory.verifiers.math.bounded import default_pool
-
-    assert list(warm([RewardRequest("Warm up.", WARM_STEP)])) == [True]
-    pool = default_pool()
-    slot = pool._idle.get(timeout=60)
-    try:
-        assert slot is not None and slot.alive()
-    finally:
-        pool._idle.put(slot)
