@@ -55,6 +55,8 @@ def _records(
             yield record
 
 
+SCAN_BATCH_ROWS = 16_384
+
 ORDERS = {
     "problems": "problem_id",
     "chains": "problem_id, chain_id",
@@ -76,7 +78,9 @@ def stored_chains(root: str, version: int, orphans: list[str] | None = None) -> 
         connection.execute("SET threads = 1")
         connection.execute("SET preserve_insertion_order = true")
         for kind, order in ORDERS.items():
-            connection.register("version_rows", tables[kind])
+            # a reader with one batch read ahead: DuckDB's memory limit does not cover an Arrow scan's buffers
+            rows = tables[kind].scanner(batch_size=SCAN_BATCH_ROWS, batch_readahead=1, fragment_readahead=1)
+            connection.register("version_rows", rows.to_reader())
             connection.execute(f"CREATE TABLE sorted_{kind} AS SELECT * FROM version_rows ORDER BY {order}")
             connection.unregister("version_rows")
         problems = _records(connection.cursor(), "sorted_problems", Problem, lambda p: (p.problem_id,))

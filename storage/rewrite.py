@@ -28,9 +28,9 @@ from deltalake import CommitProperties, DeltaTable, WriterProperties, write_delt
 
 from prm_factory.storage.delta_io import align_to_table
 
-MEMORY_LIMIT = "128MB"
+MEMORY_LIMIT = "64MB"
 BATCH_ROWS = 16_384  # rows per batch read back and per Parquet row group written (the writer holds one)
-TARGET_FILE_BYTES = 32 * 2**20  # the writer holds a file until it is this large
+TARGET_FILE_BYTES = 16 * 2**20  # the writer holds a file until it is this large
 ORDINAL = "__prm_ordinal"
 
 
