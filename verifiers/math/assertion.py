@@ -27,6 +27,7 @@ first side; one that cannot be located is a test when its step holds any marker 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -99,6 +100,13 @@ def sentences(step: str) -> list[tuple[int, int]]:
     >>> [text[a:b] for a, b in sentences(text)]
     ['Try $x = 1.5$.', ' So $2 + 2 = 4$?', '\\nYes.']
     """
+    return list(_sentences(step))
+
+
+@functools.lru_cache(maxsize=256)
+def _sentences(step: str) -> tuple[tuple[int, int], ...]:
+    """`sentences`, kept per step: every claim of a step asks again, once per place it is written, which
+    made a step of n repeated claims cost n^2 splits (a long step took minutes)."""
     masked = _MATH.sub(lambda m: "x" * len(m.group(0)), step)
     spans, start = [], 0
     for end in _BOUNDARY.finditer(masked):
@@ -111,7 +119,7 @@ def sentences(step: str) -> list[tuple[int, int]]:
         start = stop
     if start < len(step) and step[start:].strip():
         spans.append((start, len(step)))
-    return spans or [(0, len(step))]
+    return tuple(spans or [(0, len(step))])
 
 
 def _squeeze(text: str) -> str:
@@ -200,6 +208,13 @@ def frame_of(claim: str, index: int, chain: Sequence[str], *, names_too: bool = 
     """
     step = chain[index]
     next_text = chain[index + 1] if index + 1 < len(chain) else ""
+    return _frame_in(claim, step, next_text, names_too)
+
+
+@functools.lru_cache(maxsize=1024)
+def _frame_in(claim: str, step: str, next_text: str, names_too: bool) -> Frame | None:
+    """`frame_of` for a claim written in `step` (followed by `next_text`): kept, since a claim repeated in
+    its step is asked once per copy, and each answer reads every place the claim is written."""
     offsets = claim_offsets(claim, step)
     if not offsets:
         return _anywhere(step, next_text, names_too)
