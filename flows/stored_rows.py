@@ -1,12 +1,13 @@
 """A dataset version's records read as a stream: what `relabel` labels again, a chunk of whole problems at a
 time, and what a summary reads back of one run's rows.
 
-`stored_chains` never holds a version's tables: DuckDB scans the version's Arrow datasets (the files its
-Delta log lists, rows of uncommitted runs left out: storage.dataset.Dataset.tables) and writes problems,
-chains and steps sorted by problem and chain id into a scratch database under the dataset's `_staging/`
-(out of core: one memory limit, spilling beyond it); the three sorted tables are then read back in that
-order, side by side, so memory is bounded by the chunk and DuckDB's limit, not by the version. The
-scratch database is removed when the walk ends.
+`stored_chunks` never holds a version's tables: DuckDB copies the version's problems, chains and steps (the
+files its Delta log lists, rows of uncommitted runs left out: storage.dataset.Dataset.tables) into a
+scratch database (one memory limit, spilling to the dataset's `_staging/` beyond it), cuts
+the problem ids into ranges of at least a chunk's chains from the chains' count per problem (keys only),
+and reads each range's rows back sorted, one query per table, joining them side by side. Memory is bounded
+by the chunk and DuckDB's limit, not by the version (sorting the whole version's wide step rows at once did
+not fit the limit at a million steps). The scratch database is removed when the walk ends.
 """
 
 from __future__ import annotations
@@ -27,8 +28,17 @@ from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.staging import staging_root
 
 SORT_MEMORY = "128MB"
-"""DuckDB's memory limit while sorting a version's rows; beyond it the sort spills to disk."""
+"""DuckDB's memory limit while it holds a version's rows; beyond it they spill to disk."""
 BATCH_ROWS = 2048
+SCAN_BATCH_ROWS = 16_384
+RANGE_CHAINS = 512
+"""Chains per range read back where the caller names no chunk size (`stored_chains`)."""
+
+ORDERS = {
+    "problems": "problem_id",
+    "chains": "problem_id, chain_id",
+    "steps": "problem_id, chain_id, step_index",
+}
 
 
 def committed_rows(root: str, version: int, run_id: str, kind: str) -> list[Any]:
@@ -39,62 +49,94 @@ def committed_rows(root: str, version: int, run_id: str, kind: str) -> list[Any]
     return from_table(RECORD_TYPES[kind], table)
 
 
-def _records(
-    cursor: duckdb.DuckDBPyConnection, table: str, record_type: type, key: Callable[[Any], tuple]
-) -> Iterator[Any]:
-    """The rows of a scratch table in the order they were written (DuckDB keeps insertion order); a row out
-    of `key` order raises, since the walk would otherwise miss rows without a word."""
-    reader = cursor.sql(f"SELECT * FROM {table}").to_arrow_reader(BATCH_ROWS)  # streamed, not materialised
-    last: tuple | None = None
-    for batch in reader:
-        for record in from_table(record_type, pa.Table.from_batches([batch])):
-            here = key(record)
-            if last is not None and here < last:
-                raise RuntimeError(f"{table}: rows out of order at {here} (after {last})")
-            last = here
-            yield record
-
-
-SCAN_BATCH_ROWS = 16_384
-
-ORDERS = {
-    "problems": "problem_id",
-    "chains": "problem_id, chain_id",
-    "steps": "problem_id, chain_id, step_index",
-}
-
-
-def stored_chains(root: str, version: int, orphans: list[str] | None = None) -> Iterator[StoredChain]:
-    """Every chain of `version` with its problem and its steps (in step order), by problem then chain id.
-
-    A chain whose problem is not in the version is skipped and its id appended to `orphans`."""
+def stored_chunks(
+    root: str, version: int, size: int, orphans: list[str] | None = None
+) -> Iterator[list[StoredChain]]:
+    """Every chain of `version` with its problem and its steps (in step order), by problem then chain id, at
+    least `size` chains a chunk, never splitting a problem's chains (module docstring). A chain whose
+    problem is not in the version is skipped and its id appended to `orphans`."""
     tables = Dataset(root).tables(version)
     scratch = staging_root(root) / f".sort-{uuid.uuid4().hex[:8]}"
     scratch.mkdir(parents=True, exist_ok=True)
-    connection = duckdb.connect(str(scratch / "sorted.duckdb"))
+    connection = duckdb.connect()
     try:
         connection.execute(f"SET memory_limit = '{SORT_MEMORY}'")
         connection.execute(f"SET temp_directory = '{scratch / 'spill'}'")
         connection.execute("SET threads = 1")
-        connection.execute("SET preserve_insertion_order = true")
-        for kind, order in ORDERS.items():
+        # in memory, spilling to `scratch` past the limit: a file database's checkpoint (compressing the wide
+        # step rows) held far more than the limit while it ran (972 against 756 MB at a million steps)
+        connection.execute("ATTACH ':memory:' AS rows")
+        for kind in ORDERS:
             # a reader with one batch read ahead: DuckDB's memory limit does not cover an Arrow scan's buffers
             rows = tables[kind].scanner(batch_size=SCAN_BATCH_ROWS, batch_readahead=1, fragment_readahead=1)
             connection.register("version_rows", rows.to_reader())
-            connection.execute(f"CREATE TABLE sorted_{kind} AS SELECT * FROM version_rows ORDER BY {order}")
+            connection.execute(f"CREATE TABLE rows.version_{kind} AS SELECT * FROM version_rows")
             connection.unregister("version_rows")
-        problems = _records(connection.cursor(), "sorted_problems", Problem, lambda p: (p.problem_id,))
-        chains = _records(connection.cursor(), "sorted_chains", Chain, lambda c: (c.problem_id, c.chain_id))
-        steps = itertools.groupby(
-            _records(
-                connection.cursor(), "sorted_steps", Step, lambda s: (s.problem_id, s.chain_id, s.step_index)
-            ),
-            key=lambda s: (s.problem_id, s.chain_id),
-        )
-        yield from _walk(problems, chains, steps, orphans)
+        for low, high in _problem_ranges(connection.cursor(), size):
+            part = list(_walk(*_range(connection, low, high), orphans))
+            if part:
+                yield part
     finally:
         connection.close()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def stored_chains(root: str, version: int, orphans: list[str] | None = None) -> Iterator[StoredChain]:
+    """`stored_chunks`' chains one at a time."""
+    for part in stored_chunks(root, version, RANGE_CHAINS, orphans):
+        yield from part
+
+
+def _problem_ranges(cursor: duckdb.DuckDBPyConnection, size: int) -> Iterator[tuple[str, str]]:
+    """Ranges (first, last problem id) of whole problems holding at least `size` chains each (the last
+    range: what is left), from the chains' count per problem, streamed in problem id order."""
+    counts = cursor.sql(
+        "SELECT problem_id, count(*) AS n FROM rows.version_chains GROUP BY problem_id ORDER BY problem_id"
+    ).to_arrow_reader(BATCH_ROWS)
+    low: str | None = None
+    high, held = "", 0
+    for batch in counts:
+        for problem_id, n in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
+            low = problem_id if low is None else low
+            high, held = problem_id, held + n
+            if held >= size:
+                yield low, high
+                low, held = None, 0
+    if low is not None:
+        yield low, high
+
+
+def _range(
+    connection: duckdb.DuckDBPyConnection, low: str, high: str
+) -> tuple[Iterator[Problem], Iterator[Chain], Iterator[tuple[tuple[str, str], Iterator[Step]]]]:
+    """The problems, chains and steps whose problem id lies in [low, high], each sorted for `_walk`."""
+
+    def rows(kind: str, record_type: type, key: Callable[[Any], tuple]) -> Iterator[Any]:
+        query = f"SELECT * FROM rows.version_{kind} WHERE problem_id BETWEEN ? AND ? ORDER BY {ORDERS[kind]}"
+        return _records(connection.cursor().sql(query, params=[low, high]), record_type, key, kind)
+
+    problems = rows("problems", Problem, lambda p: (p.problem_id,))
+    chains = rows("chains", Chain, lambda c: (c.problem_id, c.chain_id))
+    steps = itertools.groupby(
+        rows("steps", Step, lambda s: (s.problem_id, s.chain_id, s.step_index)),
+        key=lambda s: (s.problem_id, s.chain_id),
+    )
+    return problems, chains, steps
+
+
+def _records(
+    result: duckdb.DuckDBPyRelation, record_type: type, key: Callable[[Any], tuple], name: str
+) -> Iterator[Any]:
+    """An executed query's rows, streamed; a row out of `key` order raises, since the walk would otherwise
+    miss rows without a word."""
+    last: tuple | None = None
+    for batch in result.to_arrow_reader(BATCH_ROWS):
+        for record in from_table(record_type, pa.Table.from_batches([batch])):
+            here = key(record)
+            if last is not None and here < last:
+                raise RuntimeError(f"{name}: rows out of order at {here} (after {last})")
+            last = here
+            yield record
 
 
 def _walk(
@@ -121,17 +163,3 @@ def _walk(
             own = list(pending_steps[1])
             pending_steps = next(steps, None)
         yield StoredChain(problem, chain, own)
-
-
-def stored_chunks(
-    root: str, version: int, size: int, orphans: list[str] | None = None
-) -> Iterator[list[StoredChain]]:
-    """`stored_chains` a chunk at a time: at least `size` chains, never splitting a problem's chains."""
-    part: list[StoredChain] = []
-    for item in stored_chains(root, version, orphans):
-        if len(part) >= size and part[-1].problem.problem_id != item.problem.problem_id:
-            yield part
-            part = []
-        part.append(item)
-    if part:
-        yield part
