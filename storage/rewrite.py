@@ -28,7 +28,7 @@ from deltalake import CommitProperties, DeltaTable, WriterProperties, write_delt
 
 from prm_factory.storage.delta_io import align_to_table
 
-MEMORY_LIMIT = "64MB"
+MEMORY_LIMIT = "128MB"
 BATCH_ROWS = 16_384  # rows per batch read back and per Parquet row group written (the writer holds one)
 TARGET_FILE_BYTES = 16 * 2**20  # the writer holds a file until it is this large
 ORDINAL = "__prm_ordinal"
@@ -85,7 +85,9 @@ def rewrite_rows(
     directory = scratch / f".rewrite-{uuid.uuid4().hex[:8]}"
     directory.mkdir(parents=True)
     try:
-        con = duckdb.connect(str(directory / "rows.db"))
+        # in memory, spilling to `directory` past the limit: a file database holds a whole row group of the
+        # wide step rows while writing it (122,880 rows), more than the limit at a million steps
+        con = duckdb.connect()
         con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'").fetchall()
         con.execute(f"SET temp_directory = {_sql_string(str(directory / 'spill'))}").fetchall()
         con.execute("SET preserve_insertion_order = false").fetchall()  # lets joins and scans spill
