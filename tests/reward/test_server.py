@@ -45,21 +45,23 @@ def test_the_batch_endpoint_gives_per_step_results(client) -> None:
     assert WRONG[result["steps"][0]["start"] : result["steps"][0]["end"]] == "Half of 48 is 48/2 = 25."
 
 
-@pytest.mark.parametrize(
-    ("body", "status", "reason"),
-    [
-        (b"x" * 10_000_000, 413, "body over"),
-        (b'{"query": ["\xff\xfe"]}', 400, "not UTF-8"),
-        (b'{"query": [', 400, "not JSON"),
-        (b"{}", 422, "missing field 'query'"),
-        (b'{"query": "one string"}', 422, "must be list"),
-        (b'{"query": null}', 422, "not null"),
-        (b"[1, 2]", 422, "a JSON object"),
-        (b'{"query": [1, 2]}', 422, "lists of strings"),
-        (json.dumps({"query": ["\n\n".join(["x"] * 10_000)]}).encode(), 413, "steps, more than 200"),
-        (b'{"query": ["a"], "labels": [1, 2]}', 422, "same length"),
-    ],
-)
+BAD_REQUESTS = [
+    (b"x" * 10_000_000, 413, "body over"),
+    (b'{"query": ["\xff\xfe"]}', 400, "not UTF-8"),
+    (b'{"query": [', 400, "not JSON"),
+    (b"{}", 422, "missing field 'query'"),
+    (b'{"query": "one string"}', 422, "must be list"),
+    (b'{"query": null}', 422, "not null"),
+    (b"[1, 2]", 422, "a JSON object"),
+    (b'{"query": [1, 2]}', 422, "lists of strings"),
+    (json.dumps({"query": ["\n\n".join(["x"] * 10_000)]}).encode(), 413, "steps, more than 200"),
+    (b'{"query": ["a"], "labels": [1, 2]}', 422, "same length"),
+]
+
+
+# short ids (the reasons): a test id is in PYTEST_CURRENT_TEST, which every process the scorer starts
+# inherits, and a 10 MB body as its id is past the kernel's limit on a new environment (E2BIG)
+@pytest.mark.parametrize(("body", "status", "reason"), BAD_REQUESTS, ids=[case[2] for case in BAD_REQUESTS])
 def test_a_bad_request_gets_a_4xx_with_its_reason_and_the_server_keeps_serving(
     client, body, status, reason
 ) -> None:
