@@ -4,6 +4,7 @@ error), its thread safety, and the same verdicts in a worker as in the caller.""
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -116,7 +117,18 @@ def test_a_response_whose_readings_outrun_the_deadline_comes_back_and_the_next_g
     monkeypatch.setattr(
         scorer, "_run_slice", lambda requests: sent.append(len(requests)) or run_slice(requests)
     )
-    # one step of many chained powers: the verifier's pure-Python readings take seconds (superlinear)
+    # a reading that outruns the deadline in pure Python (which no deadline can stop): a stand-in verifier
+    # call that sleeps first; the worker process keeps the real one. (The input this test used before, a
+    # step of 80 chained powers, took seconds until the verifier kept its sentence spans: 0.16 s now.)
+    from prm_factory.verifiers.math.verifier import MathVerifier
+
+    real_check = MathVerifier.check_steps
+
+    def slow_check(self, problem, steps):
+        time.sleep(3.0)
+        return real_check(self, problem, steps)
+
+    monkeypatch.setattr(MathVerifier, "check_steps", slow_check)
     slow = make_request("Compute.", "2^2^2^2 = 16. " * 80)
     assert scorer.fits_caller(slow)
     try:
