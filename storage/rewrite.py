@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 
-from prm_factory.storage.delta_io import align_to_table
+from prm_factory.storage.delta_io import _sql_string, align_to_table
 
 MEMORY_LIMIT = "128MB"
 BATCH_ROWS = 16_384  # rows per batch read back and per Parquet row group written (the writer holds one)
@@ -36,10 +36,6 @@ ORDINAL = "__prm_ordinal"
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 def _on(left: str, right: str, keys: Sequence[str]) -> str:
