@@ -68,7 +68,7 @@ class FakeEngine:
 
 
 @pytest.fixture()
-def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
+def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_retry_delays: None) -> FakeEngine:
     import prm_factory.flows.plan as plan
     import prm_factory.flows.tasks as gen
     import prm_factory.rollouts as rollouts
@@ -104,9 +104,11 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeEngine:
     # label sources with an engine (the judge) reach it through sampling.backends
     monkeypatch.setattr(backends, "get_sampler", get_sampler)
     monkeypatch.setattr(backends, "drop_sampler", lambda _settings: None)
-    # the engine tasks retry with delays; a test of failure wants the failure at once
+    # the engine tasks retry with delays; a test of failure wants the failure at once (the other tasks keep
+    # their retries without the waits: `no_retry_delays`). The task objects themselves change: the pipelines
+    # (flows/stages.py) hold them since import, not the module's names
     for name in ("start_engine_task", "sample_task", "rollouts_task"):
-        monkeypatch.setattr(gen, name, getattr(gen, name).with_options(retries=0))
+        monkeypatch.setattr(getattr(gen, name), "retries", 0)
     return engine
 
 
