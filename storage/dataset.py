@@ -76,6 +76,7 @@ from prm_factory.storage.staging import (
     staged_batches,
     staging_root,
 )
+from prm_factory.storage.write_rules import WriteRules
 
 REWRITTEN_KINDS = frozenset({"chains", "steps"})
 """What a relabel replaces: written by one streamed rewrite per table (`commit_staged(replaces=True)`)."""
@@ -200,19 +201,17 @@ class Dataset:
         for kind in DATA_KINDS:
             rows = by_kind[kind]
             batches = [rows] if isinstance(rows, pa.Table) else rows
-            rules: dict[str, Any] = {
-                "update_matched": False,
-                "storage_options": self.storage_options,
-                "custom_metadata": metadata,
-                "claim_from_uncommitted": committed_runs if kind in RUN_SCOPED_KINDS else None,
-                "replace_when_changed": REPLACE_WHEN_CHANGED.get(kind),
-            }
+            rules = WriteRules(
+                claim_from_uncommitted=tuple(committed_runs) if kind in RUN_SCOPED_KINDS else None,
+                replace_when_changed=REPLACE_WHEN_CHANGED.get(kind),
+            )
+            where = {"storage_options": self.storage_options, "custom_metadata": metadata}
             local = local_root(self.root)
             if kind in rewritten and local is not None:
-                rewrite_rows(self.uri(kind), batches, KEYS[kind], staging_root(local), **rules)
+                rewrite_rows(self.uri(kind), batches, KEYS[kind], staging_root(local), rules, **where)
                 continue
             for batch in batches:
-                write(self.uri(kind), batch, KEYS[kind], **rules)
+                write(self.uri(kind), batch, KEYS[kind], rules, **where)
                 # give the batch's buffers back: mimalloc keeps freed pages, which a long commit piles up
                 pa.default_memory_pool().release_unused()
         # Read after our own writes, so the recorded versions always include them.
@@ -226,7 +225,7 @@ class Dataset:
             self.uri("runs"),
             run_row,
             KEYS["runs"],
-            update_matched=True,
+            WriteRules(update_matched=True),
             storage_options=self.storage_options,
             custom_metadata={**metadata, "prm_factory.table_versions": json.dumps(versions)},
         )

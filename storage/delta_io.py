@@ -17,6 +17,7 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from prm_factory.storage.errors import CommitConflictError
+from prm_factory.storage.write_rules import WriteRules
 
 MAX_ATTEMPTS = 12
 
@@ -77,37 +78,17 @@ def _predicate(keys: Sequence[str]) -> str:
     return " AND ".join(f"target.`{k}` = source.`{k}`" for k in keys)
 
 
-def _sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _unowned_predicate(committed_run_ids: Sequence[str]) -> str:
-    """Matched rows owned by a run that is neither committed nor the writing run itself."""
-    predicate = "target.run_id <> source.run_id"
-    if committed_run_ids:
-        predicate += f" AND target.run_id NOT IN ({', '.join(map(_sql_string, committed_run_ids))})"
-    return predicate
-
-
 def merge_rows(
     uri: str,
     rows: pa.Table,
     keys: Sequence[str],
+    rules: WriteRules,
     *,
-    update_matched: bool,
     storage_options: dict[str, str] | None,
     custom_metadata: Mapping[str, str] | None = None,
-    claim_from_uncommitted: Sequence[str] | None = None,
-    replace_when_changed: str | None = None,
 ) -> int | None:
-    """Insert rows whose key is absent (and with `update_matched`, overwrite rows whose key is present).
-
-    `replace_when_changed` names a column (a labeler-identity hash): a present row whose value differs from
-    the source row's is overwritten, so new labels of the same chain replace the old ones in this version.
-
-    `claim_from_uncommitted` (the run ids committed so far) makes an existing row whose `run_id` is not among
-    them take the source row instead: keys are content hashes that need not include the run id, so a run
-    killed before its runs row must not keep the rows a later run with another config would otherwise own.
+    """Insert rows whose key is absent; a present key's stored row is replaced where `rules` say so
+    (storage/write_rules.py).
 
     Retries on commit conflicts with jittered backoff, re-reading the table each time. Returns the table
     version this write committed, or None when nothing changed (no commit is made then).
@@ -121,7 +102,8 @@ def merge_rows(
             table = DeltaTable(uri, storage_options=storage_options)
         except TableNotFoundError as error:
             raise CommitConflictError(f"table {uri} vanished while writing: {error}") from error
-        source, grows = align_to_table(rows, pa.schema(table.schema().to_arrow()))
+        target_schema = pa.schema(table.schema().to_arrow())
+        source, grows = align_to_table(rows, target_schema)
         merger = table.merge(
             source,
             _predicate(keys),
@@ -130,16 +112,11 @@ def merge_rows(
             merge_schema=grows,
             commit_properties=CommitProperties(custom_metadata=dict(custom_metadata or {})),
         )
-        predicates = []
-        if claim_from_uncommitted is not None:
-            predicates.append(_unowned_predicate(claim_from_uncommitted))
-        if replace_when_changed is not None and replace_when_changed in table.schema().to_arrow().names:
-            column = f"`{replace_when_changed}`"
-            predicates.append(f"target.{column} IS DISTINCT FROM source.{column}")
-        if update_matched:
+        replaces = rules.replaces("target", "source", target_schema.names)
+        if replaces == "TRUE":
             merger = merger.when_matched_update_all()
-        elif predicates:
-            merger = merger.when_matched_update_all(predicate=" OR ".join(f"({p})" for p in predicates))
+        elif replaces != "FALSE":
+            merger = merger.when_matched_update_all(predicate=replaces)
         metrics = merger.when_not_matched_insert_all().execute()
         changed = metrics["num_target_rows_inserted"] + metrics["num_target_rows_updated"]
         return table.version() if changed else None
@@ -192,20 +169,18 @@ def insert_rows(
     uri: str,
     rows: pa.Table,
     keys: Sequence[str],
+    rules: WriteRules,
     *,
-    update_matched: bool,
     storage_options: dict[str, str] | None,
     custom_metadata: Mapping[str, str] | None = None,
-    claim_from_uncommitted: Sequence[str] | None = None,
-    replace_when_changed: str | None = None,
 ) -> int | None:
     """`merge_rows` for a writer holding the dataset's commit lock (storage/commit_lock.py).
 
     Rows whose key the table lacks are appended: that reads the key columns only, so a run that adds new
     rows commits in memory bounded by its batch, however large the table (a merge reads every row). Rows
-    whose key is present go through `merge_rows` with the same rules; when no rule can change a present row
-    (insert-if-absent with nothing to claim or replace) they are left alone without a merge. Without the
-    lock another writer could insert a key between the check and the append, doubling it.
+    whose key is present go through `merge_rows` with the same rules; when no rule can replace a present row
+    they are left alone without a merge. Without the lock another writer could insert a key between the
+    check and the append, doubling it.
     """
     if rows.num_rows == 0:
         return None
@@ -232,18 +207,10 @@ def insert_rows(
             return DeltaTable(uri, storage_options=storage_options).version()
 
         version = _retrying(uri, append_once)
-    could_change = update_matched or claim_from_uncommitted is not None or replace_when_changed is not None
     matched = rows.filter(present)
-    if matched.num_rows and could_change:
+    if matched.num_rows and rules.could_replace:
         merged = merge_rows(
-            uri,
-            matched,
-            keys,
-            update_matched=update_matched,
-            storage_options=storage_options,
-            custom_metadata=custom_metadata,
-            claim_from_uncommitted=claim_from_uncommitted,
-            replace_when_changed=replace_when_changed,
+            uri, matched, keys, rules, storage_options=storage_options, custom_metadata=custom_metadata
         )
         version = merged if merged is not None else version
     return version

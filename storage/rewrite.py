@@ -26,7 +26,8 @@ import duckdb
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 
-from prm_factory.storage.delta_io import _sql_string, align_to_table
+from prm_factory.storage.delta_io import align_to_table
+from prm_factory.storage.write_rules import WriteRules, sql_string
 
 MEMORY_LIMIT = "128MB"
 BATCH_ROWS = 16_384  # rows per batch read back and per Parquet row group written (the writer holds one)
@@ -42,37 +43,18 @@ def _on(left: str, right: str, keys: Sequence[str]) -> str:
     return " AND ".join(f"{left}.{_quoted(k)} = {right}.{_quoted(k)}" for k in keys)
 
 
-def _takes(
-    update_matched: bool, claim_from_uncommitted: Sequence[str] | None, replace_when_changed: str | None
-) -> str:
-    """SQL over target `t` and source `s` (a matched pair): whether the source row replaces the stored one."""
-    if update_matched:
-        return "TRUE"
-    rules = []
-    if claim_from_uncommitted is not None:
-        rule = "t.run_id <> s.run_id"
-        if claim_from_uncommitted:
-            rule += f" AND t.run_id NOT IN ({', '.join(map(_sql_string, claim_from_uncommitted))})"
-        rules.append(f"({rule})")
-    if replace_when_changed is not None:
-        column = _quoted(replace_when_changed)
-        rules.append(f"(t.{column} IS DISTINCT FROM s.{column})")
-    return " OR ".join(rules) or "FALSE"
-
-
 def rewrite_rows(
     uri: str,
     batches: Iterable[pa.Table],
     keys: Sequence[str],
     scratch: Path,
+    rules: WriteRules,
     *,
-    update_matched: bool,
     storage_options: dict[str, str] | None,
     custom_metadata: Mapping[str, str] | None = None,
-    claim_from_uncommitted: Sequence[str] | None = None,
-    replace_when_changed: str | None = None,
 ) -> int | None:
-    """Write `batches` into the table at `uri` with `merge_rows`' rules, as one streamed overwrite.
+    """Write `batches` into the table at `uri` under `rules` (what `merge_rows` would leave), as one
+    streamed overwrite.
 
     Returns the new table version, or None when no row would change (no commit is made then).
     """
@@ -85,15 +67,15 @@ def rewrite_rows(
         # wide step rows while writing it (122,880 rows), more than the limit at a million steps
         con = duckdb.connect()
         con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'").fetchall()
-        con.execute(f"SET temp_directory = {_sql_string(str(directory / 'spill'))}").fetchall()
+        con.execute(f"SET temp_directory = {sql_string(str(directory / 'spill'))}").fetchall()
         con.execute("SET preserve_insertion_order = false").fetchall()  # lets joins and scans spill
         con.execute("SET threads = 1").fetchall()
         schema, loaded = _load_source(con, batches, target_schema, keys)
         if not loaded:
             return None
-        takes = _takes(update_matched, claim_from_uncommitted, replace_when_changed)
+        takes = rules.replaces("t", "s", target_schema.names, quote=_quoted)
         # DuckDB reads the table's files itself, inside its memory limit (an Arrow dataset's scan is not)
-        files = ", ".join(_sql_string(uri) for uri in table.file_uris())
+        files = ", ".join(sql_string(uri) for uri in table.file_uris())
         if files:
             con.execute(f"CREATE VIEW target AS SELECT * FROM read_parquet([{files}], union_by_name = true)")
         else:

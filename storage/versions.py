@@ -18,6 +18,7 @@ from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.delta_io import merge_rows, open_or_create
 from prm_factory.storage.errors import StorageError, UnknownVersionError
 from prm_factory.storage.layout import DATA_KINDS, TAGS_DIR, table_uri
+from prm_factory.storage.write_rules import WriteRules
 
 TAG_SCHEMA = pa.schema(
     [
@@ -90,7 +91,7 @@ def set_tag(
         {"tag": [name], "version": [resolved], "tagged_at": [datetime.now(UTC).isoformat()], "note": [note]},
         schema=TAG_SCHEMA,
     )
-    merge_rows(uri, row, ("tag",), update_matched=True, storage_options=dataset.storage_options)
+    merge_rows(uri, row, ("tag",), WriteRules(update_matched=True), storage_options=dataset.storage_options)
     return resolved
 
 

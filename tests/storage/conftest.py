@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 import pytest
+from deltalake import DeltaTable
 
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Chain, Problem, Rejection, RunInfo, Step
@@ -145,3 +147,33 @@ def make_run(
 @pytest.fixture
 def run_factory() -> Callable[..., RunRecords]:
     return make_run
+
+
+# A four-column keyed step table and one run's rows against it, a row for each write rule
+# (storage/write_rules.py): the writers' tests (tests/storage/test_delta_io_insert.py, test_rewrite.py) check
+# that each leaves the table as a merge would.
+KEYED_SCHEMA = pa.schema(
+    [("chain_id", pa.string()), ("step_index", pa.int64()), ("step_id", pa.string()), ("run_id", pa.string())]
+)
+KEYS = ("chain_id", "step_index")
+STORED = [("a", 0, "a0", "done"), ("a", 1, "a1", "done"), ("b", 0, "b0", "killed"), ("c", 0, "c0", "done")]
+INCOMING = [
+    ("a", 0, "a0", "new"),  # same labels: kept as stored
+    ("a", 1, "a1-relabelled", "new"),  # another labeler: replaced
+    ("b", 0, "b0", "new"),  # owned by a run that never committed: claimed
+    ("c", 1, "c1", "new"),  # same chain, a step the table lacks: added
+    ("d", 0, "d0", "new"),  # a chain the table lacks: added
+    ("d", 0, "d0-twice", "new"),  # a repeated key: the first row wins
+]
+
+
+def keyed_rows(spec: list[tuple[str, int, str, str]]) -> pa.Table:
+    """(chain_id, step_index, step_id, run_id) tuples as a table of KEYED_SCHEMA."""
+    names = KEYED_SCHEMA.names
+    return pa.Table.from_pylist([dict(zip(names, row, strict=True)) for row in spec], schema=KEYED_SCHEMA)
+
+
+def keyed_contents(uri: str, version: int | None = None) -> list[dict]:
+    """The table's rows, sorted by key."""
+    rows = DeltaTable(uri, version=version).to_pyarrow_table().to_pylist()
+    return sorted(rows, key=lambda r: (r["chain_id"], r["step_index"]))

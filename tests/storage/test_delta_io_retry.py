@@ -10,6 +10,7 @@ from deltalake.table import TableMerger
 
 import prm_factory.storage.delta_io as delta_io
 from prm_factory.storage.errors import CommitConflictError
+from prm_factory.storage.write_rules import WriteRules
 
 SCHEMA = pa.schema([("k", pa.string()), ("run_id", pa.string()), ("v", pa.int64())])
 
@@ -42,9 +43,7 @@ def _race_before_execute(monkeypatch, uri: str, races: int) -> list[int]:
 
 def test_a_merge_that_loses_races_is_retried_against_the_new_table(monkeypatch, table_uri):
     calls = _race_before_execute(monkeypatch, table_uri, races=3)
-    version = delta_io.merge_rows(
-        table_uri, _rows(["a", "b"]), ["k"], update_matched=False, storage_options=None
-    )
+    version = delta_io.merge_rows(table_uri, _rows(["a", "b"]), ["k"], WriteRules(), storage_options=None)
     assert len(calls) == 4
     table = DeltaTable(table_uri)
     assert version == table.version()
@@ -55,7 +54,7 @@ def test_it_gives_up_with_a_conflict_error_after_max_attempts(monkeypatch, table
     monkeypatch.setattr(delta_io, "MAX_ATTEMPTS", 3)
     calls = _race_before_execute(monkeypatch, table_uri, races=99)
     with pytest.raises(CommitConflictError, match="after 3 conflicting tries: .*concurrent"):
-        delta_io.merge_rows(table_uri, _rows(["a"]), ["k"], update_matched=False, storage_options=None)
+        delta_io.merge_rows(table_uri, _rows(["a"]), ["k"], WriteRules(), storage_options=None)
     assert len(calls) == 3
     assert "a" not in DeltaTable(table_uri).to_pyarrow_table()["k"].to_pylist()
 
@@ -63,20 +62,19 @@ def test_it_gives_up_with_a_conflict_error_after_max_attempts(monkeypatch, table
 def test_a_vanished_table_is_not_retried(tmp_path):
     with pytest.raises(CommitConflictError, match="vanished"):
         delta_io.merge_rows(
-            str(tmp_path / "missing"), _rows(["a"]), ["k"], update_matched=False, storage_options=None
+            str(tmp_path / "missing"), _rows(["a"]), ["k"], WriteRules(), storage_options=None
         )
 
 
 def test_replace_when_changed_still_overwrites_a_changed_row_after_a_lost_race(monkeypatch, table_uri):
-    delta_io.merge_rows(table_uri, _rows(["a"], value=1), ["k"], update_matched=False, storage_options=None)
+    delta_io.merge_rows(table_uri, _rows(["a"], value=1), ["k"], WriteRules(), storage_options=None)
     calls = _race_before_execute(monkeypatch, table_uri, races=1)
     delta_io.merge_rows(
         table_uri,
         _rows(["a"], value=2).set_column(1, "run_id", pa.array(["s"])),
         ["k"],
-        update_matched=False,
+        WriteRules(replace_when_changed="run_id"),
         storage_options=None,
-        replace_when_changed="run_id",
     )
     assert len(calls) == 2
     rows = {r["k"]: r["v"] for r in DeltaTable(table_uri).to_pyarrow_table().to_pylist()}

@@ -10,6 +10,7 @@ from prm_factory.schemas.records import RECORD_TYPES, from_table
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.errors import NoDatasetError, UnknownVersionError
 from prm_factory.storage.layout import DATA_KINDS, KEYS, table_uri
+from prm_factory.storage.write_rules import WriteRules
 from tests.storage_fixtures import with_label
 
 
@@ -86,7 +87,7 @@ def test_rows_of_a_run_killed_before_its_runs_row_stay_hidden(tmp_path, run_fact
         table_uri(dataset.root, "steps"),
         to_table(Step, killed.steps),
         KEYS["steps"],
-        update_matched=False,
+        WriteRules(),
         storage_options=None,
     )
     dataset.commit_run(*run_factory("b", problem_offset=5).args())
@@ -135,7 +136,7 @@ def test_another_config_takes_over_rows_a_killed_run_left(tmp_path, run_factory)
             table_uri(dataset.root, kind),
             to_table(record_type, rows),
             KEYS[kind],
-            update_matched=False,
+            WriteRules(),
             storage_options=None,
         )
     other = run_factory("other-config")  # same problems, model and sample indexes: same chain and step ids

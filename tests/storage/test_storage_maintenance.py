@@ -8,6 +8,7 @@ from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.maintenance import compact
 from prm_factory.storage.sql import query
 from prm_factory.storage.versions import set_tag
+from prm_factory.storage.write_rules import WriteRules
 from prm_factory.training.feed import StepFeed
 
 SUMMARY = "SELECT count(*) AS n, sum(step_index) AS s, count(DISTINCT run_id) AS runs FROM steps"
@@ -55,7 +56,7 @@ def test_rows_of_an_uncommitted_run_stay_hidden_after_compaction_mixes_files(dat
     from prm_factory.storage.layout import KEYS
 
     killed = run_factory("killed", problem_offset=70)
-    merge_rows(dataset.uri("steps"), to_table(Step, killed.steps), KEYS["steps"], update_matched=False,
+    merge_rows(dataset.uri("steps"), to_table(Step, killed.steps), KEYS["steps"], WriteRules(),
                storage_options=None)  # fmt: skip
     compact(dataset, retention_hours=None)  # one file now holds committed and uncommitted rows
     assert query(dataset, "SELECT count(*) AS n FROM steps").to_pylist() == [{"n": 36}]
