@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prm_factory.flows import stored_rows
 from prm_factory.flows.stored_rows import committed_rows, stored_chains, stored_chunks
 from tests.storage_fixtures import storage_fixtures
@@ -22,6 +24,8 @@ def _dataset(tmp_path: Path, n_problems: int = 5):
 
 def test_every_chain_comes_once_with_its_problem_and_its_steps_in_order(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(stored_rows, "BATCH_ROWS", 3)  # records cross DuckDB's batch boundaries
+    monkeypatch.setattr(stored_rows, "RANGE_CHAINS", 3)  # ranges of two problems' chains,
+    monkeypatch.setattr(stored_rows, "RANGES_PER_GROUP", 2)  # in groups of two ranges: three groups
     dataset, version, records = _dataset(tmp_path)
     items = list(stored_chains(dataset.root, version))
     assert sorted(i.chain.chain_id for i in items) == sorted(c.chain_id for c in records.chains)
@@ -37,7 +41,9 @@ def test_every_chain_comes_once_with_its_problem_and_its_steps_in_order(tmp_path
         ]
 
 
-def test_chunks_hold_whole_problems(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ranges_per_group", [1, 2, 8])
+def test_chunks_hold_whole_problems(tmp_path: Path, monkeypatch, ranges_per_group: int) -> None:
+    monkeypatch.setattr(stored_rows, "RANGES_PER_GROUP", ranges_per_group)
     dataset, version, records = _dataset(tmp_path)
     parts = list(stored_chunks(dataset.root, version, size=3))
     assert sum(len(p) for p in parts) == len(records.chains) and len(parts) > 1
