@@ -10,14 +10,16 @@ error to the trainer. A worker start (imports, the verifier's own SymPy worker) 
 deadline, by `warm()`; a killed worker's replacement is paid by the next request on that slot.
 
 In the caller, where that keeps the bound: a math response of the built-in sources (verifier, reference)
-of at most IN_CALLER_MAX_CHARS is labelled in the caller's process by one thread at a time, with no hop to
-a worker (the hop, two wake-ups and a pickled request and result, cost a GSM8K-sized response a fifth of
-its time). There the work that can run long is SymPy's, in the verifier's killable pools, and every
-stream of them stops at the response's deadline (verifiers.math.bounded.streams_until); a response past
-it is `timed_out` all the same, and the pools are made ready again outside the next one's deadline (what
-a worker's replacement was). The pure-Python readings run in the caller as in `label`: their inputs are
-capped here (the arithmetic is capped in the verifier), and a response over the cap, another domain or
-source, or a second concurrent call goes to a worker. `in_caller=False` always uses the workers.
+of at most IN_CALLER_MAX_CHARS is labelled in the calling thread itself, one call at a time, with no hop
+to a worker or another thread (the process hop, two wake-ups and a pickled request and result, cost a
+GSM8K-sized response a fifth of its time; a hop to a labelling thread in this process a sixth). There the
+work that can run long is SymPy's, in the verifier's killable pools, and every stream of them stops at
+the response's deadline (verifiers.math.bounded.streams_until); the pure-Python readings are stopped at
+it by an exception raised into the thread (reward/watchdog.py). A response past its deadline is
+`timed_out`, and the pools are made ready again outside the next one's deadline (what a worker's
+replacement was). Inputs are capped here (C code, such as a regex, is not stopped mid-call), and a
+response over the cap, another domain or source, or a second concurrent call goes to a worker.
+`in_caller=False` always uses the workers.
 
 Thread-safe: the pool hands each calling thread its own worker, so as many requests run at once as the
 scorer has workers, and one more in the caller; more callers wait for a free one. `deadline_s=None`
@@ -27,12 +29,10 @@ labels in the calling thread instead (no bound, no worker): what a debugger want
 from __future__ import annotations
 
 import os
-import queue
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -49,6 +49,7 @@ from prm_factory.reward.labelling import (
 )
 from prm_factory.reward.probability import MAPPING_NAME, step_p_correct
 from prm_factory.reward.tokens import token_ends
+from prm_factory.reward.watchdog import PastDeadline, can_interrupt, run_until
 from prm_factory.reward.worker import WARM_STEP, label_one
 from prm_factory.verifiers.math.bounded import TIMED_OUT, BoundedPool, PoolConfig
 from prm_factory.verifiers.protocol import outcome_value
@@ -62,9 +63,10 @@ IN_CALLER_SOURCES = frozenset({"verifier", "reference"})
 """Sources whose only work that can run long is the verifier's SymPy, in pools a deadline stops."""
 IN_CALLER_MAX_CHARS = 2_000
 """Largest prompt + response + solution (+ steps) labelled in this process: every GSM8K-sized dev chain
-(at most 1,715 characters), no 30-step competition one (5,000 and more). It bounds the CPU a response past
-its deadline keeps burning here: the verifier's pure-Python readings are superlinear on some inputs (one
-step of `2^2^2^2 = 16.` repeated: 1,120 characters 6.6 s, 2,240 characters 45 s on a loaded machine)."""
+(at most 1,715 characters), no 30-step competition one (5,000 and more). It bounds the C code a response
+can run here past its deadline (the watchdog stops pure Python, not a regex or an integer power); the
+verifier's readings were superlinear on some inputs (one step of `2^2^2^2 = 16.` repeated: 2,240
+characters 45 s before 106be2b)."""
 
 CONSENSUS_MAPPING = "consensus"
 """`p_correct_mapping` where the labels layer's consensus gives each step's P(right) itself."""
@@ -185,10 +187,9 @@ class RewardScorer:
         self.workers = workers or min(2, os.cpu_count() or 1)
         self.deadline_s = deadline_s
         self.budget_s = budget_s
-        self.in_caller = in_caller and deadline_s is not None
+        self.in_caller = in_caller and deadline_s is not None and can_interrupt()
         self._caller_lock = threading.Lock()  # one response at a time in the caller (the GIL)
         self._caller_cut = False  # a response past its deadline in the caller: make the pools ready
-        self._labelling_thread: LabellingThread | None = None
         self.startup_timeout_s = startup_timeout_s
         self._context = Context()  # the caller's own: splitting on a timeout, and deadline_s=None
         self._pool = (
@@ -279,13 +280,11 @@ class RewardScorer:
         return self._run_slice(requests)
 
     def _run_in_caller(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
-        """Each request labelled on this process's labelling thread, waited for until its deadline (its
-        SymPy streams stop there too). One past it is `timed_out`; the thread goes on with it, holding
-        the in-caller lock until it ends (pure Python cannot be stopped), so this share's rest and later
-        calls go to the workers meanwhile. Called with the in-caller lock held."""
+        """Each request labelled in this thread until its deadline (its SymPy streams stop there, and the
+        watchdog stops its pure Python); one past it is `timed_out`. Called with the in-caller lock held;
+        releases it."""
         assert self.deadline_s is not None
         out: list[tuple[str, Any, float]] = []
-        handed = False  # the lock went to the labelling thread's unfinished work
         try:
             for request in requests:
                 if self._caller_cut:  # slots still finishing a cut item, or emptied: outside the deadline
@@ -293,32 +292,17 @@ class RewardScorer:
                     self._caller_cut = False
                 started = time.perf_counter()
                 deadline = time.time() + self.deadline_s
-                running = self._caller_thread().submit(label_one, request, self._context, deadline)
                 try:
-                    status, value = running.result(timeout=max(0.0, deadline - time.time()))
-                except FutureTimeout:
-                    status, value = "timed_out", "still labelling"
+                    status, value = run_until(deadline, label_one, request, self._context, deadline)
+                except PastDeadline:
+                    status, value = "timed_out", "stopped"
                 if status == "timed_out":
                     self._caller_cut = True
                     value = f"no verdict within the deadline of {self.deadline_s:g} s ({value})"
                 out.append((status, value, time.perf_counter() - started))
-                if not running.done():
-                    running.add_done_callback(lambda _: self._caller_lock.release())
-                    handed = True
-                    break
         finally:
-            if not handed:
-                self._caller_lock.release()
-        rest = requests[len(out) :]
-        return out + (self._run_slice(rest) if rest else [])
-
-    def _caller_thread(self) -> LabellingThread:
-        """The one thread that labels in this process (a handoff costs microseconds, a process hop a
-        fifth of a GSM8K-sized response), started on first use."""
-        with self._warm_lock:
-            if self._labelling_thread is None:
-                self._labelling_thread = LabellingThread()
-            return self._labelling_thread
+            self._caller_lock.release()
+        return out
 
     def _run_slice(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
         """One worker's share, in order: a request past its deadline is `timed_out` and the rest go on in
@@ -403,48 +387,8 @@ class RewardScorer:
         return RewardResult(score, aggregate_name, steps, None, outcome, status, reason, seconds)
 
     def close(self) -> None:
-        with self._warm_lock:
-            if self._labelling_thread is not None:
-                self._labelling_thread.stop()
-                self._labelling_thread = None
         if self._pool is not None:
             self._pool.close()
-
-
-class LabellingThread:
-    """One daemon thread that runs submitted calls in order. Not a ThreadPoolExecutor: the interpreter
-    joins those at exit, and a response whose pure-Python readings outran its deadline must not hold a
-    trainer's exit until they end."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        threading.Thread(target=self._run, name="reward-in-caller", daemon=True).start()
-
-    def submit(self, function: Any, *args: Any) -> Future:
-        future: Future = Future()
-        self._jobs.put((future, function, args))
-        return future
-
-    def stop(self) -> None:
-        """End the thread after the call it runs now (the ones waiting are cancelled)."""
-        self._jobs.put(None)
-
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            future, function, args = job
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(function(*args))
-            except BaseException as error:  # handed to the waiting caller, as an executor would
-                future.set_exception(error)
-        while True:  # stopped: cancel what was queued behind the sentinel
-            try:
-                job = self._jobs.get_nowait()
-            except queue.Empty:
-                return
-            if job is not None:
-                job[0].cancel()
 
 
 def _check_sources(request: RewardRequest) -> None:

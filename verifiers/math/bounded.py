@@ -16,6 +16,13 @@ takes seconds). The reward path bounds a response this way (reward/budget.py, re
 that calls `run_items` with the process-wide pool is bounded too, since the deadline follows the thread,
 not the pool.
 
+A thread that labels a response in its caller's own thread is stopped at its deadline by an exception raised
+into it from another (`interrupt`, CPython's PyThreadState_SetAsyncExc: it lands at the next bytecode, so
+pure Python stops; C code runs to its end first). Never inside a stream: a stream takes and gives back a
+worker's slot, and an exception between those would lose the slot, so `interrupt` waits while the thread is
+in one (the stream ends at the deadline itself), and a thread that enters one with an exception raised into
+it and not yet delivered gets it there, before any slot is taken.
+
 Workers are fresh interpreters (safe to start from threads, unlike `fork`), started lazily; they import
 SymPy and math-verify once; their address space is capped so a memory bomb fails fast instead of swapping.
 
@@ -29,6 +36,7 @@ per worker, since a batch's generator state must stay in one process between its
 from __future__ import annotations
 
 import atexit
+import ctypes
 import importlib
 import os
 import queue
@@ -150,6 +158,66 @@ def streams_until(at: float | None) -> Iterator[Deadline | None]:
             outer.cut = True
 
 
+_INTERRUPT_LOCK = threading.Lock()
+_IN_STREAM: dict[int, int] = {}  # thread id -> streams it has open
+_RAISED: dict[int, type[BaseException]] = {}  # thread id -> what `interrupt` raised in it, until `settle`
+
+
+def can_interrupt() -> bool:
+    """Whether this interpreter can raise an exception into another thread (CPython)."""
+    return sys.implementation.name == "cpython"
+
+
+def _raise_in(thread_id: int, error: type[BaseException] | None) -> int:
+    """Raise `error` in the thread at its next bytecode (None: drop one not yet raised there)."""
+    return ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), None if error is None else ctypes.py_object(error)
+    )
+
+
+def interrupt(thread_id: int, error: type[BaseException]) -> bool:
+    """Raise `error` in thread `thread_id` (see the module docstring), once until `settle`. False while the
+    thread is inside a stream: the caller tries again (the stream ends at the thread's deadline itself)."""
+    with _INTERRUPT_LOCK:
+        if _IN_STREAM.get(thread_id):
+            return False
+        if thread_id not in _RAISED:
+            _RAISED[thread_id] = error
+            _raise_in(thread_id, error)
+        return True
+
+
+def settle(thread_id: int) -> None:
+    """The interrupted call in `thread_id` has ended: an exception raised into it and not delivered yet is
+    dropped (it must not land in the caller's code after the call); the thread may be interrupted again."""
+    with _INTERRUPT_LOCK:
+        if _RAISED.pop(thread_id, None) is not None:
+            _raise_in(thread_id, None)
+
+
+@contextmanager
+def _no_interrupts() -> Iterator[None]:
+    """The body runs with no exception raised into this thread by `interrupt`; one raised before it and
+    not yet delivered is raised here instead, before the body starts."""
+    thread_id = threading.get_ident()
+    with _INTERRUPT_LOCK:
+        error = _RAISED.get(thread_id)
+        if error is not None:
+            _raise_in(thread_id, None)  # delivered now, synchronously, rather than inside the body
+        else:
+            _IN_STREAM[thread_id] = _IN_STREAM.get(thread_id, 0) + 1
+    if error is not None:
+        raise error()
+    try:
+        yield
+    finally:
+        with _INTERRUPT_LOCK:
+            if _IN_STREAM[thread_id] <= 1:
+                del _IN_STREAM[thread_id]
+            else:
+                _IN_STREAM[thread_id] -= 1
+
+
 def until(payload: tuple[float, str, Any]) -> Iterator[Any]:
     """In a worker: the items of generator `target` over its payload, ending after the first item that
     ends past `deadline` (time.time())."""
@@ -252,7 +320,11 @@ class BoundedPool:
         results, each within `item_timeout_s`. A late item yields `TIMED_OUT` and ends the stream (the
         worker is killed); a crashed worker or an exception yields `WORKER_FAILED` and ends it. Inside
         `streams_until`, a wait past the thread's deadline also yields `TIMED_OUT` and ends the stream.
-        """
+        `interrupt` waits while a stream is open (it holds a slot)."""
+        with _no_interrupts():
+            yield from self._stream(target, payload, n_items, item_timeout_s)
+
+    def _stream(self, target: str, payload: Any, n_items: int, item_timeout_s: float) -> Iterator[Any]:
         deadline = _DEADLINE.get()
         if deadline is not None:
             yield from self._until(deadline, target, payload, n_items, item_timeout_s)

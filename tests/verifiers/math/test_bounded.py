@@ -17,7 +17,9 @@ from prm_factory.verifiers.math.bounded import (
     BoundedPool,
     PoolConfig,
     default_pool,
+    interrupt,
     run_items,
+    settle,
     streams_until,
 )
 from prm_factory.verifiers.math.claims import check_steps
@@ -179,3 +181,48 @@ def test_under_a_deadline_a_stream_waits_for_a_worker_that_starts_until_the_dead
             assert run_items(target, [(r"\sqrt{9} = 3", {})], 60.0, pool) == [TIMED_OUT] and past.cut
     finally:
         pool.close()
+
+
+class Stop(BaseException):
+    """What a watchdog raises into a thread past its deadline (reward/watchdog.py)."""
+
+
+def test_a_thread_is_interrupted_outside_a_stream_never_inside_and_then_at_the_next_one(
+    pool: BoundedPool,
+) -> None:
+    """`interrupt` waits while the thread holds a stream open (its slot must go back), stops its pure Python
+    afterwards, and a thread that swallowed the exception gets it again when it opens a stream, before a
+    slot is taken: the pool still serves the next stream."""
+    target = "prm_factory.verifiers.math.symbolic:latex_claims"
+    run_items(target, [(r"\sqrt{4} = 2", {})], 60.0, pool)  # the worker starts outside the test's steps
+    opened, close, outcome = threading.Event(), threading.Event(), []
+
+    def labelling() -> None:
+        stream = pool.run_stream(target, [(r"\sqrt{9} = 3", {})], 1, 60.0)
+        next(stream)  # the stream is open: its slot is held until it ends
+        opened.set()
+        close.wait()
+        assert list(stream) == []  # its end read: the slot goes back
+        try:
+            while True:  # pure Python, until the exception lands
+                pass
+        except Stop:
+            outcome.append("stopped")
+        try:  # swallowed above: the next stream raises it at its start
+            list(pool.run_stream(target, [(r"\sqrt{16} = 4", {})], 1, 60.0))
+            outcome.append("streamed")
+        except Stop:
+            outcome.append("stopped at the stream")
+        settle(threading.get_ident())
+
+    thread = threading.Thread(target=labelling)
+    thread.start()
+    opened.wait(120)
+    assert interrupt(thread.ident, Stop) is False  # inside the stream
+    close.set()
+    while not interrupt(thread.ident, Stop):
+        time.sleep(0.01)
+    thread.join(120)
+    assert outcome == ["stopped", "stopped at the stream"]
+    (after,) = run_items(target, [(r"\sqrt{16} = 4", {})], 60.0, pool)
+    assert after[0][1] is True
