@@ -3,14 +3,15 @@
 A Delta merge holds the table it merges into in memory (about 0.6 GB for a million step rows, measured with
 deltalake 1.6) and rewrites every file holding a matched row; a relabel's rows are spread over every file by
 their hash keys, so merging it batch by batch rewrote the whole table once per batch and held it each time.
-Here the run's rows go into a scratch DuckDB database (spilling to disk past a fixed memory limit), DuckDB
-streams the kept target rows beside the run's rows, and one Delta overwrite writes them: one pass over the
-table, memory bounded by DuckDB's limit and the writer's row groups, whatever the table's size.
+Here the run's rows go to scratch Parquet files a batch at a time, a DuckDB database (spilling to disk past
+a fixed memory limit) joins them with the table's files by key and streams the kept target rows beside the
+run's rows, and one Delta overwrite writes them: one pass over the table, memory bounded by DuckDB's limit
+and the writer's row groups, whatever the table's size.
 
 The rows written are exactly what `delta_io.merge_rows` would leave: a key the table lacks takes the run's
-row; a key it holds keeps the stored row unless a merge rule would replace it (`update_matched`, a row owned
-by a run that never committed, a changed `replace_when_changed` column); a key the run repeats keeps its
-first row. Older dataset versions read older table versions, whose files the overwrite leaves in place.
+row; a key it holds keeps the stored row unless a rule replaces it (storage/write_rules.py); a key the run
+repeats keeps its first row. Older dataset versions read older table versions, whose files the overwrite
+leaves in place.
 Only a writer holding the dataset's commit lock (storage/commit_lock.py) may use it: a concurrent insert
 between the read and the overwrite would be lost.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 
 from prm_factory.storage.delta_io import align_to_table
@@ -63,6 +65,9 @@ def rewrite_rows(
     directory = scratch / f".rewrite-{uuid.uuid4().hex[:8]}"
     directory.mkdir(parents=True)
     try:
+        schema, spilled = _spill_source(batches, target_schema, directory / "source")
+        if not spilled:
+            return None
         # in memory, spilling to `directory` past the limit: a file database holds a whole row group of the
         # wide step rows while writing it (122,880 rows), more than the limit at a million steps
         con = duckdb.connect()
@@ -70,9 +75,7 @@ def rewrite_rows(
         con.execute(f"SET temp_directory = {sql_string(str(directory / 'spill'))}").fetchall()
         con.execute("SET preserve_insertion_order = false").fetchall()  # lets joins and scans spill
         con.execute("SET threads = 1").fetchall()
-        schema, loaded = _load_source(con, batches, target_schema, keys)
-        if not loaded:
-            return None
+        _source_view(con, spilled, keys)
         takes = rules.replaces("t", "s", target_schema.names, quote=_quoted)
         # DuckDB reads the table's files itself, inside its memory limit (an Arrow dataset's scan is not)
         files = ", ".join(sql_string(uri) for uri in table.file_uris())
@@ -124,35 +127,44 @@ def rewrite_rows(
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _load_source(
-    con: duckdb.DuckDBPyConnection, batches: Iterable[pa.Table], target_schema: pa.Schema, keys: Sequence[str]
-) -> tuple[pa.Schema, bool]:
-    """The run's rows into table `source`, shaped like the table, the first row of each key (the ordinal is
-    the row's place in the run); returns the schema written (the table's, plus columns a newer release adds)
-    and whether there was any row."""
-    schema, offset = target_schema, 0
+def _spill_source(
+    batches: Iterable[pa.Table], target_schema: pa.Schema, directory: Path
+) -> tuple[pa.Schema, list[Path]]:
+    """The run's rows as Parquet files under `directory`, a batch a file, shaped like the table, each row with
+    its place in the run (ORDINAL); returns the schema written (the table's, plus columns a newer release
+    adds) and the files. DuckDB reads them back inside its memory limit: rows inserted into a DuckDB table
+    were held far past it (about 1 GB while a million wide step rows went in, 128 MB limit)."""
+    directory.mkdir(parents=True)
+    schema, offset, files = target_schema, 0, []
     for batch in batches:
         if batch.num_rows == 0:
             continue
         aligned, _ = align_to_table(batch, schema)
         schema = aligned.schema
         aligned = aligned.append_column(ORDINAL, pa.array(range(offset, offset + batch.num_rows), pa.int64()))
-        con.register("batch", aligned)
-        if offset == 0:
-            con.execute("CREATE TABLE incoming AS SELECT * FROM batch").fetchall()
-        else:
-            con.execute("INSERT INTO incoming BY NAME SELECT * FROM batch").fetchall()
-        con.unregister("batch")
+        files.append(directory / f"{len(files):06d}.parquet")
+        pq.write_table(aligned, files[-1], row_group_size=BATCH_ROWS)
         offset += batch.num_rows
-    if offset == 0:
-        return schema, False
-    by_key = ", ".join(map(_quoted, keys))
-    first = f"SELECT min({ORDINAL}) FROM incoming GROUP BY {by_key}"
+        del aligned
+        pa.default_memory_pool().release_unused()  # the allocator keeps freed pages otherwise
+    return schema, files
+
+
+def _source_view(con: duckdb.DuckDBPyConnection, files: Sequence[Path], keys: Sequence[str]) -> None:
+    """View `source` over the spilled files: the first row of each key (the ordinal is the row's place in the
+    run); only the ordinals of those rows are held (`firsts`)."""
+    paths = ", ".join(sql_string(str(path)) for path in files)
     con.execute(
-        f"CREATE TABLE source AS SELECT * EXCLUDE ({ORDINAL}) FROM incoming WHERE {ORDINAL} IN ({first})"
+        f"CREATE VIEW incoming AS SELECT * FROM read_parquet([{paths}], union_by_name = true)"
     ).fetchall()
-    con.execute("DROP TABLE incoming").fetchall()
-    return schema, True
+    by_key = ", ".join(map(_quoted, keys))
+    con.execute(
+        f"CREATE TABLE firsts AS SELECT min({ORDINAL}) AS o FROM incoming GROUP BY {by_key}"
+    ).fetchall()
+    con.execute(
+        f"CREATE VIEW source AS SELECT * EXCLUDE ({ORDINAL}) FROM incoming i "
+        f"SEMI JOIN firsts f ON i.{ORDINAL} = f.o"
+    ).fetchall()
 
 
 def _cast(reader: pa.RecordBatchReader, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
