@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prm_factory.config.run_config import RunConfig
-from prm_factory.labels.assemble import RecordContext, SampledChain, build_records, join_steps
-from prm_factory.labels.consensus import Weighing, weighing
+from prm_factory.labels.assemble import RecordContext, SampledChain, join_steps
+from prm_factory.labels.consensus import Weighing, domains_of, step_probability, weighing
 from prm_factory.labels.registry import configured, order_by_reads
 from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
 from prm_factory.reward.budget import budget_until, without_cut_positives
@@ -105,6 +105,7 @@ class Plan:
     sources: tuple[LabelSource, ...]
     record_context: RecordContext
     labelers: dict[str, str]  # each source's labeler tag (a function of the set-up alone)
+    by_name: dict[str, LabelSource] = field(default_factory=dict)  # the sources by name
 
 
 @dataclass
@@ -146,7 +147,7 @@ class Context:
             sources = tuple(chosen_sources(request, setup))
             context = replace(_RECORD_CONTEXT, weighing=self.weighing(config))
             labelers = {source.name: source.labeler(setup) for source in sources}
-            plan = Plan(config, verifier, setup, sources, context, labelers)
+            plan = Plan(config, verifier, setup, sources, context, labelers, {s.name: s for s in sources})
             with self._lock:
                 if len(self._plans) >= _MAX_PLANS:  # request options are the caller's: keep this bounded
                     self._plans.clear()
@@ -286,18 +287,47 @@ def _label(request: RewardRequest, context: Context, started: float) -> Labelled
                 labelled = [without_cut_positives(labelled[0])]  # before a later source reads them
             by_source[source.name] = labelled
     labels = {name: per_chain[0] for name, per_chain in by_source.items()}
-    # the records `label` would store: the same consensus, first error and per-source first errors
-    record, steps = build_records(chain, labels, plan.record_context, {s.name: s for s in sources})
+    step_labels, consensus, p_correct, source_first_errors = consensus_of(chain, labels, plan)
     return LabelledResponse(
         spans=spans,
-        labels=tuple(step.labels for step in steps),
-        consensus=tuple(step.consensus for step in steps),
-        first_error=next((i for i, step in enumerate(steps) if step.first_error), None),
-        source_first_errors=dict(record.first_errors),
+        labels=step_labels,
+        consensus=consensus,
+        first_error=next((i for i, label in enumerate(consensus) if label == "negative"), None),
+        source_first_errors=source_first_errors,
         outcome=outcome,
         labelers=dict(plan.labelers),
-        consensus_p_correct=tuple(getattr(step, "p_correct", None) for step in steps),
+        consensus_p_correct=p_correct,
     )
+
+
+def consensus_of(
+    chain: SampledChain, labels: Mapping[str, ChainLabels | None], plan: Plan
+) -> tuple[tuple[tuple[StepLabel, ...], ...], tuple[str, ...], tuple[float | None, ...], dict[str, int]]:
+    """Each step's labels, consensus and P(right), and each source's first error, as `label`'s records
+    give them (labels.assemble.build_records and step_records, whose rules these are; the first error is
+    the earliest `negative` consensus), without the records: a step's id is a content hash, and the
+    rows, their ids and the chain's JSON cost a GSM8K-sized response about 3 % of its time, which the
+    reward never reads. tests/reward/test_same_labels.py holds the two to the same verdicts."""
+    given = {name: chain_labels for name, chain_labels in labels.items() if chain_labels}
+    for name, chain_labels in given.items():
+        if len(chain_labels) != len(chain.steps):
+            raise ValueError(f"{len(chain_labels)} {name} labels for {len(chain.steps)} steps")
+    problem = chain.problem
+    domains = domains_of(problem.domain, problem.source, problem.text)
+    weighing = plan.record_context.weighing
+    step_labels, consensus, p_correct = [], [], []
+    for position in range(len(chain.steps)):
+        these = tuple(cl[position] for cl in given.values() if cl[position] is not None)
+        label, _, p = step_probability(these, plan.by_name, weighing, domains)
+        step_labels.append(these)
+        consensus.append(label)
+        p_correct.append(p)
+    first_errors = {}
+    for name, chain_labels in given.items():
+        position = plan.by_name[name].first_error(chain_labels)
+        if position is not None:  # -1 is a judge's "no error found", kept
+            first_errors[name] = chain.steps[position].index if position >= 0 else position
+    return tuple(step_labels), tuple(consensus), tuple(p_correct), first_errors
 
 
 _RECORD_CONTEXT = RecordContext("reward", "reward", "{}", 0, "", "", "reward")
