@@ -251,12 +251,11 @@ class RewardScorer:
         if len(slices) == 1:  # one worker's share (score_steps): no thread to start, maybe no worker
             return self._run_share(list(requests))
         results: list[tuple[str, Any, float] | None] = [None] * len(requests)
-        with ThreadPoolExecutor(self.workers) as threads:
-            for positions, labelled in zip(
-                slices,
-                threads.map(lambda ps: self._run_slice([requests[p] for p in ps]), slices),
-                strict=True,
-            ):
+        shares = [[requests[p] for p in positions] for positions in slices]
+        with ThreadPoolExecutor(len(shares) - 1) as threads:
+            others = [threads.submit(self._run_slice, share) for share in shares[1:]]
+            first = self._run_share(shares[0])  # in this thread where it fits, beside the workers
+            for positions, labelled in zip(slices, [first, *(f.result() for f in others)], strict=True):
                 for position, result in zip(positions, labelled, strict=True):
                     results[position] = result
         return [r for r in results if r is not None]
@@ -272,9 +271,10 @@ class RewardScorer:
         )
 
     def _run_share(self, requests: list[RewardRequest]) -> list[tuple[str, Any, float]]:
-        """A call's requests when they make one share: in this process where every one fits and no other
-        call is labelling here, else in a worker. (A batch over several workers stays in them: the
-        workers run in parallel, and this process holds one GIL.)"""
+        """A share of a call's requests (all of them for one worker's share, a batch's first beside the
+        workers' shares): in this thread where every one fits and no other call is labelling here, else
+        in a worker. The workers' shares run meanwhile; this thread's share skips their hop (a pickled
+        request and result, two wake-ups)."""
         if all(self.fits_caller(r) for r in requests) and self._caller_lock.acquire(blocking=False):
             return self._run_in_caller(requests)  # it releases the lock
         return self._run_slice(requests)

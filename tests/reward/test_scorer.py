@@ -107,6 +107,28 @@ def test_a_small_math_response_is_labelled_in_the_caller_and_the_rest_in_a_worke
     )
 
 
+def test_a_batch_labels_one_share_in_the_caller_beside_the_workers(monkeypatch) -> None:
+    scorer = RewardScorer(workers=2, deadline_s=30.0)
+    monkeypatch.setattr(scorer, "_warmed", True)  # no worker process: the workers' share is a stand-in
+    sent: list[list[str]] = []
+
+    def in_a_worker(requests):
+        sent.append([r.response for r in requests])
+        return [("failed", "the stand-in worker", 0.0)] * len(requests)
+
+    monkeypatch.setattr(scorer, "_run_slice", in_a_worker)
+    responses = [WRONG, RIGHT, RIGHT, WRONG]
+    try:
+        results = score_batch(
+            [{"prompt": PROMPT, "response": r, "answer": "24"} for r in responses], scorer=scorer
+        )
+    finally:
+        scorer.close()
+    assert sent == [[RIGHT, WRONG]]  # the second share; the first was labelled here, in order
+    assert [r.status for r in results] == ["ok", "failed", "ok", "failed"]
+    assert results[0].first_error == 0 and results[2].first_error is None
+
+
 def test_a_response_whose_readings_outrun_the_deadline_is_stopped_there_and_the_next_is_labelled_here(
     monkeypatch,
 ) -> None:
