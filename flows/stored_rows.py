@@ -10,8 +10,9 @@ rows back sorted, one query per table, joining them side by side. Memory is boun
 DuckDB's limit, not by the version (sorting the whole version's wide step rows at once did not fit the
 limit at a million steps). Content-hash ids scatter a range's rows over every block of a table, so a
 range read from one table of the whole version read all of it, every chunk: at a million steps 0.93 s a
-chunk of 512 chains, 365 s for the version; in 16 groups 0.12 s a chunk after a 21 s split, 68 s. The
-scratch database is removed when the walk ends.
+chunk of 512 chains, 365 s for the version; in 16 groups, each copied by a scan of its own, 0.12 s a chunk
+after 32 s of copying, about 80 s, and a reading process of 532 MiB instead of 568. The scratch database is
+removed when the walk ends.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pads
 
 from prm_factory.labels.relabel import StoredChain
 from prm_factory.schemas.records import RECORD_TYPES, Chain, Problem, Step, from_table
@@ -39,9 +41,9 @@ RANGE_CHAINS = 512
 """Chains per range read back where the caller names no chunk size (`stored_chains`)."""
 RANGES_PER_GROUP = 8
 """At least this many ranges share one scratch table (a group), and at most MAX_GROUPS tables are made: a
-range's query reads its group's table instead of the whole version. Each group costs one scan of the whole
-copy when the rows are split (`_copy_grouped`) and a partly filled block of each column; MAX_GROUPS bounds
-both (at a million steps: 8 groups 0.25 s a chunk, 16 groups 0.12 s, peak RSS 626 and 620 MiB)."""
+range's query reads its group's table instead of the whole version. Each group costs one scan of the
+version's files (`_copy_grouped`) and a partly filled block of each column; MAX_GROUPS bounds both (at a
+million steps 16 groups: 0.12 s a chunk, against 0.93 s for one table)."""
 MAX_GROUPS = 16
 
 ORDERS = {
@@ -84,9 +86,7 @@ def stored_chunks(
         groups = [ranges[i : i + per_group] for i in range(0, len(ranges), per_group)]
         bounds = [(group[0][0], group[-1][1]) for group in groups]
         for kind in ORDERS:
-            # a reader with one batch read ahead: DuckDB's memory limit does not cover an Arrow scan's buffers
-            rows = tables[kind].scanner(batch_size=SCAN_BATCH_ROWS, batch_readahead=1, fragment_readahead=1)
-            _copy_grouped(connection, kind, rows.to_reader(), bounds)
+            _copy_grouped(connection, kind, tables[kind], bounds)
         for index, group in enumerate(groups):
             for low, high in group:
                 part = list(_walk(*_range(connection, index, low, high), orphans))
@@ -124,25 +124,23 @@ def _problem_ranges(cursor: duckdb.DuckDBPyConnection, size: int) -> Iterator[tu
 
 
 def _copy_grouped(
-    connection: duckdb.DuckDBPyConnection,
-    kind: str,
-    reader: pa.RecordBatchReader,
-    bounds: list[tuple[str, str]],
+    connection: duckdb.DuckDBPyConnection, kind: str, rows: pads.Dataset, bounds: list[tuple[str, str]]
 ) -> None:
-    """The rows of `reader` into tables `rows.{kind}_{g}`, each row into the group whose problem id bounds
-    hold it (a row of no group belongs to no chain's problem, and no range reads it). Copied whole first,
-    then split one group at a time: inserting each batch into every group's table held about twice the
-    memory (a partly filled block per table and column) and took ten times as long."""
-    connection.register("version_rows", reader)
-    connection.execute(f"CREATE TABLE rows.version_{kind} AS SELECT * FROM version_rows")
-    connection.unregister("version_rows")
+    """The version's rows of `kind` into tables `rows.{kind}_{g}`, each group's rows by a scan of its own
+    (a row of no group belongs to no chain's problem, and no range reads it). A scan per group held the
+    least memory: a copy split afterwards held the version twice (+230 MB at a million steps), a batch
+    inserted into every group's table a partly filled block per table and column."""
     for index, (low, high) in enumerate(bounds):
+        # one batch read ahead: DuckDB's memory limit does not cover an Arrow scan's buffers. The filter is
+        # DuckDB's, on a plain reader: pyarrow cannot compare strings through the statistics of the files a
+        # Delta merge wrote (storage.dataset.Dataset.tables)
+        scan = rows.scanner(batch_size=SCAN_BATCH_ROWS, batch_readahead=1, fragment_readahead=1)
+        connection.register("group_rows", scan.to_reader())
         connection.execute(
-            f"CREATE TABLE rows.{kind}_{index} AS SELECT * FROM rows.version_{kind} "
-            "WHERE problem_id BETWEEN ? AND ?",
+            f"CREATE TABLE rows.{kind}_{index} AS SELECT * FROM group_rows WHERE problem_id BETWEEN ? AND ?",
             [low, high],
         )
-    connection.execute(f"DROP TABLE rows.version_{kind}")
+        connection.unregister("group_rows")
 
 
 def _range(
