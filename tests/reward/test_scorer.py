@@ -3,9 +3,12 @@ error), its thread safety, and the same verdicts in a worker as in the caller.""
 
 from __future__ import annotations
 
+import json
+import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +169,36 @@ def test_a_response_whose_readings_outrun_the_deadline_is_stopped_there_and_the_
         threading.Event().wait(0.5)  # past the first deadline: nothing more lands in this thread
     finally:
         scorer.close()
+
+
+def test_responses_stopped_at_random_points_leave_the_scorer_as_it_was() -> None:
+    """Deadlines of a fraction of a millisecond to 50 ms stop responses anywhere in the verifier, its SymPy
+    streams included (LaTeX steps): no exception reaches the caller, nothing is left raised or open, and
+    the scorer then gives every response the verdicts it gives without a deadline."""
+    from prm_factory.reward.watchdog import PastDeadline
+    from prm_factory.verifiers.math import bounded
+
+    data = Path(__file__).resolve().parents[2] / "evaluation" / "data" / "altered_gsm8k.jsonl"
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()[:40]]
+    items = [{"prompt": r["problem"], "response": "\n\n".join(r["steps"])} for r in rows]
+    latex = [r"We have $\sqrt{16} = 4$.", r"So $x^2 - 1 = (x-1)(x+1)$ and $\frac{6}{4} = \frac{3}{2}$."]
+    items += [{"prompt": "Simplify.", "response": "\n\n".join(latex[: 1 + k % 2])} for k in range(10)]
+    unbounded = RewardScorer(deadline_s=None)
+    want = [[s.verdict for s in score_steps(**item, scorer=unbounded).steps] for item in items]
+    scorer = RewardScorer(workers=1, deadline_s=30.0)
+    scorer.warm()
+    statuses, escaped, rng = set(), 0, random.Random(1)
+    try:
+        for item in rng.sample(items * 3, len(items) * 3):
+            scorer.deadline_s = rng.choice([0.0005, 0.002, 0.008, 0.05])
+            try:
+                statuses.add(score_steps(**item, scorer=scorer).status)
+                sum(range(1000))  # the caller's own code after the call: nothing may land here
+            except PastDeadline:
+                escaped += 1
+        scorer.deadline_s = 30.0
+        got = [[s.verdict for s in score_steps(**item, scorer=scorer).steps] for item in items]
+    finally:
+        scorer.close()
+    assert escaped == 0 and bounded._RAISED == {} and bounded._IN_STREAM == {}
+    assert "timed_out" in statuses and got == want
