@@ -235,6 +235,8 @@ class RewardScorer:
 
     def label(self, requests: Sequence[RewardRequest]) -> list[tuple[str, Any, float]]:
         """Each request's `(status, LabelledResponse or reason, seconds)`, in order, over the workers."""
+        if not requests:  # an empty batch (a trainer's empty query list): nothing to warm or label
+            return []
         self.warm()
         if self.budget_s is not None:
             requests = [r if r.budget_s is not None else replace(r, budget_s=self.budget_s) for r in requests]

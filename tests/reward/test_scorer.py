@@ -47,6 +47,16 @@ def test_a_bad_request_is_refused_before_any_work(scorer) -> None:
         score_steps(PROMPT, RIGHT, aggregate="median", scorer=scorer)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_empty_batch_is_an_empty_answer(workers: int) -> None:
+    """A trainer's empty query list (the reward server's fuzz found a 500 for it): no share, no worker."""
+    scorer = RewardScorer(workers=workers)
+    try:
+        assert score_batch([], scorer=scorer) == []
+    finally:
+        scorer.close()
+
+
 @pytest.mark.parametrize("in_caller", [True, False], ids=["in-the-caller", "in-a-worker"])
 def test_a_response_past_its_deadline_is_unverifiable_and_the_next_is_scored(in_caller: bool) -> None:
     scorer = RewardScorer(workers=1, deadline_s=1.0, in_caller=in_caller)
