@@ -17,6 +17,7 @@ from prm_factory.sampling.segment import StepSpan
 from prm_factory.schemas.external_chains import ExternalChain
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Chain, Problem, Step
+from prm_factory.schemas.step_labels import StepLabel
 from prm_factory.verifiers.protocol import Verdict, outcome_value
 
 
@@ -133,67 +134,88 @@ def chunk_records(
     return chains, steps
 
 
+@dataclass(frozen=True)
+class ChainConsensus:
+    """What the sources' labels of one chain come to, per step and per source: the rules `label`'s records
+    and the reward's result share (build_records; reward/labelling.py reads it without the records)."""
+
+    labels: tuple[tuple[StepLabel, ...], ...]  # each step's labels, from the sources that labelled it
+    consensus: tuple[str, ...]
+    agree: tuple[bool | None, ...]
+    p_correct: tuple[float | None, ...]
+    first_errors: dict[str, int]  # each source's own first error (its step index; -1: a judge's "none")
+
+    @property
+    def first_error(self) -> int | None:
+        """The position of the earliest step whose consensus is negative (disputed steps do not count)."""
+        return next((i for i, label in enumerate(self.consensus) if label == "negative"), None)
+
+
+def chain_consensus(
+    sampled: SampledChain,
+    labels: Mapping[str, ChainLabels | None],
+    weighing: Weighing | None,
+    sources: Mapping[str, LabelSource],
+) -> ChainConsensus:
+    """Each step's consensus (P(wrong) at the threshold is `negative`, labels.consensus), whether its votes
+    agree and its P(right), and each source that labelled the chain its own first error (its rule:
+    `LabelSource.first_error`). A source's labels are None (or empty) where it did not run; a single step a
+    source left unlabelled (None: the human source, on steps nobody reviewed) has no vote of it."""
+    given = {name: chain_labels for name, chain_labels in labels.items() if chain_labels}
+    for name, chain_labels in given.items():
+        if len(chain_labels) != len(sampled.steps):
+            raise ValueError(f"{len(chain_labels)} {name} labels for {len(sampled.steps)} steps")
+    domains = domains_of(sampled.problem.domain, sampled.problem.source, sampled.problem.text)
+    step_labels, consensus, agree, p_correct = [], [], [], []
+    for position in range(len(sampled.steps)):
+        these = tuple(cl[position] for cl in given.values() if cl[position] is not None)
+        label, agreed, p = step_probability(these, sources, weighing, domains)
+        step_labels.append(these)
+        consensus.append(label)
+        agree.append(agreed)
+        p_correct.append(p)
+    first_errors = {}
+    for name, chain_labels in given.items():
+        position = sources[name].first_error(chain_labels)
+        if position is not None:  # -1 is a judge's "no error found", kept
+            first_errors[name] = sampled.steps[position].index if position >= 0 else position
+    return ChainConsensus(tuple(step_labels), tuple(consensus), tuple(agree), tuple(p_correct), first_errors)
+
+
 def build_records(
     sampled: SampledChain,
     labels: Mapping[str, ChainLabels | None],
     context: RecordContext,
     sources: Mapping[str, LabelSource],
 ) -> tuple[Chain, list[Step]]:
-    """The chain record and its step records, with consensus labels and the first-error flag.
-
-    The first error is the earliest step whose consensus is negative (P(wrong) at the threshold,
-    labels.consensus); disputed steps do not count, and each
-    source's own label is kept. Each source that labelled the chain also names its own first error (its
-    rule: `LabelSource.first_error`). A source's labels are None (or empty) where it did not run.
-    """
-    given = {name: chain_labels for name, chain_labels in labels.items() if chain_labels}
-    for name, chain_labels in given.items():
-        if len(chain_labels) != len(sampled.steps):
-            raise ValueError(f"{len(chain_labels)} {name} labels for {len(sampled.steps)} steps")
-    rows = step_records(sampled, given, context, sources)
-    first_errors = {}
-    for name, chain_labels in given.items():
-        position = sources[name].first_error(chain_labels)
-        if position is not None:  # -1 is a judge's "no error found", kept
-            first_errors[name] = sampled.steps[position].index if position >= 0 else position
-    return chain_record(sampled, context, first_errors), rows
+    """The chain record and its step records, with consensus labels and the first-error flag
+    (`chain_consensus`'s rules; each source's own label is kept)."""
+    agreed = chain_consensus(sampled, labels, context.weighing, sources)
+    return chain_record(sampled, context, agreed.first_errors), step_records(sampled, agreed, context)
 
 
-def step_records(
-    sampled: SampledChain,
-    labels: Mapping[str, ChainLabels],
-    context: RecordContext,
-    sources: Mapping[str, LabelSource],
-) -> list[Step]:
-    rows: list[Step] = []
-    first_error_seen = False
-    domains = domains_of(sampled.problem.domain, sampled.problem.source, sampled.problem.text)
-    for position, span in enumerate(sampled.steps):
-        # a source may leave single steps unlabelled (None: the human source, on steps nobody reviewed)
-        step_labels = tuple(cl[position] for cl in labels.values() if cl[position] is not None)
-        label, agree, p_correct = step_probability(step_labels, sources, context.weighing, domains)
-        is_first = label == "negative" and not first_error_seen
-        first_error_seen = first_error_seen or is_first
-        rows.append(
-            Step(
-                step_id=content_id("step", sampled.chain_id, span.index, context.label_config_hash),
-                chain_id=sampled.chain_id,
-                problem_id=sampled.problem.problem_id,
-                run_id=context.run_id,
-                step_index=span.index,
-                text=span.text,
-                char_start=span.start,
-                char_end=span.end,
-                consensus=label,
-                labels_agree=agree,
-                first_error=is_first,
-                model=context.model_id,
-                label_config_hash=context.label_config_hash,
-                labels=step_labels,
-                p_correct=p_correct,
-            )
+def step_records(sampled: SampledChain, agreed: ChainConsensus, context: RecordContext) -> list[Step]:
+    first = agreed.first_error
+    return [
+        Step(
+            step_id=content_id("step", sampled.chain_id, span.index, context.label_config_hash),
+            chain_id=sampled.chain_id,
+            problem_id=sampled.problem.problem_id,
+            run_id=context.run_id,
+            step_index=span.index,
+            text=span.text,
+            char_start=span.start,
+            char_end=span.end,
+            consensus=agreed.consensus[position],
+            labels_agree=agreed.agree[position],
+            first_error=position == first,
+            model=context.model_id,
+            label_config_hash=context.label_config_hash,
+            labels=agreed.labels[position],
+            p_correct=agreed.p_correct[position],
         )
-    return rows
+        for position, span in enumerate(sampled.steps)
+    ]
 
 
 def chain_record(sampled: SampledChain, context: RecordContext, first_errors: Mapping[str, int]) -> Chain:

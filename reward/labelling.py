@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prm_factory.config.run_config import RunConfig
-from prm_factory.labels.assemble import RecordContext, SampledChain, join_steps
-from prm_factory.labels.consensus import Weighing, domains_of, step_probability, weighing
+from prm_factory.labels.assemble import RecordContext, SampledChain, chain_consensus, join_steps
+from prm_factory.labels.consensus import Weighing, weighing
 from prm_factory.labels.registry import configured, order_by_reads
 from prm_factory.labels.source import ChainLabels, LabelSource, SourceSetup
 from prm_factory.reward.budget import budget_until, without_cut_positives
@@ -287,47 +287,19 @@ def _label(request: RewardRequest, context: Context, started: float) -> Labelled
                 labelled = [without_cut_positives(labelled[0])]  # before a later source reads them
             by_source[source.name] = labelled
     labels = {name: per_chain[0] for name, per_chain in by_source.items()}
-    step_labels, consensus, p_correct, source_first_errors = consensus_of(chain, labels, plan)
+    # `label`'s rules without its records (step ids, rows, the chain's JSON: about 3 % of a GSM8K-sized
+    # response's time, which the reward never reads); tests/reward/test_same_labels.py holds the two alike
+    agreed = chain_consensus(chain, labels, plan.record_context.weighing, plan.by_name)
     return LabelledResponse(
         spans=spans,
-        labels=step_labels,
-        consensus=consensus,
-        first_error=next((i for i, label in enumerate(consensus) if label == "negative"), None),
-        source_first_errors=source_first_errors,
+        labels=agreed.labels,
+        consensus=agreed.consensus,
+        first_error=agreed.first_error,
+        source_first_errors=agreed.first_errors,
         outcome=outcome,
         labelers=dict(plan.labelers),
-        consensus_p_correct=p_correct,
+        consensus_p_correct=agreed.p_correct,
     )
-
-
-def consensus_of(
-    chain: SampledChain, labels: Mapping[str, ChainLabels | None], plan: Plan
-) -> tuple[tuple[tuple[StepLabel, ...], ...], tuple[str, ...], tuple[float | None, ...], dict[str, int]]:
-    """Each step's labels, consensus and P(right), and each source's first error, as `label`'s records
-    give them (labels.assemble.build_records and step_records, whose rules these are; the first error is
-    the earliest `negative` consensus), without the records: a step's id is a content hash, and the
-    rows, their ids and the chain's JSON cost a GSM8K-sized response about 3 % of its time, which the
-    reward never reads. tests/reward/test_same_labels.py holds the two to the same verdicts."""
-    given = {name: chain_labels for name, chain_labels in labels.items() if chain_labels}
-    for name, chain_labels in given.items():
-        if len(chain_labels) != len(chain.steps):
-            raise ValueError(f"{len(chain_labels)} {name} labels for {len(chain.steps)} steps")
-    problem = chain.problem
-    domains = domains_of(problem.domain, problem.source, problem.text)
-    weighing = plan.record_context.weighing
-    step_labels, consensus, p_correct = [], [], []
-    for position in range(len(chain.steps)):
-        these = tuple(cl[position] for cl in given.values() if cl[position] is not None)
-        label, _, p = step_probability(these, plan.by_name, weighing, domains)
-        step_labels.append(these)
-        consensus.append(label)
-        p_correct.append(p)
-    first_errors = {}
-    for name, chain_labels in given.items():
-        position = plan.by_name[name].first_error(chain_labels)
-        if position is not None:  # -1 is a judge's "no error found", kept
-            first_errors[name] = chain.steps[position].index if position >= 0 else position
-    return tuple(step_labels), tuple(consensus), tuple(p_correct), first_errors
 
 
 _RECORD_CONTEXT = RecordContext("reward", "reward", "{}", 0, "", "", "reward")
