@@ -103,11 +103,11 @@ def stored_chains(root: str, version: int, orphans: list[str] | None = None) -> 
         yield from part
 
 
-def _problem_ranges(cursor: duckdb.DuckDBPyConnection, size: int) -> Iterator[tuple[str, str]]:
+def _problem_ranges(connection: duckdb.DuckDBPyConnection, size: int) -> Iterator[tuple[str, str]]:
     """Ranges (first, last problem id) of whole problems holding at least `size` chains each (the last
     range: what is left), from the chains' problem ids (`chain_problems`) counted per problem, streamed in
     problem id order."""
-    counts = cursor.sql(
+    counts = connection.sql(
         "SELECT problem_id, count(*) AS n FROM chain_problems GROUP BY problem_id ORDER BY problem_id"
     ).to_arrow_reader(BATCH_ROWS)
     low: str | None = None

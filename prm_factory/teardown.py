@@ -72,8 +72,7 @@ def _on_sigterm(signum: int, _frame: object) -> None:
     """SIGTERM as an exit (module docstring); a second SIGTERM stops the children and ends at once."""
     global _stopping
     if _stopping:
-        stop_children()
-        os._exit(STOPPED)
+        _force_exit_after(0.0)
     _stopping = True
     grace = threading.Thread(
         target=_force_exit_after, args=(GRACE_SECONDS,), name="sigterm-grace", daemon=True
@@ -83,6 +82,7 @@ def _on_sigterm(signum: int, _frame: object) -> None:
 
 
 def _force_exit_after(seconds: float) -> None:
+    """After `seconds`, stop the processes this one started and end it (143)."""
     time.sleep(seconds)
     stop_children()
     os._exit(STOPPED)
