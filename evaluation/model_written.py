@@ -18,6 +18,9 @@ dropped by exact question text):
 - ReasonEval's MR-MATH (GAIR-NLP/ReasonEval, no licence: a set kept outside the repository):
   Abel / WizardMath answers to MATH test problems with a hand-marked first error, and PRM800K chains with
   their ratings (`mrmath_chains`).
+- BIG-Bench Mistake (WHGTyen/BIG-Bench-Mistake, Apache-2.0), `multistep_arithmetic.jsonl`: PaLM 2-L's
+  traces on BIG-Bench's nested arithmetic, with the first logical mistake located by annotators
+  (`bbm_chains`; built as its own set, `--name bbm_arithmetic`: arithmetic, not competition mathematics).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -67,6 +70,9 @@ DEEPSCALER_FILE = (
     "8192t_test2024_qwen-instruct_t0.6_k1_s0_e30.jsonl"
 )
 DEEPSCALER_MODEL = "DeepScaleR-1.5B-Preview, T=0.6, 8192 tokens"
+BBM_REPO = "WHGTyen/BIG-Bench-Mistake"
+BBM_FILE = "multistep_arithmetic.jsonl"
+BBM_MODEL = "PaLM 2-L (Unicorn)"
 QWEN_FILE = "evaluation/data/eval_rm_maj_example/math_cot_100.jsonl"
 PRMBENCH_DATA = "mr_eval/tasks/prmtest_classified/data"
 # PRMBench classes whose marked steps assert something false (the others restate or assume)
@@ -272,6 +278,39 @@ def mrmath_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelCha
     return chains
 
 
+def bbm_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain]:
+    """BIG-Bench Mistake's multistep arithmetic traces (PaLM 2-L): BIG-Bench's nested arithmetic problems
+    worked step by step, with the first logical mistake located by annotators (`mistake_index`, 0-based;
+    null: none found). A trace with no mistake found is right only where its answer is the target too
+    (a wrong answer with no mistake located has an unknown first error: no label).
+
+    >>> row = {"input": "(1 + 2) =", "steps": ["A = 1 + 2 = 3.", "So the answer is 3"],
+    ...        "target": "3", "answer": "3", "mistake_index": None}
+    >>> [(c.label, c.source_correct, c.reference_answer) for c in bbm_chains([row], "f", "c")]
+    [(-1, True, '3')]
+    """
+    chains = []
+    for number, row in enumerate(rows):
+        steps = tuple(step.strip() for step in row["steps"])
+        right = str(row["answer"]).strip() == str(row["target"]).strip()
+        mistake = row["mistake_index"]
+        label = int(mistake) if mistake is not None else (-1 if right else None)
+        if len(steps) < 2 or (label is not None and label >= len(steps)):
+            continue
+        chains.append(
+            ModelChain(
+                f"bbm-arithmetic-{number}",
+                f"Compute {row['input'].strip()}",
+                steps,
+                Provenance(BBM_REPO, commit, file, BBM_MODEL),
+                label=label,
+                source_correct=right,
+                reference_answer=str(row["target"]).strip(),
+            )
+        )
+    return chains
+
+
 def math_references(rows: Iterable[dict]) -> dict[str, str]:
     """MATH reference answers (each worked solution's last `\\boxed{}`) by question key."""
     table = {}
@@ -390,6 +429,8 @@ def read_sources(args: argparse.Namespace) -> list[ModelChain]:
         )
     for path in args.mrmath or []:
         chains += mrmath_chains(_jsonl(path), f"dataset/{path.name}", args.mrmath_commit)
+    if args.bbm:
+        chains += bbm_chains(_jsonl(args.bbm), BBM_FILE, args.bbm_commit)
     return chains
 
 
@@ -482,7 +523,11 @@ def _build(args: argparse.Namespace) -> int:
         excluded = {question_key(r["problem"]) for r in json.loads(args.processbench.read_text("utf-8"))}
     try:
         chains = build_chains(
-            read_sources(args), math_references(_jsonl(args.math)), excluded, grade, args.per_problem
+            read_sources(args),
+            math_references(_jsonl(args.math)) if args.math else {},
+            excluded,
+            grade,
+            args.per_problem,
         )
     finally:
         verifier.close()
@@ -549,8 +594,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     build.add_argument("--deepscaler-commit", default="")
     build.add_argument("--mrmath", type=Path, nargs="*", help="ReasonEval's dataset/mr-math_*.json files")
     build.add_argument("--mrmath-commit", default="")
+    build.add_argument("--bbm", type=Path, help=f"{BBM_REPO}'s {BBM_FILE}")
+    build.add_argument("--bbm-commit", default="")
     build.add_argument("--name", default="model_written", help="the split files are NAME_dev / NAME_untuned")
-    build.add_argument("--math", type=Path, required=True, help="MATH as JSON lines {problem, solution}")
+    build.add_argument(
+        "--math", type=Path, help="MATH as JSON lines {problem, solution} (the references of MATH chains)"
+    )
     build.add_argument("--processbench", type=Path, help="ProcessBench's math.json: its problems are dropped")
     build.add_argument("--per-problem", type=int, default=2, help="PRMBench erroneous copies a problem")
     build.add_argument("--out", type=Path, required=True, help="folder for the two split files")

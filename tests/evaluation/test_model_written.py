@@ -14,6 +14,7 @@ from prm_factory.evaluation.model_written import (
     ModelChain,
     Provenance,
     adjudicated,
+    bbm_chains,
     build_chains,
     chain_row,
     eval_output_chains,
@@ -119,6 +120,25 @@ def test_harness_outputs_are_chains_of_their_paragraphs_with_the_harness_grade()
     assert chain.id == "ds-60-s0" and chain.steps == ("<think>\nA.", "So $\\boxed{204}$.")
     assert chain.source_correct is True and chain.reference_answer == "204"
     assert chain.provenance == Provenance("o/r", "c", "out.jsonl", "DeepScaleR")
+
+
+def test_bbm_traces_carry_the_located_mistake_and_a_wrong_answer_without_one_has_no_label() -> None:
+    row = {"input": "((1 + 2) * 3) =", "steps": ["A = (1 + 2) = 3.", "A * 3 = 9. So the answer is 9"]}
+    rows = [
+        {**row, "target": "9", "answer": "9", "mistake_index": None},
+        {**row, "target": "9", "answer": "8", "mistake_index": 1},
+        {**row, "target": "9", "answer": "8", "mistake_index": None},  # wrong, no mistake located
+        {**row, "steps": ["one step"], "target": "9", "answer": "9", "mistake_index": None},
+        {**row, "target": "9", "answer": "9", "mistake_index": 5},  # past the last step
+    ]
+    chains = bbm_chains(rows, "multistep_arithmetic.jsonl", "c")
+    assert [(c.id, c.label, c.source_correct) for c in chains] == [
+        ("bbm-arithmetic-0", -1, True),
+        ("bbm-arithmetic-1", 1, False),
+        ("bbm-arithmetic-2", None, False),
+    ]
+    assert chains[0].problem == "Compute ((1 + 2) * 3) =" and chains[0].reference_answer == "9"
+    assert chains[0].provenance.model.startswith("PaLM 2") and chain_row(chains[1])["label"] == 1
 
 
 def test_mrmath_rows_carry_the_hand_marked_first_error_or_the_first_bad_rating() -> None:
