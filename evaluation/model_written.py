@@ -58,6 +58,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from prm_factory.evaluation.olympiad_dev import paragraph_steps
+from prm_factory.labels.calibration import wilson
 from prm_factory.schemas.external_chains import boxed_content
 from prm_factory.schemas.reference_solutions import question_key
 
@@ -575,7 +576,11 @@ def _summary(args: argparse.Namespace) -> int:
     figures = adjudicated_figures(split["verifier_kinds"], flags, reads, right_chains)
     for name, got in figures.items():
         (r, n), (a, _) = got["raw"], got["adjudicated"]
-        print(f"{name:28} raw {r} / {n} ({_percent(r, n)})   adjudicated {a} / {n} ({_percent(a, n)})")
+        low, high = wilson(a, n)
+        print(
+            f"{name:28} raw {r} / {n} ({_percent(r, n)})   adjudicated {a} / {n} ({_percent(a, n)}; "
+            f"Wilson 95 % {100 * low:.1f}-{100 * high:.1f})"
+        )
     print(f"{len(flags)} flags where the gold says right, {len(unread)} not read")
     return 0
 

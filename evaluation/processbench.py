@@ -38,6 +38,7 @@ from prm_factory.evaluation.external import ExternalEvalReport, evaluate_externa
 from prm_factory.evaluation.kind_precision import kind_precision
 from prm_factory.evaluation.real_errors import consensus_step_labels
 from prm_factory.evaluation.source_labels import other_labels
+from prm_factory.labels.calibration import wilson
 from prm_factory.labels.consensus import domains_of
 from prm_factory.labels.reference import reference_step_labels
 from prm_factory.labels.registry import registry
@@ -312,7 +313,12 @@ def report_json(input_path: str, reports: Sequence[SplitReport]) -> dict[str, An
                 ],
                 "sources": sources,
                 "verifier_kinds": {
-                    kind: {"right": c.right, "wrong": c.wrong, "precision": c.precision}
+                    kind: {
+                        "right": c.right,
+                        "wrong": c.wrong,
+                        "precision": c.precision,
+                        "interval": list(wilson(c.right, c.flags)) if c.flags else None,
+                    }
                     for kind, c in report.verifier_kinds.items()
                 },
             }

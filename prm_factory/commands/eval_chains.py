@@ -157,11 +157,12 @@ def _print_split(console: Console, report: SplitReport) -> None:
 
 
 def _print_kinds(console: Console, report: SplitReport) -> None:
-    """The verifier's `incorrect` per reading kind: precision with its counts (evaluation.kind_precision)."""
+    """The verifier's `incorrect` per reading kind: precision with its Wilson interval and counts
+    (evaluation.kind_precision)."""
     from prm_factory.evaluation.kind_precision import kind_rows
 
     table = Table(title=f"verifier `incorrect` by reading kind: {report.split.name}")
-    for column in ("reading kind", "precision", "right / flags", "wrong"):
+    for column in ("reading kind", "precision", "95 % interval", "right / flags", "wrong"):
         table.add_column(column, justify="left" if column == "reading kind" else "right")
     for row in kind_rows(report.verifier_kinds):
         table.add_row(*row)

@@ -26,7 +26,9 @@ def test_flags_count_right_at_the_first_error_and_wrong_before_it_or_in_a_correc
         UNNAMED: KindPrecision(0, 1),
     }
     assert list(table) == [CLOSED_ARITHMETIC, EQUATION_STEP, UNNAMED]  # READING_KINDS order, then others
-    assert kind_rows(table)[1] == (EQUATION_STEP, "0.0", "0 / 1", "1")
+    assert kind_rows(table)[1] == (EQUATION_STEP, "0.0", "0.0-79.3", "0 / 1", "1")
+    # few flags, a wide interval: 12 of 12 right is not known to be 98 % precise
+    assert kind_rows({CLOSED_ARITHMETIC: KindPrecision(12, 0)})[0][2] == "75.8-100.0"
 
 
 class KindVerifier:
@@ -48,6 +50,7 @@ def test_an_eval_report_carries_the_verifier_flags_by_kind() -> None:
     report = evaluate_split(Split("s", ("s.json",), (chain, right), ()), KindVerifier())
     assert report.verifier_kinds == {CLOSED_ARITHMETIC: KindPrecision(1, 1)}
     figures = report_json("s.json", [report])
-    assert figures["splits"][0]["verifier_kinds"] == {
-        CLOSED_ARITHMETIC: {"right": 1, "wrong": 1, "precision": 0.5}
-    }
+    kinds = figures["splits"][0]["verifier_kinds"]
+    interval = kinds[CLOSED_ARITHMETIC].pop("interval")
+    assert kinds == {CLOSED_ARITHMETIC: {"right": 1, "wrong": 1, "precision": 0.5}}
+    assert [round(x, 3) for x in interval] == [0.095, 0.905]  # Wilson 95 % of 1 in 2
