@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from prm_factory.verifiers.math.bounded import BoundedPool, run_items
 from prm_factory.verifiers.math.claim_result import ClaimResult
 from prm_factory.verifiers.math.plain_algebra import names, plain_algebra
+from prm_factory.verifiers.math.sympy_limits import too_costly
 from prm_factory.verifiers.math.systems import check_system_results_bounded
 
 _SEGMENT = re.compile(
@@ -349,9 +350,10 @@ def check_equation_pairs_bounded(
     chain: Sequence[str], *, timeout_s: float = 3.0, pool: BoundedPool | None = None
 ) -> dict[int, list[ClaimResult]]:
     """The chain's equation steps (and system results, `systems`) judged in the bounded worker: claim
-    results per step index (a time-out leaves that pair unjudged)."""
+    results per step index (a time-out leaves that pair unjudged, and so does an expression known to blow
+    up, `sympy_limits`, which is never sent)."""
     by_step: dict[int, list[ClaimResult]] = {}
-    segments = identity_segments(chain)
+    segments = [(index, text) for index, text in identity_segments(chain) if too_costly(text) is None]
     if segments:
         texts = [text for _, text in segments]
         found = run_items("prm_factory.verifiers.math.solution_sets:identity_chains", texts, timeout_s, pool)
@@ -361,7 +363,16 @@ def check_equation_pairs_bounded(
                     by_step.setdefault(index, []).append(ClaimResult(claim, False, None, reason, rule=""))
     for index, results in check_system_results_bounded(chain, timeout_s=timeout_s, pool=pool).items():
         by_step.setdefault(index, []).extend(results)
-    pairs = equation_pairs(chain)
+    pairs = []
+    for pair in equation_pairs(chain):
+        why = too_costly(pair.before) or too_costly(pair.after)
+        if why is None:
+            pairs.append(pair)
+        else:
+            claim = f"{pair.before} => {pair.after}"
+            by_step.setdefault(pair.step, []).append(
+                ClaimResult(claim, None, reason=f"not sent to SymPy: {why}")
+            )
     if not pairs:
         return by_step
     payload = [(p.before, p.after, p.rewrite) for p in pairs]

@@ -7,6 +7,7 @@ substituted, consecutive sides compared. Final answers are compared in `answer_s
 
 from __future__ import annotations
 
+import cmath
 import random
 import re
 from collections.abc import Iterator, Sequence
@@ -225,12 +226,21 @@ def _shown(value: sympy.Expr) -> str:
     return str(value) if value.is_Rational else str(value.evalf(10))
 
 
+def _overflows(expr: sympy.Expr, value: complex) -> bool:
+    """A value past a float's range (`2^{2000}`, `1000!`): its float is inf, which is within any tolerance
+    of inf or of 5, so the floats cannot compare it. (A value SymPy knows is infinite, `\\frac{1}{0}`, keeps
+    its float.)"""
+    return cmath.isinf(value) and expr.is_finite is not False
+
+
 def _numerically_equal(left: sympy.Expr, right: sympy.Expr) -> bool:
     """Two closed forms equal to 30 digits (`\\tan 105^\\circ` and `-\\cot 15^\\circ`): far cheaper than
     simplifying trigonometry, which may run past the worker's limit."""
     try:
         a, b = complex(left.evalf(30)), complex(right.evalf(30))
     except (TypeError, ValueError):
+        return False
+    if _overflows(left, a) or _overflows(right, b):
         return False
     return abs(a - b) <= 1e-20 * max(abs(a), abs(b), 1.0)  # unevaluated forms leave ~1e-70 residues
 
@@ -251,6 +261,8 @@ def _compare(left: sympy.Expr, right: sympy.Expr, right_text: str) -> tuple[bool
             exact = Fraction(int(left_value.p), int(left_value.q))
             return matches_written(exact, written), str(left_value)
     left_num, right_num = complex(left.evalf(30)), complex(right.evalf(30))
+    if _overflows(left, left_num) or _overflows(right, right_num):
+        return None, ""  # not an exact number written out, and its float says nothing
     if abs(left_num - right_num) <= 1e-6 * max(abs(left_num), abs(right_num)):
         return True, _shown(left)
     written = Literal.parse(right_text)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from prm_factory.verifiers.math.bounded import BoundedPool, run_items
 from prm_factory.verifiers.math.claim_result import ClaimResult
 from prm_factory.verifiers.math.plain_algebra import names, plain_algebra
+from prm_factory.verifiers.math.sympy_limits import too_costly
 
 _SEGMENT = re.compile(
     r"\\\[(?P<a>.*?)\\\]|\\\((?P<b>.*?)\\\)|\$\$(?P<c>.*?)\$\$|\$(?P<d>[^$]*?)\$"
@@ -242,8 +243,13 @@ def check_system_results_bounded(
     chain: Sequence[str], *, timeout_s: float = 3.0, pool: BoundedPool | None = None
 ) -> dict[int, list[ClaimResult]]:
     """The chain's system results judged in the bounded worker: failed results per step index (a result
-    that holds, or that the worker cannot decide, adds nothing)."""
-    items = system_items(chain)
+    that holds, or that the worker cannot decide, adds nothing; nor does one with an expression known to
+    blow up, `sympy_limits`, which is never sent)."""
+    items = [
+        item
+        for item in system_items(chain)
+        if all(too_costly(text) is None for text in (item.claim, *item.system))
+    ]
     if not items:
         return {}
     payload = [(item.claim, item.system) for item in items]

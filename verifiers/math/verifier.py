@@ -89,7 +89,11 @@ class MathVerifier:
     # quotient beside a remainder, a rounded value, numerals in a named base), is glued to prose notation
     # (`log_5(5^5)=5`), is an equation tested with a value, a name's value stated or worked out again in a
     # check, or an equation step that puts in a relation the chain states
-    version = "2.9.0"
+    # 2.9.1: nothing SymPy would blow up on is sent to it (`sympy_limits`: a power of a sum past the 300th or
+    # 1,000 terms expanded, a name past the 10,000th, a binomial of a number past 20 beside a name, a
+    # factorial or binomial of numbers past 100,000 bits): unverifiable at once; a value past a float's
+    # range is never judged equal by its float
+    version = "2.9.1"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None
