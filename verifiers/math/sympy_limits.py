@@ -166,7 +166,7 @@ class _Scan:
         count = self.terms(inner)
         if not re.search(r"[A-Za-z]", _COMMAND.sub("", inner)):
             return count, "number"
-        return count, "sum" if len(_summands(inner)) > 1 else "name"
+        return count, "sum" if count > 1 else "name"  # `((a + b))` is a sum in two brackets
 
     def _power(self, count: int, kind: str, base: str, exponent: str) -> int:
         """The terms of `base^exponent` expanded; `_Refused` past a limit. A number's power is left alone."""

@@ -67,6 +67,7 @@ def test_a_power_of_a_sum_is_refused_past_the_exponent_limit(base: str, n: int, 
     if why is not None:
         assert f"the power {n}" in why and str(MAX_SUM_EXPONENT) in why
     assert too_costly(f"\\left({base}\\right)^{{{n}}} = 1") == why  # sized brackets read the same
+    assert too_costly(f"(({base}))^{{{n}}} = 1") == why  # and so do doubled ones
     # the limits of a sum or product are no power, and a subscript names its base
     assert (
         too_costly(f"\\sum_{{k=1}}^{{{n}}} \\frac{{1}}{{(1 - x_k)^2}} = \\prod_{{k=1}}^{{{n}}} (1 + x_k)")
