@@ -20,6 +20,17 @@ against their gold; the truth of every set is then "the gold, corrected where a 
 
     python -m prm_factory.evaluation.calibrate --out labels/calibration_tables \
         evaluation/data/real_errors_gsm8k.jsonl:gsm8k PATH/processbench/math.json:competition
+
+`--apart STEPS:WHERE` adds cells of a domain of its own (`math/<WHERE>`) to existing tables (`--base`, by
+default the shipped ones), counted there only, never in the pooled `math` cells: for problems whose truth
+is of another kind than the dev sets'. The label-noise bench's synthetic problems are the case
+(`python -m bench.bench_label_noise --out DIR` writes `label_noise_steps.jsonl`: every step with its exact
+truth and both sources' verdicts): their truth calls a step wrong when a value it states is not one of the
+problem's, so a verifier `correct` (the arithmetic holds) is right far less often there than on the GSM8K
+dev set, and counting those steps in the pooled cells would move every other domain's figures.
+
+    python -m prm_factory.evaluation.calibrate --out labels/calibration_tables \
+        --apart DIR/label_noise_steps.jsonl:synthetic
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ from pathlib import Path
 
 from prm_factory.evaluation.processbench import chain_outcome, chain_problem
 from prm_factory.evaluation.real_errors import SHARED_GSM8K_TRAIN, load_samples
-from prm_factory.labels.calibration import CalibrationTable, tally
+from prm_factory.labels.calibration import CalibrationTable, read_table, shipped_tables, tally
 from prm_factory.labels.reference import reference_step_labels
 from prm_factory.schemas.external_chains import ExternalChain, read_external_chains
 from prm_factory.schemas.reference_solutions import (
@@ -156,6 +167,54 @@ def tables_from(
     return tables
 
 
+def bench_step_rows(path: Path, where: str) -> list[MeasuredLabel]:
+    """The label-noise bench's steps (`label_noise_steps.jsonl`: chain, step, truth, verifier with its kind,
+    reference) as measured labels; every step's truth is exact, so every step counts."""
+    measured = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        right = row["truth"] == "correct"
+        for source in CALIBRATED:
+            kind = row.get("kind") if source == "verifier" else None
+            measured.append(MeasuredLabel(row["chain"], row["step"], source, row[source], kind, where, right))
+    return measured
+
+
+def with_apart_cells(
+    tables: Mapping[str, CalibrationTable],
+    measured: Iterable[MeasuredLabel],
+    sets: Sequence[str],
+    domain: str = "math",
+    note: str = "",
+) -> dict[str, CalibrationTable]:
+    """`tables` with the cells of `measured` counted under `domain/<where>` only (module docstring): the
+    pooled cells, the other domains and the table's base rate stay as they were. A domain the table already
+    has is refused, not mixed."""
+    rows = list(measured)
+    out = dict(tables)
+    for source in CALIBRATED:
+        table = tables[source]
+        counted = tally(
+            [(m.verdict, m.kind, f"{domain}/{m.where}", m.right) for m in rows if m.source == source],
+            source, table.labeler, table.origin, sets,
+        )  # fmt: skip
+        clash = {c.domain for c in counted.cells} & {c.domain for c in table.cells}
+        if clash:
+            raise ValueError(f"{source}: the table already has cells of {sorted(clash)}")
+        out[source] = replace(
+            table,
+            cells=tuple(sorted((*table.cells, *counted.cells), key=lambda c: (c.verdict, c.kind, c.domain))),
+            domain_base_rates=tuple(
+                sorted({**dict(table.domain_base_rates), **dict(counted.domain_base_rates)}.items())
+            ),
+            sets=(*table.sets, *sets),
+            notes=f"{table.notes}; {note}" if note and table.notes else note or table.notes,
+        )
+    return out
+
+
 def source_labelers(verifier: Verifier) -> dict[str, str]:
     """The source versions measured (`name@version`, without the code digest)."""
     from prm_factory.labels.sources.reference import SOURCE as REFERENCE
@@ -233,7 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="--from-rows: SOURCE=TAG, the version the rows measured",
     )
-    parser.add_argument("--notes", default="", help="--from-rows: a note kept in every table")
+    parser.add_argument(
+        "--notes", default="", help="--from-rows: a note kept in every table; --apart: one added to it"
+    )
     parser.add_argument(
         "--adjudication",
         type=Path,
@@ -242,12 +303,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="hand readings of flags ({id, step, read}): a `real slip` is a wrong step (module docstring)",
     )
     parser.add_argument(
+        "--apart",
+        type=parse_set,
+        action="append",
+        default=[],
+        help="STEPS:WHERE, the label-noise bench's steps, counted in math/WHERE only (module docstring)",
+    )
+    parser.add_argument("--base", type=Path, help="--apart: the tables to add to (default: the shipped ones)")
+    parser.add_argument(
         "--solutions",
         type=Path,
         help="worked solutions by question (as `eval --solutions`), for the reference where a chain has none",
     )
     args = parser.parse_args(argv)
     slips = {k: v for path in args.adjudication for k, v in read_adjudication(path).items()}
+    if args.apart:
+        base = {s: read_table(args.base / f"{s}.json") for s in CALIBRATED} if args.base else shipped_tables()
+        measured = [m for path, where in args.apart for m in bench_step_rows(path, where)]
+        names = [f"{path.name} ({where}, counted apart)" for path, where in args.apart]
+        for path in write_tables(with_apart_cells(base, measured, names, note=args.notes), args.out):
+            print(path)
+        return 0
     from prm_factory.verifiers.math.verifier import MathVerifier
 
     if args.from_rows:

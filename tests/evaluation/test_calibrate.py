@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from prm_factory.evaluation.calibrate import (
     MeasuredLabel,
+    bench_step_rows,
+    main,
     measure_chain,
     parse_set,
     read_rows,
     tables_from,
     truth,
+    with_apart_cells,
 )
+from prm_factory.labels.calibration import read_table
 from prm_factory.schemas.external_chains import ExternalChain
 from prm_factory.verifiers.protocol import Verdict
 
@@ -124,3 +130,61 @@ def test_worked_solutions_by_question_let_the_reference_vote(tmp_path, monkeypat
     with_ = calibrate([(path, "competition")], AllRight(), solutions=solutions)["reference"]
     assert without.cells == ()  # no worked solution: the reference never votes
     assert with_.cell("correct", "", "math/competition").n == 2
+
+
+def _bench_steps(tmp_path):
+    fields = ("chain", "step", "truth", "verifier", "kind", "reference")
+    steps = [
+        dict(zip(fields, values, strict=True))
+        for values in (
+            ("a", 0, "incorrect", "correct", "w", "incorrect"),
+            ("a", 1, "correct", "correct", "w", "unverifiable"),
+            ("b", 0, "incorrect", "incorrect", "w", "correct"),
+        )
+    ]
+    path = tmp_path / "label_noise_steps.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in steps))
+    return path
+
+
+def test_cells_counted_apart_leave_the_pooled_cells_and_other_domains_as_they_were(tmp_path):
+    rows = [
+        MeasuredLabel("c", 0, "verifier", "correct", "w", "gsm8k", True),
+        MeasuredLabel("c", 0, "reference", "correct", None, "gsm8k", True),
+    ]
+    base = tables_from(rows, {}, ["dev"])
+    measured = bench_step_rows(_bench_steps(tmp_path), "synthetic")
+    assert [(m.chain_id, m.step_index, m.source, m.verdict, m.right) for m in measured[:2]] == [
+        ("a", 0, "verifier", "correct", False),
+        ("a", 0, "reference", "incorrect", False),
+    ]
+    tables = with_apart_cells(base, measured, ["bench"], note="apart")
+    verifier, reference = tables["verifier"], tables["reference"]
+    assert verifier.cell("correct", "w", "math/synthetic") is not None
+    assert (
+        verifier.cell("correct", "w", "math/synthetic").n,
+        verifier.cell("correct", "w", "math/synthetic").n_right,
+    ) == (2, 1)
+    assert verifier.cell("incorrect", "w", "math/synthetic").n_right == 1
+    assert reference.cell("incorrect", "", "math/synthetic").n_right == 1  # a wrong step flagged: agreed
+    # the pooled cells, the other domain and the base rate are the dev sets' alone
+    for source in ("verifier", "reference"):
+        kept = {c for c in tables[source].cells if c.domain != "math/synthetic"}
+        assert kept == set(base[source].cells) and tables[source].base_rate == base[source].base_rate
+        assert dict(tables[source].domain_base_rates)["math/synthetic"] == pytest.approx(1 / 3)
+    assert verifier.sets == ("dev", "bench") and verifier.notes == "apart"
+    with pytest.raises(ValueError, match="already has cells"):
+        with_apart_cells(tables, measured, ["again"])
+
+
+def test_apart_on_the_command_line_extends_the_given_tables(tmp_path):
+    base = tmp_path / "base"
+    rows = [
+        MeasuredLabel("c", 0, source, "correct", None, "gsm8k", True) for source in ("verifier", "reference")
+    ]
+    for source, table in tables_from(rows, {}, ["dev"]).items():
+        table.write(base / f"{source}.json")
+    out = tmp_path / "out"
+    args = ["--out", str(out), "--base", str(base), "--apart", f"{_bench_steps(tmp_path)}:synthetic"]
+    assert main(args) == 0
+    assert read_table(out / "verifier.json").cell("incorrect", "w", "math/synthetic").n == 1

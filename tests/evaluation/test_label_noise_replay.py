@@ -147,7 +147,10 @@ def test_the_table_scores_each_source_against_the_truth(bench, wrong_chain):
     agreed = rows["consensus", "exhaustive", 4]
     # the wrong answer step: MC's weak negative against the reference's `correct` is disputed, unlabelled
     assert (agreed.precision, agreed.recall, agreed.first_error_f1) == (1.0, 0.5, 1.0)
-    assert agreed.labelled_share == 5 / 6
+    # the shipped math/synthetic cells (a synthetic problem's steps are read there first): a verifier
+    # `correct` was right 27 times in 190 on the synthetic dev run (its arithmetic holds on a misread value),
+    # so beside the reference's `correct` a step stays disputed; only the flagged step is labelled
+    assert agreed.labelled_share == 1 / 6
     assert {(r.strategy, r.k) for r in rows.values() if r.source == "mc-soft"} == {
         (s, k) for s in ("exhaustive", "binary_search", "adaptive") for k in (1, 4)
     }
