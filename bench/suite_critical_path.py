@@ -123,8 +123,18 @@ def report(phases: Sequence[Phase], top: int = 25) -> list[str]:
     own = [p for p in phases if p.worker == critical]
     lines.append(f"critical path: worker {critical}, its {top} longest tests (setup + call + teardown)")
     for test, seconds in sorted(test_seconds(own).items(), key=lambda kv: -kv[1])[:top]:
-        lines.append(f"{seconds:>8.1f} s  {test}")
+        lines.append(f"{seconds:>8.1f} s  {shortened(test)}")
     return lines
+
+
+def shortened(test: str, width: int = 160) -> str:
+    """A test id cut to `width` characters: a parametrised id can be a whole input (a 50,000-character
+    pathological completion filled a terminal).
+
+    >>> shortened("t.py::test[" + "x" * 300 + "]", 30)
+    't.py::test[xxxxxxxxxxxxxxxxxxx... (312 chars)'
+    """
+    return test if len(test) <= width else f"{test[:width]}... ({len(test)} chars)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -96,3 +96,13 @@ def test_the_suite_records_each_phase_with_its_worker(tmp_path: Path, monkeypatc
     suite.pytest_configure(SimpleNamespace(rootpath=tmp_path, workerinput={}))  # a worker records nothing
     suite.pytest_runtest_logreport(report)
     assert suite._TIMINGS is None
+
+
+def test_a_long_parametrised_id_is_cut_in_the_report(tmp_path: Path):
+    module = script()
+    long_id = "tests/x.py::test_bomb[" + "is \\(" * 200 + "]"
+    path = tmp_path / "timings.jsonl"
+    path.write_text(json.dumps(phase(long_id, "call", 0.0, 5.0, "gw0")) + "\n")
+    last = module.report(module.read_phases(path))[-1]
+    assert len(last) < 200 and last.endswith(f"({len(long_id)} chars)") and long_id[:160] in last
+    assert module.shortened("tests/x.py::test_short") == "tests/x.py::test_short"
