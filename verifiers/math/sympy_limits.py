@@ -56,6 +56,11 @@ MAX_BINOMIAL_BESIDE_NAME = 20
 # digits; read as n log2 n for n!, min(k, n - k) log2 n for a binomial, upper bounds): `\binom{10^4}{5000}`
 # (66,000 by that reading) took 0.05 s, `1000!` 0.02 s; `\binom{10^5}{5 \cdot 10^4}` (830,000) 0.58 s.
 MAX_VALUE_BITS = 100_000
+# The scan costs its length times its depth of brackets in pure Python, outside any worker: a run longer or
+# deeper than these (no step of ProcessBench's `math` split comes near: 691 characters at most) is not read
+# here and is left to the worker's time limit, as before.
+MAX_SCANNED_CHARS = 2_000
+MAX_SCANNED_DEPTH = 40
 
 _SPACING = re.compile(r"\\[,;:! ]|\\q?quad(?![A-Za-z])|\\displaystyle(?![A-Za-z])")
 _SIZED = re.compile(r"\\(?:left|right|bigg?|Bigg?)(?![A-Za-z])\s*\\?")
@@ -77,6 +82,8 @@ def too_costly(text: str, bindings: Mapping[str, str] | None = None) -> str | No
     """Why SymPy would blow up on this LaTeX (a run of `=`-joined sides, or one side), or None. `bindings`
     are the names' known values (`{"n": "2000"}`), which SymPy puts in before it compares.
     A text this scan cannot read is never refused: SymPy's own time limit still bounds it."""
+    if len(text) > MAX_SCANNED_CHARS or _depth(text) > MAX_SCANNED_DEPTH:
+        return None
     values: dict[str, Fraction] = {}
     for name, value in (bindings or {}).items():
         try:
@@ -237,6 +244,18 @@ class _Scan:
         if not value.is_number or value.const.denominator != 1:
             return None
         return int(value.const)
+
+
+def _depth(text: str) -> int:
+    """How deep the text's brackets nest."""
+    depth = deepest = 0
+    for char in text:
+        if char in _CLOSE:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    return deepest
 
 
 def _closing(text: str, start: int) -> int:

@@ -24,6 +24,8 @@ from prm_factory.verifiers.math.sympy_limits import (
     MAX_BINOMIAL_BESIDE_NAME,
     MAX_EXPANSION_TERMS,
     MAX_NAME_EXPONENT,
+    MAX_SCANNED_CHARS,
+    MAX_SCANNED_DEPTH,
     MAX_SUM_EXPONENT,
     MAX_VALUE_BITS,
     too_costly,
@@ -140,6 +142,16 @@ def test_ordinary_competition_claims_and_unreadable_text_are_never_refused() -> 
         r"\frac{1",
     ]:
         assert too_costly(text) is None, text
+
+
+@PURE
+@given(depth=st.integers(1, 3 * MAX_SCANNED_DEPTH), padding=st.integers(0, 2 * MAX_SCANNED_CHARS))
+def test_a_run_too_long_or_too_deep_to_scan_is_left_to_the_workers_limit(depth: int, padding: int) -> None:
+    # the scan is pure Python outside any worker: its cost is bounded by not reading such a run at all
+    nested = "(" * (depth - 1) + "(a + b)^{5000}" + ")" * (depth - 1)
+    assert (too_costly(nested) is None) == (depth > MAX_SCANNED_DEPTH)
+    long = f"(a + b)^{{5000}} = 1 + {'1 + ' * (padding // 4)}1"
+    assert (too_costly(long) is None) == (len(long) > MAX_SCANNED_CHARS)
 
 
 def test_the_module_examples_hold() -> None:
