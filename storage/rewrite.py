@@ -32,8 +32,13 @@ from prm_factory.storage.delta_io import align_to_table
 from prm_factory.storage.write_rules import WriteRules, sql_string
 
 MEMORY_LIMIT = "128MB"
-BATCH_ROWS = 16_384  # rows per batch read back and per Parquet row group written (the writer holds one)
-TARGET_FILE_BYTES = 16 * 2**20  # the writer holds a file until it is this large
+"""DuckDB's limit for the join; past it, it spills. 64 MB ran out of memory in the anti join at a million
+steps (2026-11-29): 128 MB is the smallest limit measured to hold there."""
+BATCH_ROWS = 8192  # rows per batch read back and per Parquet row group written (the writer holds one)
+TARGET_FILE_BYTES = 8 * 2**20
+"""The writer holds a file in memory until it is this large. The rewrite is the commit's spike: at 100,000
+steps 16,384-row batches into 16 MB files rose +130 MiB over the walk for a second, these sizes +45 (issue
+48)."""
 ORDINAL = "__prm_ordinal"
 
 
