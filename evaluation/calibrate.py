@@ -44,6 +44,12 @@ from pathlib import Path
 from prm_factory.evaluation.processbench import chain_outcome, chain_problem
 from prm_factory.evaluation.real_errors import SHARED_GSM8K_TRAIN, load_samples
 from prm_factory.labels.calibration import CalibrationTable, read_table, shipped_tables, tally
+from prm_factory.labels.joint_calibration import (
+    SHIPPED_JOINT,
+    JointTable,
+    read_joint_table,
+    tally_joint,
+)
 from prm_factory.labels.reference import reference_step_labels
 from prm_factory.schemas.external_chains import ExternalChain, read_external_chains
 from prm_factory.schemas.reference_solutions import (
@@ -215,6 +221,48 @@ def with_apart_cells(
     return out
 
 
+def joint_table_from(
+    measured: Iterable[MeasuredLabel],
+    labelers: Mapping[str, str],
+    sets: Sequence[str],
+    domain: str = "math",
+    pair: tuple[str, str] = CALIBRATED,
+) -> JointTable:
+    """The joint cells (labels/joint_calibration.py) of the steps both sources of `pair` labelled, each
+    counted under `domain/<where>` only: the pair's verdicts are measured where they were read together."""
+    steps: dict[tuple[str, int, str], dict[str, MeasuredLabel]] = {}
+    for m in measured:
+        steps.setdefault((m.chain_id, m.step_index, m.where), {})[m.source] = m
+    rows = [
+        (step[pair[0]].verdict, step[pair[1]].verdict, f"{domain}/{where}", step[pair[0]].right)
+        for (_, _, where), step in steps.items()
+        if all(source in step for source in pair)
+    ]
+    return tally_joint(rows, pair, (labelers.get(pair[0], ""), labelers.get(pair[1], "")), "dev set", sets)
+
+
+def with_apart_joint(base: JointTable | None, apart: JointTable, note: str = "") -> JointTable:
+    """`apart`'s cells added to `base` (None: none yet); a domain `base` already has is refused."""
+    if base is None:
+        return replace(apart, notes=note)
+    clash = {c.domain for c in apart.cells} & {c.domain for c in base.cells}
+    if clash:
+        raise ValueError(f"{base.name}: the joint table already has cells of {sorted(clash)}")
+    return replace(
+        base,
+        cells=tuple(sorted((*base.cells, *apart.cells), key=lambda c: (c.domain, c.verdicts))),
+        domain_base_rates=tuple(
+            sorted({**dict(base.domain_base_rates), **dict(apart.domain_base_rates)}.items())
+        ),
+        sets=(*base.sets, *apart.sets),
+        notes=f"{base.notes}; {note}" if note and base.notes else note or base.notes,
+    )
+
+
+JOINT_FILE = f"{'+'.join(CALIBRATED)}.json"
+"""The joint table of the calibrated pair, in a tables folder's `joint/`."""
+
+
 def source_labelers(verifier: Verifier) -> dict[str, str]:
     """The source versions measured (`name@version`, without the code digest)."""
     from prm_factory.labels.sources.reference import SOURCE as REFERENCE
@@ -319,10 +367,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     slips = {k: v for path in args.adjudication for k, v in read_adjudication(path).items()}
     if args.apart:
         base = {s: read_table(args.base / f"{s}.json") for s in CALIBRATED} if args.base else shipped_tables()
+        joint_path = (args.base / SHIPPED_JOINT.name if args.base else SHIPPED_JOINT) / JOINT_FILE
+        base_joint = read_joint_table(joint_path) if joint_path.is_file() else None
         measured = [m for path, where in args.apart for m in bench_step_rows(path, where)]
         names = [f"{path.name} ({where}, counted apart)" for path, where in args.apart]
         for path in write_tables(with_apart_cells(base, measured, names, note=args.notes), args.out):
             print(path)
+        labelers = {s: base[s].labeler for s in CALIBRATED}
+        joint = with_apart_joint(base_joint, joint_table_from(measured, labelers, names), args.notes)
+        out = args.out / SHIPPED_JOINT.name / JOINT_FILE
+        joint.write(out)
+        print(out)
         return 0
     from prm_factory.verifiers.math.verifier import MathVerifier
 

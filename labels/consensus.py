@@ -24,6 +24,12 @@ precision alone never make a step `negative` or `positive`, whatever the prior: 
 reviewer's answer (a source whose vote overrules or is of strength REVIEWED, `human`) weighs as a vote
 of precision `REVIEWED_PRECISION` and decides the label whatever the rest say.
 
+Sources that err together. Where a joint table (labels/joint_calibration.py) measured a pair of sources'
+verdicts together in the step's domain, a step both labelled weighs that cell's share of right steps as one
+vote, instead of the two votes' product: the product assumes the sources err independently given the
+truth, which the synthetic problems refute (a misread value makes the verifier's arithmetic hold and the
+reference's quantity wrong together).
+
 The label: `negative` where P(wrong) >= `negative_at`, `positive` where P(right) >= `positive_at` (0.95 each
 by default), `disputed` between, `unlabeled` without a vote. The first error is the earliest `negative`.
 
@@ -45,6 +51,7 @@ from typing import Literal
 
 from prm_factory.config.run_config import RunConfig
 from prm_factory.labels.calibration import CalibrationTable, Precision, load_tables
+from prm_factory.labels.joint_calibration import JointTable, shipped_joint_tables
 from prm_factory.labels.source import LabelSource, Strength, Vote
 from prm_factory.rollouts.first_error import first_error_mc
 from prm_factory.schemas.step_labels import StepLabel
@@ -52,7 +59,7 @@ from prm_factory.schemas.step_labels import StepLabel
 Consensus = Literal["positive", "negative", "disputed", "unlabeled"]
 
 
-MODEL_VERSION = "p_correct-1"
+MODEL_VERSION = "p_correct-2"
 """The consensus model's version: with the tables' digest, what a dataset version records it used."""
 
 UNMEASURED_RATIO = 3.0
@@ -70,6 +77,7 @@ class Weighing:
     negative_at: float = 0.95
     positive_at: float = 0.95
     prior_correct: float | None = None
+    joint: Mapping[tuple[str, str], JointTable] = field(default_factory=dict)
 
     def digest(self) -> str:
         """Model version, tables and thresholds in one short digest (a dataset version records it)."""
@@ -77,6 +85,7 @@ class Weighing:
             "model": MODEL_VERSION,
             "tables": sorted((name, t.digest()) for name, t in self.tables.items()),
             "thresholds": [self.negative_at, self.positive_at, self.prior_correct],
+            "joint": sorted((t.name, t.digest()) for t in self.joint.values()),
         }
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
 
@@ -98,10 +107,12 @@ def weighing(config: RunConfig | None = None) -> Weighing:
     """The weighing a config asks for (`[labels.consensus]`): the shipped tables, those the dataset's audits
     refined (labels.calibration.dataset_tables), and the config's own tables over them."""
     if config is None:
-        return Weighing(load_tables())
+        return Weighing(load_tables(), joint=shipped_joint_tables())
     consensus = config.labels.consensus
     tables = load_tables(consensus.tables, config.dataset_root())
-    return Weighing(tables, consensus.negative_at, consensus.positive_at, consensus.prior_correct)
+    return Weighing(
+        tables, consensus.negative_at, consensus.positive_at, consensus.prior_correct, shipped_joint_tables()
+    )
 
 
 _LATEX = re.compile(r"\\|\$(?!\d)")
@@ -190,6 +201,27 @@ def step_votes(
     return weighed
 
 
+def joint_votes(
+    labels: Sequence[StepLabel], weighed: list[Weighed], weighing: Weighing, domains: Sequence[str]
+) -> list[Weighed]:
+    """`weighed` with the votes of each pair of sources that has a joint cell for this step (both labelled
+    it, not both `unverifiable`, in a domain the joint table measured; labels/joint_calibration.py) put
+    into one vote of that cell's measured P(right); a reviewer's answer is never merged."""
+    verdicts = {label.source: label.verdict for label in labels}
+    for pair, table in weighing.joint.items():
+        if not all(source in verdicts for source in pair):
+            continue
+        if any(w.reviewed for w in weighed if w.source in pair):
+            continue
+        found = table.probability((verdicts[pair[0]], verdicts[pair[1]]), domains)
+        if found is None:
+            continue
+        ratio = _logit(found.value) - _logit(found.base_rate)
+        merged = Weighed(table.name, found.value >= found.base_rate, ratio, found)
+        weighed = [*(w for w in weighed if w.source not in pair), merged]
+    return weighed
+
+
 def probability(weighed: Sequence[Weighed], weighing: Weighing) -> float | None:
     """`p_correct` of a step from its weighed votes (None: no vote)."""
     if not weighed:
@@ -221,9 +253,11 @@ def step_probability(
     'disputed'
     """
     weighing = weighing if weighing is not None else default_weighing()
+    labels = list(labels)
     weighed = step_votes(labels, sources, weighing, domains)
-    p_correct = probability(weighed, weighing)
     agree = None if len(weighed) < 2 else len({w.positive for w in weighed}) == 1
+    weighed = joint_votes(labels, weighed, weighing, domains)
+    p_correct = probability(weighed, weighing)
     reviewed = {w.positive for w in weighed if w.reviewed}
     if len(reviewed) == 1:  # the reviewers' answer decides, whatever the automatic sources say
         return ("positive" if reviewed.pop() else "negative"), agree, p_correct

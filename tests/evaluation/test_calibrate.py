@@ -10,6 +10,7 @@ import pytest
 from prm_factory.evaluation.calibrate import (
     MeasuredLabel,
     bench_step_rows,
+    joint_table_from,
     main,
     measure_chain,
     parse_set,
@@ -17,8 +18,10 @@ from prm_factory.evaluation.calibrate import (
     tables_from,
     truth,
     with_apart_cells,
+    with_apart_joint,
 )
 from prm_factory.labels.calibration import read_table
+from prm_factory.labels.joint_calibration import read_joint_table
 from prm_factory.schemas.external_chains import ExternalChain
 from prm_factory.verifiers.protocol import Verdict
 
@@ -188,3 +191,45 @@ def test_apart_on_the_command_line_extends_the_given_tables(tmp_path):
     args = ["--out", str(out), "--base", str(base), "--apart", f"{_bench_steps(tmp_path)}:synthetic"]
     assert main(args) == 0
     assert read_table(out / "verifier.json").cell("incorrect", "w", "math/synthetic").n == 1
+
+
+def test_joint_cells_pair_the_two_sources_verdicts_of_each_step_where_it_was_read(tmp_path):
+    measured = bench_step_rows(_bench_steps(tmp_path), "synthetic")
+    lone = MeasuredLabel("z", 0, "verifier", "incorrect", "w", "synthetic", False)  # no reference label
+    joint = joint_table_from([*measured, lone], {"verifier": "v@1", "reference": "r@1"}, ["bench"])
+    cells = {(c.verdicts, c.domain): (c.n, c.n_right) for c in joint.cells}
+    assert cells == {
+        (("correct", "incorrect"), "math/synthetic"): (1, 0),
+        (("correct", "unverifiable"), "math/synthetic"): (1, 1),
+        (("incorrect", "correct"), "math/synthetic"): (1, 0),
+    }
+    assert joint.labelers == ("v@1", "r@1") and joint.sets == ("bench",)
+    assert dict(joint.domain_base_rates)["math/synthetic"] == pytest.approx(1 / 3)
+    again = with_apart_joint(None, joint, "apart")
+    assert again.notes == "apart"
+    with pytest.raises(ValueError, match="already has cells"):
+        with_apart_joint(again, joint)
+
+
+def test_apart_on_the_command_line_writes_the_joint_table_beside_the_tables(tmp_path):
+    base = tmp_path / "base"
+    rows = [
+        MeasuredLabel("c", 0, source, "correct", None, "gsm8k", True) for source in ("verifier", "reference")
+    ]
+    for source, table in tables_from(rows, {"verifier": "v@2"}, ["dev"]).items():
+        table.write(base / f"{source}.json")
+    out = tmp_path / "out"
+    args = ["--out", str(out), "--base", str(base), "--apart", f"{_bench_steps(tmp_path)}:synthetic"]
+    assert main(args) == 0
+    joint = read_joint_table(out / "joint" / "verifier+reference.json")
+    assert joint.sources == ("verifier", "reference") and joint.labelers == ("v@2", "")
+    assert {c.domain for c in joint.cells} == {"math/synthetic"}
+    # a second --apart run onto that output extends its joint table with the new domain's cells
+    assert (
+        main(
+            ["--out", str(tmp_path / "o2"), "--base", str(out), "--apart", f"{_bench_steps(tmp_path)}:other"]
+        )
+        == 0
+    )
+    extended = read_joint_table(tmp_path / "o2" / "joint" / "verifier+reference.json")
+    assert {c.domain for c in extended.cells} == {"math/synthetic", "math/other"}

@@ -56,7 +56,7 @@ def test_a_200_step_audit_moves_the_table_and_the_consensus(prefect_server: None
     run = query(
         dataset, "SELECT verifier_versions, config FROM runs ORDER BY started_at DESC LIMIT 1"
     ).to_pylist()[0]
-    assert json.loads(run["verifier_versions"])["consensus"].startswith("p_correct-1+")
+    assert json.loads(run["verifier_versions"])["consensus"].startswith("p_correct-2+")
     assert json.loads(run["config"])["calibrate_from_audit"] == str(tmp_path / "audit")
     assert relabel_dataset(config).version is None  # the consensus now matches the refined table
     # the same audit read straight from the version's stream of chunks gives the table for the same source

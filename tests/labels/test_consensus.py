@@ -17,6 +17,7 @@ from prm_factory.labels.consensus import (
     step_probability,
     weighing,
 )
+from prm_factory.labels.joint_calibration import JointCell, JointTable
 from prm_factory.labels.registry import registry
 from prm_factory.labels.source import BaseSource, Strength
 from prm_factory.schemas.step_labels import StepLabel, mc_label
@@ -176,3 +177,54 @@ def test_a_step_is_read_in_its_sources_cells_then_its_problem_set_then_pooled():
         wrong(kind="word_problem_arithmetic"), domains=domains_of("math", "external:x", "Ana has 3.")
     )
     assert label[0] == "negative"  # the GSM8K cells: 493 / 495
+
+
+JOINT = JointTable(
+    ("verifier", "reference"),
+    ("math-sympy@test", "reference@test"),
+    "dev set",
+    (
+        JointCell(("correct", "incorrect"), "math/synthetic", 98, 48),  # the two votes together: a coin
+        JointCell(("incorrect", "unverifiable"), "math/synthetic", 50, 0),
+    ),
+    (("math/synthetic", 0.4),),
+)
+JOINTLY = Weighing(WEIGHING.tables, joint={JOINT.sources: JOINT})
+SYNTHETIC = ("math/synthetic", "math/gsm8k", "math")
+PAIR = (StepLabel("verifier", "correct", kind="closed_arithmetic"), wrong("reference"))
+
+
+def test_two_sources_read_together_weigh_their_joint_cell_not_the_product():
+    product = consensus(*PAIR, domains=SYNTHETIC)
+    label, agree, p = consensus(*PAIR, weighs=JOINTLY, domains=SYNTHETIC)
+    assert math.isclose(p, (48 + 1) / (98 + 2))  # the cell's share at its own base rate as the prior
+    assert label == "disputed" and agree is False  # agreement is still the two sources' own votes
+    assert not math.isclose(product[2], p)
+    # one source abstaining is a pair too: an `unverifiable` beside an `incorrect` reads its cell
+    lone = consensus(wrong(kind="closed_arithmetic"), StepLabel("reference", "unverifiable"), weighs=JOINTLY,
+                     domains=SYNTHETIC)  # fmt: skip
+    assert math.isclose(lone[2], 1 / 52) and lone[0] == "negative"
+
+
+def test_where_no_joint_cell_was_measured_the_product_stands():
+    gsm8k = ("math/gsm8k", "math")
+    assert consensus(*PAIR, weighs=JOINTLY, domains=gsm8k) == consensus(*PAIR, domains=gsm8k)
+    # a pair the synthetic cells never saw, and a step one source did not label at all
+    unseen = (StepLabel("verifier", "correct", kind="closed_arithmetic"), StepLabel("reference", "correct"))
+    assert consensus(*unseen, weighs=JOINTLY, domains=SYNTHETIC) == consensus(*unseen, domains=SYNTHETIC)
+    alone = (wrong(kind="closed_arithmetic"),)
+    assert consensus(*alone, weighs=JOINTLY, domains=SYNTHETIC) == consensus(*alone, domains=SYNTHETIC)
+
+
+def test_a_reviewers_answer_is_never_merged_into_a_joint_cell():
+    sources = {**registry(), "verifier": Reviewer()}  # the pair's first source answers as a reviewer
+    labels = (StepLabel("verifier", "correct"), wrong("reference"))
+    assert consensus(*labels, weighs=JOINTLY, domains=SYNTHETIC, sources=sources)[0] == "positive"
+
+
+def test_the_shipped_weighing_holds_the_joint_table_and_its_digest_follows_it():
+    shipped = weighing(None)
+    assert ("verifier", "reference") in shipped.joint
+    assert {c.domain for c in shipped.joint["verifier", "reference"].cells} == {"math/synthetic"}
+    assert JOINTLY.digest() != WEIGHING.digest()
+    assert weighing(RunConfig()).joint == shipped.joint
