@@ -27,7 +27,7 @@ import duckdb
 import jinja2
 
 from prm_factory.labels.registry import registered_names
-from prm_factory.reports.weights import USED_SQL, unmeasured_warnings, weight_rows
+from prm_factory.reports.weights import USED_SQL, joint_rows, unmeasured_warnings, weight_rows
 from prm_factory.schemas.step_labels import first_error_column
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import connect
@@ -240,7 +240,8 @@ def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) ->
                 for chain in chains
             ],
             label_sources=label_sources,
-            consensus_weights=weight_rows(_rows(connection, USED_SQL), dataset_tables_of(dataset)),
+            consensus_weights=weight_rows(_rows(connection, USED_SQL), dataset_tables_of(dataset))
+            + joint_rows(lambda sql: _rows(connection, sql)),
         )
     finally:
         connection.close()

@@ -1,16 +1,19 @@
 """What each vote of a dataset version weighed in its consensus: per source, verdict, reading kind and
 where the problems come from, the precision the consensus used (labels/consensus.py) and where it came from
 (a shipped table, one refined by an audit of N steps, or the unmeasured default), for `prm-factory stats`
-and the report. A source with no table gets a warning: its votes weigh the conservative default."""
+and the report. A source with no table gets a warning: its votes weigh the conservative default. Steps two
+sources labelled where a joint table measured them together get rows of their own (`verifier+reference`,
+verdicts `correct+incorrect`): there the cell's share of right steps replaced both votes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from prm_factory.labels.calibration import CalibrationTable, load_tables, shipped_tables
 from prm_factory.labels.consensus import UNMEASURED_RATIO, domains_of
+from prm_factory.labels.joint_calibration import JointTable, shipped_joint_tables
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
 
@@ -63,12 +66,61 @@ def weight_rows(
     return rows
 
 
+def joint_sql(pair: tuple[str, str]) -> str:
+    """Steps both sources of `pair` labelled, counted per pair of verdicts and problems."""
+    a, b = pair
+    return f"""
+SELECT a.verdict AS verdict_a, b.verdict AS verdict_b, a.domain, a.problem_source, count(*) AS n
+FROM step_labels a JOIN step_labels b ON a.step_id = b.step_id
+WHERE a.source = '{a}' AND b.source = '{b}'
+  AND NOT (a.verdict = 'unverifiable' AND b.verdict = 'unverifiable')
+GROUP BY ALL ORDER BY a.domain, a.problem_source, verdict_a, verdict_b
+"""
+
+
+def joint_weight_rows(counts: Sequence[dict[str, Any]], table: JointTable) -> list[dict[str, Any]]:
+    """One row per pair of verdicts whose steps weighed a joint cell instead of the two votes
+    (labels/joint_calibration.py): its `precision` is the cell's share of right steps, P(right)."""
+    rows = []
+    for count in counts:
+        domains = domains_of(count["domain"] or "math", count["problem_source"])
+        verdicts = (count["verdict_a"], count["verdict_b"])
+        found = table.probability(verdicts, domains)
+        if found is None:
+            continue
+        rows.append(
+            {
+                "source": table.name,
+                "verdict": "+".join(verdicts),
+                "kind": "(read together)",
+                "problems": f"{count['domain']}/{count['problem_source']}",
+                "labels": int(count["n"]),
+                "precision": round(found.value, 3),
+                "measured": f"{found.n_right} / {found.n} right",
+                "from": f"joint table ({'+'.join(table.labelers)}), {found.cell}",
+            }
+        )
+    return rows
+
+
+def joint_rows(
+    run_sql: Callable[[str], list[dict[str, Any]]], joint: dict[tuple[str, str], JointTable] | None = None
+) -> list[dict[str, Any]]:
+    """`joint_weight_rows` of every shipped joint table (`joint`: these instead), `run_sql(sql)` giving the
+    counted rows (none for a pair the dataset's labels do not hold)."""
+    tables = shipped_joint_tables() if joint is None else joint
+    return [
+        row for pair, table in tables.items() for row in joint_weight_rows(run_sql(joint_sql(pair)), table)
+    ]
+
+
 def weights_used(dataset: Dataset, version: int | None, sources: Sequence[str]) -> list[dict[str, Any]]:
     """`weight_rows` of a version's labels, with the tables its consensus reads (shipped, and those its
     audits refined: labels.calibration.load_tables)."""
     counts = query(dataset, USED_SQL, version, sources).to_pylist()
     root = Path(dataset.root) if "://" not in dataset.root else None
-    return weight_rows(counts, load_tables(None, root))
+    together = joint_rows(lambda sql: query(dataset, sql, version, sources).to_pylist())
+    return weight_rows(counts, load_tables(None, root)) + together
 
 
 def unmeasured_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:

@@ -44,3 +44,47 @@ def test_a_dataset_versions_votes_are_read_from_its_labels(tmp_path):
     verifier = [row for row in rows if row["source"] == "verifier"]
     assert sum(row["labels"] for row in verifier) > 0
     assert all(row["from"].startswith("shipped, ") for row in verifier)  # no audit refined them here
+
+
+def test_steps_read_together_get_the_joint_cells_rows():
+    from prm_factory.labels.joint_calibration import JointCell, JointTable
+    from prm_factory.reports.weights import joint_rows, joint_sql
+
+    joint = JointTable(
+        ("verifier", "reference"),
+        ("v@1", "r@1"),
+        "dev set",
+        (JointCell(("correct", "incorrect"), "math/synthetic", 118, 4),),
+        (("math/synthetic", 0.37),),
+    )
+    counted = [
+        {
+            "verdict_a": "correct",
+            "verdict_b": "incorrect",
+            "domain": "math",
+            "problem_source": "synthetic",
+            "n": 7,
+        },
+        {
+            "verdict_a": "correct",
+            "verdict_b": "incorrect",
+            "domain": "math",
+            "problem_source": "gsm8k",
+            "n": 3,
+        },
+    ]
+    asked = []
+    rows = joint_rows(lambda sql: asked.append(sql) or counted, {joint.sources: joint})
+    assert asked == [joint_sql(joint.sources)]
+    assert rows == [  # the gsm8k steps had no joint cell: their votes weighed apart, in the rows above
+        {
+            "source": "verifier+reference",
+            "verdict": "correct+incorrect",
+            "kind": "(read together)",
+            "problems": "math/synthetic",
+            "labels": 7,
+            "precision": round(5 / 120, 3),
+            "measured": "4 / 118 right",
+            "from": "joint table (v@1+r@1), correct+incorrect@math/synthetic",
+        }
+    ]
