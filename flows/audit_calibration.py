@@ -13,6 +13,8 @@ from prm_factory.audit.human import human_labels
 from prm_factory.audit.store import AuditStore
 from prm_factory.config.run_config import RunConfig
 from prm_factory.labels.calibration import DATASET_TABLES, audit_tables, load_tables
+from prm_factory.labels.consensus import domains_of
+from prm_factory.labels.joint_calibration import joint_file, load_joint_tables, refine_joint
 from prm_factory.labels.relabel import StoredChain
 
 VOTED = ("correct", "incorrect")
@@ -33,6 +35,7 @@ def calibrate_from_audit(
         store.close()
     truth = {(a.chain_id, a.step_index): a.verdict == "correct" for a in answers if a.verdict in VOTED}
     rows = []
+    verdicts: list[tuple[dict[str, str], tuple[str, ...], bool]] = []  # a reviewed step's verdicts
     for step, problem in ((s, item.problem) for part in stored for item in part for s in item.steps):
         right = truth.get((step.chain_id, step.step_index))
         if right is not None:
@@ -42,7 +45,19 @@ def calibrate_from_audit(
                 for label in step.labels
                 if label.source != "human" and label.verdict in VOTED
             )
+            read_in = domains_of(problem.domain, problem.source, problem.text)
+            verdicts.append(({label.source: label.verdict for label in step.labels}, read_in, right))
     tables = audit_tables(rows, load_tables(config.labels.consensus.tables), Path(audit).name)
     for source, table in tables.items():
         table.write(Path(root) / DATASET_TABLES / f"{source}.json")
+    for (
+        pair,
+        joint,
+    ) in load_joint_tables().items():  # the shipped joint cells, where a reviewed step reads them
+        read = [
+            (v[pair[0]], v[pair[1]], domain, right) for v, domain, right in verdicts if set(pair) <= set(v)
+        ]
+        refined = refine_joint(joint, read, Path(audit).name)
+        if refined is not None:
+            refined.write(joint_file(Path(root), pair))
     return sorted(tables)

@@ -9,7 +9,10 @@ steps where source A said `verdict_a` and source B `verdict_b` (either may be `u
 `n_right` were right. The consensus uses the cell instead of the two votes wherever the step's domain has
 joint cells, and the product everywhere else.
 
-A table belongs to one ordered pair of sources and ships as `calibration_tables/joint/<a>+<b>.json`.
+A table belongs to one ordered pair of sources and ships as `calibration_tables/joint/<a>+<b>.json`. A
+user's audit refines it (`refine_joint`) only in the domains it was measured in, written under the dataset
+root (`calibration/joint/`): a few hundred reviewed steps spread over nine pairs of verdicts are too few to
+open joint cells where none were measured, so elsewhere the product of the refined per-source tables stands.
 
 >>> table = tally_joint([("correct", "incorrect", "math/synthetic", False)] * 9, ("verifier", "reference"))
 >>> found = table.probability(("correct", "incorrect"), ("math/synthetic", "math"))
@@ -24,11 +27,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from prm_factory.labels.calibration import SHIPPED, Precision
+from prm_factory.labels.calibration import DATASET_TABLES, SHIPPED, Precision
 
 SHIPPED_JOINT = SHIPPED / "joint"
 """The joint tables that ship with the package, one JSON file per pair of sources."""
@@ -156,3 +159,43 @@ def shipped_joint_tables() -> dict[tuple[str, str], JointTable]:
         return {}
     tables = [read_joint_table(path) for path in sorted(SHIPPED_JOINT.glob("*.json"))]
     return {table.sources: table for table in tables}
+
+
+def refine_joint(
+    table: JointTable, rows: Iterable[tuple[str, str, Sequence[str], bool]], audit: str
+) -> JointTable | None:
+    """`table` with an audit's reviewed steps ((verdict of A, verdict of B, the step's domains most specific
+    first, right) each) added cell by cell, each in the first of its domains the table has cells in, as the
+    consensus reads it, and nowhere else (module docstring); None when no reviewed step fell there."""
+    measured = {c.domain for c in table.cells}
+    counts = {(c.verdicts, c.domain): [c.n, c.n_right] for c in table.cells}
+    added = 0
+    for verdict_a, verdict_b, domains, right in rows:
+        domain = next((d for d in domains if d in measured), None)
+        if domain is None or (verdict_a, verdict_b) == (ABSTAIN, ABSTAIN):
+            continue
+        cell = counts.setdefault(((verdict_a, verdict_b), domain), [0, 0])
+        cell[0] += 1
+        cell[1] += int(right)
+        added += 1
+    if not added:
+        return None
+    ordered = sorted(counts.items(), key=lambda item: (item[0][1], item[0][0]))
+    cells = tuple(JointCell(v, d, n, r) for (v, d), (n, r) in ordered)
+    return replace(
+        table, origin=f"{table.origin} + audit {added} steps", cells=cells, sets=(*table.sets, audit)
+    )
+
+
+def joint_file(root: Path, pair: tuple[str, str]) -> Path:
+    """Where a dataset's audit writes its refined joint table of `pair`."""
+    return root / DATASET_TABLES / SHIPPED_JOINT.name / f"{'+'.join(pair)}.json"
+
+
+def load_joint_tables(root: Path | None = None) -> dict[tuple[str, str], JointTable]:
+    """The shipped joint tables, and over them those a dataset's audits refined (`root`)."""
+    tables = dict(shipped_joint_tables())
+    folder = None if root is None else root / DATASET_TABLES / SHIPPED_JOINT.name
+    if folder is not None and folder.is_dir():
+        tables.update({t.sources: t for t in map(read_joint_table, sorted(folder.glob("*.json")))})
+    return tables

@@ -68,3 +68,50 @@ def test_a_200_step_audit_moves_the_table_and_the_consensus(prefect_server: None
         "verifier"
     ]
     assert "audit 400 steps" in read_table(tmp_path / "again" / DATASET_TABLES / "verifier.json").origin
+
+
+def test_an_audit_refines_the_joint_cells_the_consensus_reads(
+    prefect_server: None, tmp_path, monkeypatch
+) -> None:
+    """Steps both the verifier and the reference labelled, read where a joint table measured (word problems
+    without LaTeX read in `math/gsm8k`; here a stand-in table has cells there): the audit's
+    answers are added to that table's cells, written under the dataset root, and the relabelled consensus
+    reads them (labels/joint_calibration.py)."""
+    from prm_factory.config.run_config import load_config
+    from prm_factory.flows import audit_calibration
+    from prm_factory.flows.label_run import label_external
+    from prm_factory.flows.relabel_run import relabel_dataset
+    from prm_factory.labels.joint_calibration import JointCell, JointTable, joint_file, read_joint_table
+
+    path = tmp_path / "chains.jsonl"
+    rows = [
+        {"id": f"c{k}", "problem": f"{k} + {k}?", "steps": [f"{k} + {k} = {2 * k + 1}"],
+         "answer": f"{k} + {k} = {2 * k}\n#### {2 * k}"}
+        for k in range(1, 41)
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    pair = ("verifier", "reference")
+    pairs = [
+        (a, b)
+        for a in ("correct", "incorrect", "unverifiable")
+        for b in ("correct", "incorrect", "unverifiable")
+    ]
+    cells = tuple(JointCell(v, "math/gsm8k", 50, 1) for v in pairs if v != ("unverifiable", "unverifiable"))
+    shipped = JointTable(pair, ("v", "r"), "dev set", cells, (("math/gsm8k", 0.5),))
+    monkeypatch.setattr(audit_calibration, "load_joint_tables", lambda: {pair: shipped})
+    config = load_config(None, {"dataset.root": str(tmp_path / "ds"), "labels.sources": ["reference"]})
+    labelled = label_external(str(path), config)
+    assert all({label.source for label in s.labels} >= set(pair) for s in labelled.steps)
+
+    dataset = Dataset(str(tmp_path / "ds"))
+    store = create_audit(dataset, tmp_path / "audit", SampleDesign(size=40, seed=0, double_share=0.0))
+    for item in store.items():  # every step was right after all
+        store.record_answer(item.item_id, "ana", "correct", answered_at="2026-01-02T10:00:00Z")
+    store.close()
+    summary = relabel_dataset(config, calibrate_from=str(tmp_path / "audit"))
+    refined = read_joint_table(joint_file(tmp_path / "ds", pair))
+    assert refined.origin == "dev set + audit 40 steps"
+    assert sum(c.n for c in refined.cells) == sum(c.n for c in shipped.cells) + 40
+    assert sum(c.n_right for c in refined.cells) == sum(c.n_right for c in shipped.cells) + 40
+    before = {s.chain_id: s.p_correct for s in labelled.steps}
+    assert all(s.p_correct > before[s.chain_id] for s in summary.steps)  # the refined cells were read

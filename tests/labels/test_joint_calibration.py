@@ -59,3 +59,27 @@ def test_the_shipped_joint_table_was_measured_on_synthetic_problems_only():
     shipped = shipped_joint_tables()[PAIR]
     assert {c.domain for c in shipped.cells} == {"math/synthetic"}
     assert all(0 <= c.n_right <= c.n for c in shipped.cells) and sum(c.n for c in shipped.cells) > 500
+
+
+def test_an_audit_refines_the_joint_cells_only_where_they_were_measured(tmp_path):
+    from prm_factory.labels.joint_calibration import joint_file, load_joint_tables, refine_joint
+
+    table = _table()
+    synthetic = ("math/synthetic", "math/gsm8k", "math")
+    reviewed = [
+        ("correct", "incorrect", synthetic, True),  # a measured pair: added to its cell
+        ("incorrect", "incorrect", synthetic, False),  # a pair the domain had not seen: a new cell
+        ("correct", "incorrect", ("math/gsm8k", "math"), True),  # no joint cells there: left to the product
+        ("unverifiable", "unverifiable", synthetic, True),  # no vote at all
+    ]
+    refined = refine_joint(table, reviewed, "audit-1")
+    cells = {(c.verdicts, c.domain): (c.n, c.n_right) for c in refined.cells}
+    assert cells[("correct", "incorrect"), "math/synthetic"] == (10, 2)
+    assert cells[("incorrect", "incorrect"), "math/synthetic"] == (1, 0)
+    assert {c.domain for c in refined.cells} == {"math/synthetic", "math/other"}
+    assert refined.origin == "dev set + audit 2 steps" and refined.sets == ("bench", "audit-1")
+    assert refine_joint(table, reviewed[2:], "audit-2") is None
+    # written under the dataset root, it is read over the shipped table of the same pair
+    refined.write(joint_file(tmp_path, PAIR))
+    assert load_joint_tables(tmp_path)[PAIR] == refined
+    assert load_joint_tables(None)[PAIR] == shipped_joint_tables()[PAIR]
