@@ -30,10 +30,13 @@ not per reader. A failed claim is left unjudged (never `incorrect`) when:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
 from fractions import Fraction
+
+import pint
 
 from prm_factory.verifiers.math.assertion import claim_offsets, frame_of, sentences
 from prm_factory.verifiers.math.claim_grammar import (
@@ -44,6 +47,7 @@ from prm_factory.verifiers.math.claim_grammar import (
     cut_from_source,
     cut_in_prose,
     unread_span,
+    written_length,
 )
 from prm_factory.verifiers.math.competition import IDENTITY_CUE
 from prm_factory.verifiers.math.other_readings import other_reading
@@ -174,6 +178,63 @@ def _both_sides_worked(claim: str) -> bool:
     return len(sides) == 2 and all(side and not lone.fullmatch(side) for side in sides)
 
 
+# a unit word: a word right after a number (`12 inches`, `250 grams`), and short words pint would read as
+# units that in prose are none (`in`, `at`, `a`)
+_UNIT_AFTER_NUMBER = re.compile(r"\d\s*([A-Za-z]{2,})\b")
+_WORD_NEXT = re.compile(r"\s*([A-Za-z]{2,})\b")
+_NO_UNIT = frozenset("a an and are as at by for from if in is it of on or per so than the to".split())
+
+
+@functools.cache
+def _units() -> pint.UnitRegistry:
+    return pint.UnitRegistry(cache_folder=None)
+
+
+@functools.cache
+def _dimension(word: str) -> tuple[str, str] | None:
+    """A physical unit word's (name, dimension) as pint reads it (`feet` -> foot, [length]); None for a word
+    that names no unit with a dimension (`birds`, `percent`, `in`)."""
+    if word.lower() in _NO_UNIT:
+        return None
+    try:
+        unit = _units().parse_units(word.lower())
+    except Exception:  # pint raises its own errors and others on words it cannot parse
+        return None
+    dimension = str(unit.dimensionality)
+    return (str(unit), dimension) if unit.dimensionality else None
+
+
+def _converted_units(claim: str, step: str) -> bool:
+    """Is a word problem's claim a unit conversion (`3 * 12 inches = 3 feet`, `2 * 60 minutes = 2 hours`)?
+    Its left side counts a physical unit (a word right after one of its numbers) and its right side another
+    unit of the same dimension (a word after one of its numbers, or right after the claim where the step
+    writes it): the numbers differ by the factor between the units, which the claim does not state, so
+    there is no arithmetic to judge. Words that are no physical unit (`35 birds + 25 birds = 60 different
+    birds`, `60 miles / 30 miles/hour = 2 hours`: a length then a time) make no conversion; pint
+    (a well-kept units library) says which words are units and of what dimension."""
+    left, sep, right = claim.partition("=")
+    if not sep:
+        return False
+    units_left = {d for d in map(_dimension, _UNIT_AFTER_NUMBER.findall(left)) if d}
+    if not units_left:
+        return False
+    units_right = {d for d in map(_dimension, _UNIT_AFTER_NUMBER.findall(right)) if d}
+    if right.rstrip()[-1:].isdigit():
+        for at, length in written_length(claim, step, claim_offsets(claim, step)).items():
+            following = _WORD_NEXT.match(step, at + length)
+            unit = _dimension(following.group(1)) if following else None
+            if unit:
+                units_right.add(unit)
+    return (
+        any(
+            name_l != name_r and dim_l == dim_r
+            for name_l, dim_l in units_left
+            for name_r, dim_r in units_right
+        )
+        and not units_left & units_right
+    )
+
+
 # the word reader's rewrite in one unknown (`71 + P - 3 = 34 + P`): the name cancels, the numbers are judged
 _REWRITE_READ = "rewrite in one unknown"
 _LONE_NAME = re.compile(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
@@ -258,6 +319,8 @@ def uncertain_reason(
         and _SOLVED_FORM.match(claim)
     ):
         return "a name worked out again in a step that checks or tries a value: a new use of it"
+    if kind == WORD_PROBLEM_ARITHMETIC and _converted_units(claim, step):
+        return "the sides are in different units (`3 * 12 inches = 3 feet`): a conversion, not arithmetic"
     if kind == WORD_PROBLEM_ARITHMETIC and reading != _REWRITE_READ and _unknown_on_both_sides(claim):
         return "a name on both sides (`C = 1500 + \\frac{4}{7}C`): an equation to solve, not arithmetic"
     if kind not in (EQUATION_STEP, SYSTEM_RESULT) and _given_again(claim, index, chain):

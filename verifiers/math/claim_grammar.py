@@ -137,7 +137,7 @@ def cut_from_source(claim: str, step: str, offsets: list[int]) -> Unread | None:
     """Where the claim is written whole inside math, is it cut out of a longer expression? The neighbour
     that continues it (`a` of `a\\sqrt{b} = c`, a `^` after it), as an `Unread` at the step's offsets; None
     when every place it is written is whole (or it is not written as such: the readers' own checks hold)."""
-    length = _written_length(claim, step, offsets)
+    length = written_length(claim, step, offsets)
     cuts = []
     for at in offsets:
         end = at + length.get(at, 0)
@@ -176,7 +176,7 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
     >>> cut_in_prose("2+3=5", "So 2+3=5 apples.", [3]) is None
     True
     """
-    length = _written_length(claim, step, offsets)
+    length = written_length(claim, step, offsets)
     cuts = []
     for at in offsets:
         if not length.get(at) or _inside_math(step, at):
@@ -191,7 +191,7 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
     return cuts[0] if cuts else None
 
 
-def _written_length(claim: str, step: str, offsets: list[int]) -> dict[int, int]:
+def written_length(claim: str, step: str, offsets: list[int]) -> dict[int, int]:
     """For each offset, how many characters of the step the claim spans (its text, spacing aside)."""
     wanted = re.sub(r"\s+", "", claim)
     out = {}

@@ -93,7 +93,9 @@ class MathVerifier:
     # 1,000 terms expanded, a name past the 10,000th, a binomial of a number past 20 beside a name, a
     # factorial or binomial of numbers past 100,000 bits): unverifiable at once; a value past a float's
     # range is never judged equal by its float
-    version = "2.9.1"
+    # 2.10.0: a word problem's unit conversion (`3 * 12 inches = 3 feet`: a physical unit on the left, another
+    # of the same dimension on the right, as pint reads them) is no arithmetic to judge: unverifiable
+    version = "2.10.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None
