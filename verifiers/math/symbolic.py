@@ -14,9 +14,10 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 
 import sympy
-from latex2sympy2_extended import latex2sympy
+from sympy.core.numbers import ImaginaryUnit
 
 from prm_factory.verifiers.math.competition import ORDER_RELATION
+from prm_factory.verifiers.math.latex_parse import parse_latex
 from prm_factory.verifiers.math.numbers import Literal, matches_written
 
 
@@ -245,10 +246,62 @@ def _numerically_equal(left: sympy.Expr, right: sympy.Expr) -> bool:
     return abs(a - b) <= 1e-20 * max(abs(a), abs(b), 1.0)  # unevaluated forms leave ~1e-70 residues
 
 
+# what `_varies` evaluates: sums, products and powers of names and numbers, and these functions
+_ELEMENTARY = frozenset(
+    {sympy.sin, sympy.cos, sympy.tan, sympy.cot, sympy.sec, sympy.csc, sympy.exp, sympy.log}
+)
+_PLAIN = (sympy.Add, sympy.Mul, sympy.Pow, sympy.Symbol, sympy.Number, sympy.NumberSymbol, ImaginaryUnit)
+_VARIES_DIGITS = 30
+_VARIES_MARGIN = 1e-9  # two values apart by this much of their size are apart (each is good to 30 digits)
+
+
+def _point(names: Sequence[sympy.Symbol], shift: int) -> dict[sympy.Symbol, sympy.Rational] | None:
+    """Distinct rationals in (0, 1] for the names (none where a name's assumptions refuse one)."""
+    point, modulus = {}, 97 + 4 * shift
+    for k, name in enumerate(names):
+        value = sympy.Rational((37 * k + 11 + 13 * shift) % modulus + 1, modulus + 1)
+        if any(getattr(value, f"is_{key}") is not held for key, held in name.assumptions0.items()):
+            return None
+        point[name] = value
+    return point
+
+
+def _varies(difference: sympy.Expr) -> bool:
+    """Is this difference, outside plain polynomials (whose expansion is cheap and decides), certainly not a
+    constant? Its values at two rational points, each to 30 digits (`evalf(strict=True)` raises rather than
+    give fewer), differ. Then `simplify`, which keeps values, can give neither 0 nor a number, only an
+    expression in names: the verdict it would lead to (no opinion) without its cost (a quarter of a
+    competition response's SymPy time, on trigonometry it cannot settle). Only elementary functions of
+    names and numbers are evaluated; anything else, a pole, an error or values too close: False, and
+    `simplify` decides as before."""
+    names = sorted(difference.free_symbols, key=str)
+    if not names or difference.is_polynomial(*names):
+        return False
+    for node in sympy.preorder_traversal(difference):
+        if not isinstance(node, _PLAIN) and getattr(node, "func", None) not in _ELEMENTARY:
+            return False
+    values = []
+    for shift in (0, 1):
+        point = _point(names, shift)
+        if point is None:
+            return False
+        try:
+            value = complex(difference.evalf(_VARIES_DIGITS, subs=point, strict=True))
+        except Exception:  # a pole, an accuracy evalf cannot promise, a value past a float
+            return False
+        if not cmath.isfinite(value):
+            return False
+        values.append(value)
+    a, b = values
+    return abs(a - b) > _VARIES_MARGIN * max(abs(a), abs(b), 1.0)
+
+
 def _compare(left: sympy.Expr, right: sympy.Expr, right_text: str) -> tuple[bool | None, str]:
     if not (left.free_symbols or right.free_symbols) and _numerically_equal(left, right):
         return True, _shown(left)
     if left.free_symbols or right.free_symbols:
+        if _varies(left - right):
+            return None, ""  # what `simplify` would lead to below, certainly: its result keeps names
         difference = _simplified(left - right)
         if difference == 0:
             return True, _shown(left)
@@ -288,9 +341,9 @@ def plus_minus_branches(left_text: str, right_text: str) -> tuple[bool | None, s
     decimal = bool(_DECIMAL.search(left_text + " " + right_text))
     for sign in ("+", "-"):
         try:
-            left = latex2sympy(_explicit_products(in_degrees(left_text.replace("\\pm", sign))))
+            left = parse_latex(_explicit_products(in_degrees(left_text.replace("\\pm", sign))))
             right_branch = right_text.replace("\\pm", sign)
-            right = latex2sympy(_explicit_products(in_degrees(right_branch)))
+            right = parse_latex(_explicit_products(in_degrees(right_branch)))
         except Exception:
             return None, "", "side could not be parsed"
         if not isinstance(left, sympy.Expr) or not isinstance(right, sympy.Expr):
@@ -350,8 +403,8 @@ def relation_claim(text: str) -> tuple[str, bool | None, str, str] | None:
     relation = match.group()
     left_text, right_text = text[: match.start()].strip(), text[match.end() :].strip()
     try:
-        left = latex2sympy(_explicit_products(in_degrees(left_text)))
-        right = latex2sympy(_explicit_products(in_degrees(right_text)))
+        left = parse_latex(_explicit_products(in_degrees(left_text)))
+        right = parse_latex(_explicit_products(in_degrees(right_text)))
     except Exception:
         return text, None, "", "side could not be parsed"
     if not isinstance(left, sympy.Expr) or not isinstance(right, sympy.Expr):
@@ -407,7 +460,7 @@ def latex_claims(
             parsed, raw = [], []
             for side in sides:
                 try:
-                    expr = latex2sympy(_explicit_products(in_degrees(side))) if side else None
+                    expr = parse_latex(_explicit_products(in_degrees(side))) if side else None
                     if isinstance(expr, sympy.Expr) and expr.has(sympy.Mod):
                         expr = expr.doit()  # `195 \mod 19` is its remainder, 5
                 except Exception:

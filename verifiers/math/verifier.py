@@ -95,7 +95,10 @@ class MathVerifier:
     # range is never judged equal by its float
     # 2.10.0: a word problem's unit conversion (`3 * 12 inches = 3 feet`: a physical unit on the left, another
     # of the same dimension on the right, as pint reads them) is no arithmetic to judge: unverifiable
-    version = "2.10.0"
+    # 2.10.1: the same verdicts for less SymPy time (`latex_parse`: an SLL parse first and a parse cache;
+    # `symbolic._varies`: no `simplify` of a difference two exact-enough values show is not constant);
+    # patch, as `_varies` leans on `simplify` keeping values and not raising (every eval figure identical)
+    version = "2.10.1"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -1,0 +1,123 @@
+"""`latex_parse.parse_latex` reads every text as `latex2sympy` does (issue 49): the SLL parse where it
+succeeds, the library's LL parse where it raises (`x^2` needs LL), the same error where both fail, a cached
+answer the second time, and the library's own DFA cache untouched by SLL parses."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+import sympy
+from latex2sympy2_extended import latex2sympy
+from latex2sympy2_extended.antlr_parser import PSParser
+
+from prm_factory.verifiers.math import latex_parse
+from prm_factory.verifiers.math.latex_parse import (
+    _keepable,
+    _SLLConverter,
+    clear_cache,
+    parse_latex,
+    parse_uncached,
+)
+
+TEXTS = [
+    "x^2 - 1",  # SLL reports a syntax error: parsed again in LL mode
+    "\\frac{x^2 - 2x - 3}{5 \\cdot (x^2 - 2x - 8)}",
+    "2x - 3",
+    "\\sqrt{16} + \\frac{1}{2}",
+    "\\tan \\left(\\frac{30 \\pi}{180}\\right)",
+    "\\binom{6}{3} \\cdot \\binom{11}{5}",
+    "\\log_{11} 5^{-1}",
+    "3.5 \\times 10^{4}",
+    "1,000",
+    "a, b",
+    "\\sin^2 \\theta + \\cos^2 \\theta",
+    "(t^2 + t - 2t - 2) - (t^2 + 3t - 2t - 6)",
+]
+BROKEN = ["\\frac{1}{", "x +* 2", "\\left( x"]
+
+
+def _outcome(parse, text):
+    try:
+        result = parse(text)
+    except Exception as exc:
+        return "error", type(exc).__name__
+    return "ok", sympy.srepr(result) if isinstance(result, sympy.Basic) else repr(result)
+
+
+@pytest.mark.parametrize("text", TEXTS + BROKEN)
+def test_same_reading_as_latex2sympy(text):
+    clear_cache()
+    expected = _outcome(latex2sympy, text)
+    assert _outcome(parse_uncached, text) == expected
+    assert _outcome(parse_latex, text) == expected
+    assert _outcome(parse_latex, text) == expected  # from the cache
+
+
+def test_sll_alone_cannot_read_a_power():
+    """Why the LL fallback exists: SLL prediction takes `x^2` for the start of `x^{2}_{...}`."""
+    with pytest.raises(Exception, match="expected"):  # the converter's listener: a syntax error
+        _SLLConverter(None, None, False).parse("x^2 - 1")
+    assert parse_latex("x^2 - 1") == latex2sympy("x^2 - 1")
+
+
+def test_cached_answers_are_reused_and_bounded(monkeypatch):
+    clear_cache()
+    calls = []
+    monkeypatch.setattr(
+        latex_parse, "parse_uncached", lambda text: calls.append(text) or sympy.Integer(len(text))
+    )
+    monkeypatch.setattr(latex_parse, "CACHE_SIZE", 2)
+    assert [parse_latex(t) for t in ("a", "bb", "a", "ccc", "bb")] == [1, 2, 1, 3, 2]
+    assert calls == ["a", "bb", "ccc", "bb"]  # "bb" left the cache when "ccc" came in (two kept)
+    clear_cache()
+
+
+def test_errors_are_cached_without_their_frames():
+    clear_cache()
+    for _ in range(2):
+        with pytest.raises(Exception) as raised:
+            parse_latex("\\frac{1}{")
+        assert raised.value.__context__ is None
+    assert latex_parse._cache["\\frac{1}{"][0] is False
+    clear_cache()
+
+
+def test_what_is_never_kept(monkeypatch):
+    x = sympy.Symbol("x")
+    assert _keepable(x + 1)
+    assert not _keepable(sympy.Dummy("k") + 1)  # two parses would give two dummies, a cached one only one
+    assert not _keepable(sympy.Matrix([[1]]))  # mutable
+    assert not _keepable([x])
+
+    def bomb(text):
+        raise MemoryError
+
+    clear_cache()
+    monkeypatch.setattr(latex_parse, "parse_uncached", bomb)
+    with pytest.raises(MemoryError):
+        parse_latex("y")
+    assert "y" not in latex_parse._cache
+    clear_cache()
+
+
+def _dfa_states(dfas) -> int:
+    return sum(len(dfa._states) for dfa in dfas)
+
+
+def _library_dfa_states() -> int:
+    return _dfa_states(PSParser.decisionsToDFA)
+
+
+def test_sll_parses_leave_the_library_dfa_alone():
+    """The SLL parser predicts over its own DFA cache: states it builds never reach the LL parsers."""
+    text = "7 r \\cdot \\frac{\\frac{r}{s}}{\\frac{w}{4} - 9} - 4 \\cdot w \\cdot 3 r"
+    library, own = _library_dfa_states(), _dfa_states(latex_parse._SLL_DFA)
+    read = _SLLConverter(None, None, False).parse(text)  # SLL reads it: no fallback
+    assert _dfa_states(latex_parse._SLL_DFA) > own  # states were built for it ...
+    assert _library_dfa_states() == library  # ... and none reached the library's cache
+    assert read == latex2sympy(text)
+
+
+def test_docstrings():
+    assert doctest.testmod(latex_parse).failed == 0
