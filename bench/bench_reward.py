@@ -23,6 +23,7 @@ each against the factory's own `label` path on the same chains, measured in the 
   memory (its process and its workers) at the start and the end.
 
     python -m bench.bench_reward --processbench /path/to/math.json --server-seconds 30 --budget 0.7
+    python -m bench.bench_reward --processbench /path/to/math.json --competition-only --verdicts v.json
 
 Prints one JSON object. Timings depend on the machine and its load: report `uptime` beside them.
 """
@@ -159,6 +160,28 @@ def one_at_a_time(
     statuses = {s: sum(r.status == s for r in results) for s in {r.status for r in results}}
     summary = {**percentiles(seconds), "s_per_chain": statistics.fmean(seconds), "status": statuses}
     return {**summary, "latencies": seconds}, results
+
+
+def step_verdicts(results: list[Any]) -> list[dict[str, Any]]:
+    """Every response's status and, per step, its verdict, P(right) and each source's verdict, kind and
+    reason: what `--verdicts` writes, so that two runs (before and after a change to the checks) can be
+    compared verdict for verdict."""
+    return [
+        {
+            "status": r.status,
+            "outcome": r.outcome,
+            "first_error": r.first_error,
+            "steps": [
+                {
+                    "verdict": s.verdict,
+                    "p_correct": s.p_correct,
+                    "sources": [[x.source, x.verdict, x.kind, x.reason] for x in s.sources],
+                }
+                for s in r.steps
+            ],
+        }
+        for r in results
+    ]
 
 
 def verdict_moves(before: list[Any], after: list[Any]) -> dict[str, int]:
@@ -347,6 +370,25 @@ def server_run(rows: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
         server.wait(timeout=30)
 
 
+def competition_only(args: argparse.Namespace) -> dict[str, Any]:
+    """`score_steps` on the 30-step responses, one at a time on one warmed worker: percentiles, mean, the
+    CPU seconds of the whole process tree, and (`--verdicts`) every step verdict."""
+    competition = competition_rows(args.processbench)[: args.competition_limit]
+    out: dict[str, Any] = {"cpu": os.cpu_count(), "load_start": os.getloadavg()}
+    one = RewardScorer(workers=1)
+    one.warm()
+    before = tree_cpu_s()
+    timed, results = one_at_a_time(competition, one)
+    out["cpu_s"] = tree_cpu_s() - before
+    one.close()
+    timed.pop("latencies")
+    out["score_steps_competition_30"] = timed
+    if args.verdicts:
+        args.verdicts.write_text(json.dumps(step_verdicts(results), indent=0), encoding="utf-8")
+    out["load_end"] = os.getloadavg()
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processbench", type=Path, help="ProcessBench's math.json (only the math split)")
@@ -355,7 +397,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--competition-limit", type=int, default=60, help="30-step responses to time")
     parser.add_argument("--rounds", type=int, default=3, help="alternating label / reward rounds, GSM8K")
     parser.add_argument("--budget", type=float, nargs="*", default=[], help="budget_s values to time")
+    parser.add_argument(
+        "--competition-only",
+        action="store_true",
+        help="only the 30-step responses, one at a time on one worker (no label baseline, GSM8K or server)",
+    )
+    parser.add_argument("--verdicts", type=Path, help="write every competition step verdict here (JSON)")
     args = parser.parse_args(argv)
+    if args.competition_only:
+        if not args.processbench:
+            parser.error("--competition-only needs --processbench")
+        print(json.dumps(competition_only(args), indent=1))
+        return
     gsm8k = gsm8k_rows()[: args.limit]
     out: dict[str, Any] = {"cpu": os.cpu_count(), "load_start": os.getloadavg()}
     verifier = label_verifier()
