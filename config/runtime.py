@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -24,10 +25,33 @@ RUNTIME_DEFAULTS = {
 QUIET_DEFAULTS = {"TQDM_DISABLE": "1"}
 
 
+MALLOC_ARENAS = 2
+"""glibc malloc arenas a process may create (`M_ARENA_MAX`; glibc's default is 8 per core). Arrow's and
+DuckDB's worker threads each allocate in an arena of their own, and memory freed in one is not reused by
+another: a relabel of 100,000 steps peaked at 988 MiB with the default and 935 with 2 (the process tree
+with its Prefect server; the walk 880 -> 850). Set before any thread starts; `MALLOC_ARENA_MAX` in the
+environment wins."""
+
+_M_ARENA_MAX = -8  # glibc malloc.h
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap this process's glibc malloc arenas (MALLOC_ARENAS) unless the environment sets
+    MALLOC_ARENA_MAX; False where there is no glibc (musl, macOS) or the call fails."""
+    if "MALLOC_ARENA_MAX" in os.environ or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return False
+    return bool(libc.mallopt(_M_ARENA_MAX, arenas))
+
+
 def apply_runtime_defaults() -> None:
-    """Set every RUNTIME_DEFAULTS key the environment does not set already."""
+    """Set every RUNTIME_DEFAULTS key the environment does not set already, and cap malloc's arenas."""
     for key, value in RUNTIME_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    limit_malloc_arenas()
 
 
 def apply_quiet_defaults() -> None:

@@ -1,0 +1,43 @@
+"""Process-wide settings (config/runtime.py): malloc's arenas are capped where glibc runs the process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from prm_factory.config.runtime import MALLOC_ARENAS, limit_malloc_arenas
+
+PROBE = """
+import ctypes, threading
+from prm_factory.config.runtime import limit_malloc_arenas
+print(limit_malloc_arenas())
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+def work():  # each thread allocates; with the cap they share the arenas there are
+    for _ in range(200):
+        libc.free(libc.malloc(1 << 12))
+threads = [threading.Thread(target=work) for _ in range(8)]
+[t.start() for t in threads]; [t.join() for t in threads]
+libc.malloc_stats()
+"""
+
+
+def _arenas(env: dict[str, str] | None = None) -> tuple[str, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, env=env, timeout=60
+    )
+    # glibc's malloc_stats writes one "Arena N:" block per arena to stderr
+    return done.stdout.strip(), done.stderr.count("Arena ")
+
+
+def test_a_process_makes_no_more_arenas_than_the_cap(monkeypatch):
+    import os
+
+    capped, arenas = _arenas({k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"})
+    assert capped == "True" and 1 <= arenas <= MALLOC_ARENAS
+    # without the cap (the environment's own setting wins) eight allocating threads make more
+    mine, more = _arenas({**os.environ, "MALLOC_ARENA_MAX": "16"})
+    assert mine == "False" and more > MALLOC_ARENAS
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert limit_malloc_arenas() is False
