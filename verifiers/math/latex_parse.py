@@ -9,19 +9,14 @@ Two savings, neither of which changes what a text parses to:
   syntax error, so an SLL parse that returns is LL's tree, and one that raises is parsed again by plain
   `latex2sympy`, as before. The SLL parser keeps its own DFA cache, so the library's LL parsers (here and
   in math-verify) never see states built in SLL mode.
-- **A process-wide cache** by text: the same side is parsed once however many runs and steps repeat it
-  (a third of a competition response's parses were repeats). Only immutable SymPy results are kept, never
-  one holding a `Dummy` (two parses give two distinct dummies; one cached object would make them equal),
-  and a parse that ran out of memory or stack is never kept (it depends on the moment, not the text).
+- **A process-wide cache** by text (`memo`): the same side is parsed once however many runs and steps
+  repeat it (a third of a competition response's parses were repeats).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
-import sympy
 from antlr4.atn.ParserATNSimulator import ParserATNSimulator
 from antlr4.atn.PredictionMode import PredictionMode
 from antlr4.dfa.DFA import DFA
@@ -31,12 +26,13 @@ from latex2sympy2_extended.antlr_parser import PSParser
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, NormalizationConfig, _Latex2Sympy
 from latex2sympy2_extended.math_normalization import normalize_latex
 
-CACHE_SIZE = 4096
-"""Texts kept (a 30-step competition response parses about 40 sides; a worker serves many)."""
+from prm_factory.verifiers.math.memo import DEFAULT_SIZE, Memo
+
+CACHE_SIZE = DEFAULT_SIZE
+"""Texts kept."""
 
 _SLL_DFA = [DFA(state, decision) for decision, state in enumerate(PSParser.atn.decisionToState)]
 _SLL_CONTEXTS = PredictionContextCache()
-_NOT_KEPT = (MemoryError, RecursionError)
 
 
 class _SLLConverter(_Latex2Sympy):
@@ -58,12 +54,7 @@ def parse_uncached(text: str) -> Any:
         return latex2sympy(text)
 
 
-_cache: OrderedDict[str, tuple[bool, Any]] = OrderedDict()
-_lock = threading.Lock()
-
-
-def _keepable(result: Any) -> bool:
-    return isinstance(result, sympy.Basic) and not result.has(sympy.Dummy)
+_memo = Memo(CACHE_SIZE)
 
 
 def parse_latex(text: str) -> Any:
@@ -72,36 +63,9 @@ def parse_latex(text: str) -> Any:
     >>> parse_latex("\\\\frac{1}{2} + x")
     x + 1/2
     """
-    with _lock:
-        kept = _cache.get(text)
-        if kept is not None:
-            _cache.move_to_end(text)
-    if kept is not None:
-        ok, value = kept
-        if ok:
-            return value
-        raise value.with_traceback(None)
-    try:
-        result = parse_uncached(text)
-    except _NOT_KEPT:
-        raise
-    except Exception as exc:
-        exc.__context__ = exc.__cause__ = None  # nothing of the failed parse's frames is kept
-        _keep(text, (False, exc))
-        raise exc.with_traceback(None) from None
-    if _keepable(result):
-        _keep(text, (True, result))
-    return result
-
-
-def _keep(text: str, entry: tuple[bool, Any]) -> None:
-    with _lock:
-        _cache[text] = entry
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+    return _memo.call(parse_uncached, text, text)
 
 
 def clear_cache() -> None:
     """Forget every kept parse (tests)."""
-    with _lock:
-        _cache.clear()
+    _memo.clear()

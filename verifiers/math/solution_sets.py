@@ -31,6 +31,7 @@ from sympy.parsing.sympy_parser import (
 )
 from sympy.solvers.inequalities import solve_rational_inequalities
 
+from prm_factory.verifiers.math.memo import remembered
 from prm_factory.verifiers.math.symbolic import (
     IDENTITY_CHAIN_FALSE,
     false_as_identity,
@@ -114,6 +115,7 @@ def to_python(text: str) -> str:
     return "".join(out)
 
 
+@remembered  # the same side comes back across a response's steps (memo)
 def _parse_side(text: str, *, pi: bool = False) -> sympy.Expr:
     """One side in plain algebra, read by a small reader of its own (letters are single names, juxtaposed
     factors multiply), never by a general LaTeX parser: fast, and only what it reads with certainty.

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 
 import sympy
 
+from prm_factory.verifiers.math.memo import remembered
 from prm_factory.verifiers.math.solution_sets import Unreadable, read_statement
 
 _MAX_UNKNOWNS = 3
@@ -21,6 +22,7 @@ _MAX_DEGREE = 2
 _OFF = 1e-9  # |value| at a solution above this (relative to the result's scale): clearly not zero
 
 
+@remembered  # each result re-reads the equations before it (memo)
 def _equation(text: str) -> sympy.Expr:
     """`lhs = rhs` as the numerator of `lhs - rhs` (zero at every solution)."""
     relations = read_statement(text)
