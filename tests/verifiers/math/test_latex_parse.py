@@ -8,6 +8,8 @@ import doctest
 
 import pytest
 import sympy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.antlr_parser import PSParser
 
@@ -114,3 +116,30 @@ def test_sll_parses_leave_the_library_dfa_alone():
 
 def test_docstrings():
     assert doctest.testmod(latex_parse).failed == 0
+
+
+_ATOMS = st.sampled_from(["x", "y", "\\theta", "2", "17", "0.5", "\\pi", "a_1", "b_{2}", "\\sqrt{3}"])
+
+
+def _latex(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    pair = st.tuples(children, children)
+    return st.one_of(
+        pair.map(lambda p: f"{p[0]} + {p[1]}"),
+        pair.map(lambda p: f"{p[0]} - {p[1]}"),
+        pair.map(lambda p: f"{p[0]} \\cdot {p[1]}"),
+        pair.map(lambda p: f"{p[0]} {p[1]}"),
+        pair.map(lambda p: f"\\frac{{{p[0]}}}{{{p[1]}}}"),
+        pair.map(lambda p: f"{{{p[0]}}}^{{{p[1]}}}"),
+        children.map(lambda c: f"({c})^2"),
+        children.map(lambda c: f"\\sqrt{{{c}}}"),
+        children.map(lambda c: f"\\sin ({c})"),
+        children.map(lambda c: f"\\left( {c} \\right)"),
+        children.map(lambda c: f"-{c}"),
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.recursive(_ATOMS, _latex, max_leaves=8))
+def test_generated_latex_reads_as_latex2sympy_reads_it(text):
+    """ANTLR's promise on generated input: where SLL returns, it is LL's reading; else LL reads it."""
+    assert _outcome(parse_uncached, text) == _outcome(latex2sympy, text)
