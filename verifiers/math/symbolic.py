@@ -282,10 +282,10 @@ def _varies(difference: sympy.Expr) -> bool:
             return False
     values = []
     for shift in (0, 1):
-        point = _point(names, shift)
-        if point is None:
-            return False
         try:
+            point = _point(names, shift)
+            if point is None:
+                return False
             value = complex(difference.evalf(_VARIES_DIGITS, subs=point, strict=True))
         except Exception:  # a pole, an accuracy evalf cannot promise, a value past a float
             return False
