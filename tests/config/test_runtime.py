@@ -14,9 +14,11 @@ print(limit_malloc_arenas())
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
-def work():  # each thread allocates; with the cap they share the arenas there are
-    for _ in range(200):
-        libc.free(libc.malloc(1 << 12))
+together = threading.Barrier(8)
+def work():  # each thread allocates while the others live (a finished thread's arena is reused)
+    held = libc.malloc(1 << 12)
+    together.wait()
+    libc.free(held)
 threads = [threading.Thread(target=work) for _ in range(8)]
 [t.start() for t in threads]; [t.join() for t in threads]
 libc.malloc_stats()
