@@ -216,7 +216,7 @@ def with_apart_cells(
                 sorted({**dict(table.domain_base_rates), **dict(counted.domain_base_rates)}.items())
             ),
             sets=(*table.sets, *sets),
-            notes=f"{table.notes}; {note}" if note and table.notes else note or table.notes,
+            notes=_noted(table.notes, note),
         )
     return out
 
@@ -241,6 +241,11 @@ def joint_table_from(
     return tally_joint(rows, pair, (labelers.get(pair[0], ""), labelers.get(pair[1], "")), "dev set", sets)
 
 
+def _noted(notes: str, note: str) -> str:
+    """A table's notes with one more added (`; ` between)."""
+    return f"{notes}; {note}" if note and notes else note or notes
+
+
 def with_apart_joint(base: JointTable | None, apart: JointTable, note: str = "") -> JointTable:
     """`apart`'s cells added to `base` (None: none yet); a domain `base` already has is refused."""
     if base is None:
@@ -255,7 +260,7 @@ def with_apart_joint(base: JointTable | None, apart: JointTable, note: str = "")
             sorted({**dict(base.domain_base_rates), **dict(apart.domain_base_rates)}.items())
         ),
         sets=(*base.sets, *apart.sets),
-        notes=f"{base.notes}; {note}" if note and base.notes else note or base.notes,
+        notes=_noted(base.notes, note),
     )
 
 

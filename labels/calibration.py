@@ -55,6 +55,17 @@ def wilson(n_right: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, (centre - spread) / denominator), min(1.0, (centre + spread) / denominator)
 
 
+def content_digest(data: Mapping) -> str:
+    """A short digest of a table's JSON content: it keys the consensus that read the table."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def write_json(path: Path, data: Mapping) -> None:
+    """A table's JSON content to `path`, in the one layout every shipped table has."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
 @dataclass(frozen=True)
 class Cell:
     """One verdict of one reading kind in one domain: `n` labels measured, `n_right` agreed with the truth."""
@@ -107,7 +118,7 @@ class CalibrationTable:
 
     def digest(self) -> str:
         """A short digest of the table's content: it keys the consensus that used it."""
-        return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:12]
+        return content_digest(self.to_json())
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -131,8 +142,7 @@ class CalibrationTable:
         )
 
     def write(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        write_json(path, self.to_json())
 
     def cell(self, verdict: str, kind: str, domain: str) -> Cell | None:
         return next((c for c in self.cells if (c.verdict, c.kind, c.domain) == (verdict, kind, domain)), None)

@@ -51,7 +51,7 @@ from typing import Literal
 
 from prm_factory.config.run_config import RunConfig
 from prm_factory.labels.calibration import CalibrationTable, Precision, load_tables
-from prm_factory.labels.joint_calibration import JointTable, load_joint_tables, shipped_joint_tables
+from prm_factory.labels.joint_calibration import JointTable, load_joint_tables
 from prm_factory.labels.source import LabelSource, Strength, Vote
 from prm_factory.rollouts.first_error import first_error_mc
 from prm_factory.schemas.step_labels import StepLabel
@@ -107,7 +107,7 @@ def weighing(config: RunConfig | None = None) -> Weighing:
     """The weighing a config asks for (`[labels.consensus]`): the shipped tables, those the dataset's audits
     refined (labels.calibration.dataset_tables), and the config's own tables over them."""
     if config is None:
-        return Weighing(load_tables(), joint=shipped_joint_tables())
+        return Weighing(load_tables(), joint=load_joint_tables())
     consensus = config.labels.consensus
     tables = load_tables(consensus.tables, config.dataset_root())
     joint = load_joint_tables(config.dataset_root())

@@ -24,14 +24,13 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from prm_factory.labels.calibration import DATASET_TABLES, SHIPPED, Precision
+from prm_factory.labels.calibration import DATASET_TABLES, SHIPPED, Precision, content_digest, write_json
 
 SHIPPED_JOINT = SHIPPED / "joint"
 """The joint tables that ship with the package, one JSON file per pair of sources."""
@@ -67,7 +66,7 @@ class JointTable:
 
     def digest(self) -> str:
         """A short digest of the table's content: it keys the consensus that used it."""
-        return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:12]
+        return content_digest(self.to_json())
 
     def to_json(self) -> dict:
         return {
@@ -99,8 +98,7 @@ class JointTable:
         )
 
     def write(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        write_json(path, self.to_json())
 
     def probability(self, verdicts: tuple[str, str], domains: Sequence[str]) -> Precision | None:
         """P(right) of a step the two sources labelled `verdicts`, read in the first of `domains` (most
