@@ -241,17 +241,28 @@ def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) ->
             ],
             label_sources=label_sources,
             consensus_weights=weight_rows(_rows(connection, USED_SQL), dataset_tables_of(dataset))
-            + joint_rows(lambda sql: _rows(connection, sql)),
+            + joint_rows(lambda sql: _rows(connection, sql), dataset_joint_tables_of(dataset)),
         )
     finally:
         connection.close()
+
+
+def _local_root(dataset: Dataset) -> Path | None:
+    return Path(dataset.root) if "://" not in dataset.root else None
 
 
 def dataset_tables_of(dataset: Dataset) -> dict[str, Any]:
     """The calibration tables a version's consensus reads: shipped, and those its audits refined."""
     from prm_factory.labels.calibration import load_tables
 
-    return load_tables(None, Path(dataset.root) if "://" not in dataset.root else None)
+    return load_tables(None, _local_root(dataset))
+
+
+def dataset_joint_tables_of(dataset: Dataset) -> dict[tuple[str, str], Any]:
+    """The joint tables a version's consensus reads: shipped, and those its audits refined."""
+    from prm_factory.labels.joint_calibration import load_joint_tables
+
+    return load_joint_tables(_local_root(dataset))
 
 
 # ---------------------------------------------------------------------------------------------- plots

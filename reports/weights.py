@@ -7,13 +7,13 @@ verdicts `correct+incorrect`): there the cell's share of right steps replaced bo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from prm_factory.labels.calibration import CalibrationTable, load_tables, shipped_tables
 from prm_factory.labels.consensus import UNMEASURED_RATIO, domains_of
-from prm_factory.labels.joint_calibration import JointTable, shipped_joint_tables
+from prm_factory.labels.joint_calibration import JointTable, load_joint_tables
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
 
@@ -104,13 +104,13 @@ def joint_weight_rows(counts: Sequence[dict[str, Any]], table: JointTable) -> li
 
 
 def joint_rows(
-    run_sql: Callable[[str], list[dict[str, Any]]], joint: dict[tuple[str, str], JointTable] | None = None
+    run_sql: Callable[[str], list[dict[str, Any]]], joint: Mapping[tuple[str, str], JointTable]
 ) -> list[dict[str, Any]]:
-    """`joint_weight_rows` of every shipped joint table (`joint`: these instead), `run_sql(sql)` giving the
-    counted rows (none for a pair the dataset's labels do not hold)."""
-    tables = shipped_joint_tables() if joint is None else joint
+    """`joint_weight_rows` of every joint table in `joint` (the ones the version's consensus reads:
+    labels.joint_calibration.load_joint_tables), `run_sql(sql)` giving the counted rows (none for a pair
+    the dataset's labels do not hold)."""
     return [
-        row for pair, table in tables.items() for row in joint_weight_rows(run_sql(joint_sql(pair)), table)
+        row for pair, table in joint.items() for row in joint_weight_rows(run_sql(joint_sql(pair)), table)
     ]
 
 
@@ -119,7 +119,9 @@ def weights_used(dataset: Dataset, version: int | None, sources: Sequence[str]) 
     audits refined: labels.calibration.load_tables)."""
     counts = query(dataset, USED_SQL, version, sources).to_pylist()
     root = Path(dataset.root) if "://" not in dataset.root else None
-    together = joint_rows(lambda sql: query(dataset, sql, version, sources).to_pylist())
+    together = joint_rows(
+        lambda sql: query(dataset, sql, version, sources).to_pylist(), load_joint_tables(root)
+    )
     return weight_rows(counts, load_tables(None, root)) + together
 
 

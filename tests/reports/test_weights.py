@@ -88,3 +88,23 @@ def test_steps_read_together_get_the_joint_cells_rows():
             "from": "joint table (v@1+r@1), correct+incorrect@math/synthetic",
         }
     ]
+
+
+def test_the_joint_rows_read_the_tables_an_audit_refined_under_the_dataset_root(tmp_path, monkeypatch):
+    """What `stats` shows is what the consensus read: a dataset's refined joint table, not the shipped one."""
+    from prm_factory.labels.joint_calibration import JointCell, JointTable, joint_file
+    from prm_factory.reports import weights
+
+    data = committed_fixture_dataset(tmp_path / "ds")
+    pair = ("verifier", "reference")
+    refined = JointTable(
+        pair,
+        ("v", "r"),
+        "dev set + audit 3 steps",
+        (JointCell(("correct", "incorrect"), "math/gsm8k", 3, 1),),
+    )
+    refined.write(joint_file(tmp_path / "ds", pair))
+    seen = []
+    monkeypatch.setattr(weights, "joint_rows", lambda run_sql, joint: seen.append(dict(joint)) or [])
+    weights_used(data, None, registered_names())
+    assert seen == [{pair: refined}]
