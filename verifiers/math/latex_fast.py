@@ -1,0 +1,264 @@
+"""A fast, exact reading of the common LaTeX subset: `latex2sympy`'s answer without its ANTLR parser.
+
+Most sides the step checker parses are polynomials and fractions (`x^2 - 2x - 3`, `\\frac{x^2}{8}`,
+`\\sqrt{x^2 + 64}`), and the pure-Python ANTLR parser spends milliseconds on each (an `x^2` fails the SLL
+parse and pays a full LL parse). `fast_parse` reads that subset with a small recursive-descent parser and
+builds the expression with the converter's own rules (`add_flat`, `mul_flat`, integer fractions as
+`Rational`, mixed fractions, unary minus folding into numbers, `evaluate=False` throughout), so a text it
+accepts gives the srepr `latex2sympy` gives. What it is unsure of, it refuses (`None`), and the caller
+runs the ANTLR parse: a different expression would change a verdict, a refusal only costs time.
+
+The text is normalized by the library's own `normalize_latex` and split into tokens by the library's own
+lexer (about 0.1 ms), so keywords inside letter runs (`tr`, `floor`), differentials (`dx`), `e`, `E`,
+percent and e-notation numbers reach this parser as the token types the grammar sees, and only
+the accepted ones are read: numbers, letters but `I`, Greek commands, `+ - * / \\cdot \\times \\div`,
+`^`, groups in `( ) { } [ ]`, `\\frac` (and `\\dfrac`, `\\tfrac`), `\\sqrt` and `\\sqrt[n]`.
+
+Refused because the grammar reads them another way or ambiguously:
+- a letter or Greek command (with or without an exponent) followed by a group whose content is a single
+  atom (`x(y)`, `x^2(3)`, `\\pi(2)`) or by `{(` / `{[`: the grammar reads a function call `x(y)`;
+- a second `^` in a row (`2^x^2` is `2^(x^2)`: the exponent's letter takes its own exponent);
+- `I` (the converter returns `sympy.I` and drops an exponent it carries);
+- a whole text that is one `{...}` group (a set, `FiniteSet`), and empty input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+from antlr4 import InputStream
+from antlr4.error.ErrorListener import ErrorListener
+from latex2sympy2_extended.antlr_parser import PSLexer
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig, NormalizationConfig, _Latex2Sympy
+from latex2sympy2_extended.math_normalization import normalize_latex
+from latex2sympy2_extended.symbols import get_symbol
+
+_NORMALIZATION = NormalizationConfig()
+# add_flat and mul_flat read no converter state: one instance serves every thread
+_FLAT = _Latex2Sympy(None, None, False, config=ConversionConfig())
+
+_NUMBER = PSLexer.NUMBER
+_LETTER = PSLexer.LETTER_NO_E
+_GREEK = PSLexer.GREEK_CMD
+_CARET = PSLexer.CARET
+_ADD, _SUB = PSLexer.ADD, PSLexer.SUB
+_MUL_OPS = frozenset({PSLexer.MUL, PSLexer.CMD_TIMES, PSLexer.CMD_CDOT})
+_DIV_OPS = frozenset({PSLexer.DIV, PSLexer.CMD_DIV})
+_L_PAREN, _L_BRACE, _L_BRACKET = PSLexer.L_PAREN, PSLexer.L_BRACE, PSLexer.L_BRACKET
+_R_PAREN, _R_BRACE, _R_BRACKET = PSLexer.R_PAREN, PSLexer.R_BRACE, PSLexer.R_BRACKET
+_CLOSE = {_L_PAREN: _R_PAREN, _L_BRACE: _R_BRACE, _L_BRACKET: _R_BRACKET}
+_FRAC, _SQRT = PSLexer.CMD_FRAC, PSLexer.FUNC_SQRT
+_ATOMS = frozenset({_NUMBER, _LETTER, _GREEK})
+_NAMES = frozenset({_LETTER, _GREEK})
+_POSTFIX_START = frozenset({_NUMBER, _LETTER, _GREEK, _L_PAREN, _L_BRACE, _L_BRACKET, _FRAC, _SQRT})
+_ACCEPTED = _POSTFIX_START | _MUL_OPS | _DIV_OPS | {_ADD, _SUB, _CARET, _R_PAREN, _R_BRACE, _R_BRACKET}
+_END = -1
+
+
+class _Refused(Exception):
+    """Outside the subset read here with certainty."""
+
+
+class _RaiseOnError(ErrorListener):
+    def syntaxError(
+        self, recognizer: Any, offendingSymbol: Any, line: Any, column: Any, msg: Any, e: Any
+    ) -> None:
+        raise _Refused(msg)
+
+
+def _tokens(text: str) -> list[tuple[int, str]]:
+    lexer = PSLexer(InputStream(text))
+    lexer.removeErrorListeners()
+    lexer.addErrorListener(_RaiseOnError())
+    return [(token.type, token.text) for token in lexer.getAllTokens()]
+
+
+def _number(text: str) -> Any:
+    """The converter's `parse_number`: leading zeros of an integer dropped, then `sympy.Number`."""
+    if text.isdigit():
+        text = text.lstrip("0") or "0"
+    return sympy.Number(text)
+
+
+def _negate(value: Any) -> Any:
+    """Unary and binary minus alike: a number is negated, anything else becomes `-1 * value`."""
+    if value.func.is_Number:
+        return -value
+    return _FLAT.mul_flat(-1, value)
+
+
+class _Reader:
+    """Recursive descent over the grammar's rules for the subset; the converter's rule at each node."""
+
+    def __init__(self, tokens: list[tuple[int, str]]) -> None:
+        self.types = [kind for kind, _ in tokens] + [_END]
+        self.texts = [text for _, text in tokens] + [""]
+        self.at = 0
+
+    def peek(self, offset: int = 0) -> int:
+        return self.types[min(self.at + offset, len(self.types) - 1)]
+
+    def expect(self, kind: int) -> None:
+        if self.peek() != kind:
+            raise _Refused(f"expected token {kind}")
+        self.at += 1
+
+    def closing(self, start: int) -> int:
+        """The index of the bracket that closes the one at `start`."""
+        depth = 0
+        for index in range(start, len(self.types) - 1):
+            kind = self.types[index]
+            if kind in _CLOSE:
+                depth += 1
+            elif kind in (_R_PAREN, _R_BRACE, _R_BRACKET):
+                depth -= 1
+                if depth == 0:
+                    return index
+        raise _Refused("unbalanced")
+
+    def expr(self) -> Any:
+        # additive: left-associative; `a - b` adds `-b` (a number negated, else -1 * b), flattened
+        value = self.mp()
+        while self.peek() in (_ADD, _SUB):
+            negative = self.peek() == _SUB
+            self.at += 1
+            right = self.mp()
+            value = _FLAT.add_flat(value, _negate(right) if negative else right)
+        return value
+
+    def mp(self) -> Any:
+        value = self.unary()
+        while self.peek() in _MUL_OPS or self.peek() in _DIV_OPS:
+            divide = self.peek() in _DIV_OPS
+            self.at += 1
+            right = self.unary()
+            if not divide:
+                value = _FLAT.mul_flat(value, right)
+            elif value.is_Integer and right.is_Integer:
+                value = sympy.Rational(value, right)
+            else:
+                value = sympy.Mul(value, sympy.Pow(right, -1, evaluate=False), evaluate=False)
+        return value
+
+    def unary(self) -> Any:
+        if self.peek() == _ADD:
+            self.at += 1
+            return self.unary()
+        if self.peek() == _SUB:
+            self.at += 1
+            return _negate(self.unary())
+        factors = [self.postfix()]
+        while self.peek() in _POSTFIX_START:
+            factors.append(self.postfix())
+        return _juxtaposed(factors)
+
+    def postfix(self) -> Any:
+        base = self.comp()
+        if self.peek() != _CARET:
+            return base
+        self.at += 1
+        if self.peek() in _ATOMS:
+            exponent = self.atom()
+        elif self.peek() == _L_BRACE:
+            exponent = self.group()
+        else:
+            raise _Refused("exponent")
+        if self.peek() == _CARET:
+            raise _Refused("a second exponent: the grammar is ambiguous there")
+        return sympy.Pow(base, exponent, evaluate=False)
+
+    def comp(self) -> Any:
+        kind = self.peek()
+        if kind in _CLOSE:
+            return self.group()
+        if kind == _FRAC:
+            self.at += 1
+            upper = self.braced()
+            lower = self.braced()
+            if upper.is_Integer and lower.is_Integer:
+                return sympy.Rational(upper, lower)
+            return sympy.Mul(upper, sympy.Pow(lower, -1, evaluate=False), evaluate=False)
+        if kind == _SQRT:
+            self.at += 1
+            root = self.group() if self.peek() == _L_BRACKET else None
+            radicand = self.braced()
+            return sympy.Pow(radicand, sympy.S.Half if root is None else 1 / root, evaluate=False)
+        if kind in _NAMES:
+            self.refuse_function_call()
+        return self.atom()
+
+    def atom(self) -> Any:
+        kind, text = self.peek(), self.texts[self.at]
+        if kind == _NUMBER:
+            self.at += 1
+            return _number(text)
+        if kind in _NAMES and text != "I":
+            self.at += 1
+            return get_symbol(text.strip(), None, True)
+        raise _Refused("atom")
+
+    def group(self) -> Any:
+        opening = self.peek()
+        self.at += 1
+        value = self.expr()
+        self.expect(_CLOSE[opening])
+        return value
+
+    def braced(self) -> Any:
+        if self.peek() != _L_BRACE:
+            raise _Refused("expected {")
+        return self.group()
+
+    def refuse_function_call(self) -> None:
+        """The grammar reads `x(y)`, `x^2(3)`, `x[y]`, `x{(y)}` as calls of a function `x`."""
+        after = self.at + 1
+        if self.types[after] == _CARET:
+            after += 2 if self.types[after + 1] != _L_BRACE else self.closing(after + 1) - after + 1
+        kind = self.types[after]
+        if kind == _L_BRACE and self.types[after + 1] in (_L_PAREN, _L_BRACKET):
+            raise _Refused("a function call")
+        if kind in (_L_PAREN, _L_BRACKET):
+            content = self.types[after + 1 : self.closing(after)]
+            if (len(content) == 1 and content[0] in _ATOMS) or (
+                len(content) > 1 and content[0] in _NAMES and content[1] == _CARET
+            ):
+                raise _Refused("a function call")
+
+
+def _juxtaposed(factors: list[Any]) -> Any:
+    """The converter's postfix list: right to left, an integer before a positive rational is a mixed
+    number (`2\\frac{1}{2}` is 5/2, `2 3` is 5), anything else multiplies (flattened)."""
+    value = factors[-1]
+    for left in reversed(factors[:-1]):
+        if left.is_Integer and value.is_Rational and value.p > 0 and value.q > 0:
+            numerator = left * value.q - value.p if left < 0 else left * value.q + value.p
+            value = sympy.Rational(numerator, value.q)
+        else:
+            value = _FLAT.mul_flat(left, value)
+    return value
+
+
+def fast_parse(text: str) -> sympy.Basic | None:
+    """`latex2sympy(text)` for the common subset, or `None` where this reader is not certain.
+
+    >>> fast_parse("2\\\\frac{1}{2} + x^2")
+    x**2 + 5/2
+    >>> fast_parse("\\\\sin x") is None
+    True
+    """
+    try:
+        tokens = _tokens(normalize_latex(text, _NORMALIZATION))
+        if not tokens or any(kind not in _ACCEPTED for kind, _ in tokens):
+            return None
+        reader = _Reader(tokens)
+        if tokens[0][0] == _L_BRACE and reader.closing(0) == len(tokens) - 1:
+            return None  # the whole text braced is a set to the grammar
+        value = reader.expr()
+        if reader.peek() != _END:
+            return None
+        return value
+    except _Refused:
+        return None
+    except Exception:  # sympy raised building it (`0/0 * 0`), as the library's own conversion does: refused
+        return None
