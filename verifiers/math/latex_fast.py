@@ -24,6 +24,7 @@ Refused because the grammar reads them another way or ambiguously:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sympy
@@ -75,9 +76,16 @@ def _tokens(text: str) -> list[tuple[int, str]]:
 
 
 def _number(text: str) -> Any:
-    """The converter's `parse_number`: leading zeros of an integer dropped, then `sympy.Number`."""
+    """The converter's `parse_number` (leading zeros of an integer dropped, then `sympy.Number`), whose
+    `parse_expr` costs a millisecond: an integer is built directly (`parse_expr` gives `Integer` too), a
+    decimal once per text."""
     if text.isdigit():
-        text = text.lstrip("0") or "0"
+        return sympy.Integer(int(text))
+    return _decimal(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decimal(text: str) -> Any:
     return sympy.Number(text)
 
 
