@@ -9,10 +9,12 @@ accepts gives the srepr `latex2sympy` gives. What it is unsure of, it refuses (`
 runs the ANTLR parse: a different expression would change a verdict, a refusal only costs time.
 
 The text is normalized by the library's own `normalize_latex` and split into tokens by the library's own
-lexer (about 0.1 ms), so keywords inside letter runs (`tr`, `floor`), differentials (`dx`), `e`, `E`,
+lexer (about 0.1 ms), so keywords inside letter runs (`tr`, `floor`), differentials (`dx`), `E`,
 percent and e-notation numbers reach this parser as the token types the grammar sees, and only
 the accepted ones are read: numbers, letters but `I`, Greek commands, `+ - * / \\cdot \\times \\div`,
-`^`, groups in `( ) { } [ ]`, `\\frac` (and `\\dfrac`, `\\tfrac`), `\\sqrt` and `\\sqrt[n]`.
+`^`, groups in `( ) { } [ ]`, `\\frac` (and `\\dfrac`, `\\tfrac`), `\\sqrt` and `\\sqrt[n]`, `\\sin \\cos
+\\tan \\csc \\sec \\cot \\log \\ln \\exp` with an optional power (`\\sin^2 x`, `\\sin^{-1}` is arcsin), and
+`e` (`e^x` is `exp(x)`, evaluated as the converter does).
 
 Refused because the grammar reads them another way or ambiguously:
 - a letter or Greek command (with or without an exponent) followed by a group whose content is a single
@@ -20,6 +22,9 @@ Refused because the grammar reads them another way or ambiguously:
 - a second `^` in a row (`2^x^2` is `2^(x^2)`: the exponent's letter takes its own exponent);
 - `I` (the converter returns `sympy.I` and drops an exponent it carries);
 - a whole text that is one `{...}` group (a set, `FiniteSet`), and empty input.
+
+Not read here (the ANTLR parse reads them): subscripts (`\\log_2 8`, `x_1`), arc and hyperbolic functions,
+relations, sets and tuples, `\\pm`, percent, `!`, `|x|`, `\\binom`, text and accents.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import functools
 from typing import Any
 
 import sympy
+import sympy.functions.elementary.trigonometric as sympy_trig
 from antlr4 import InputStream
 from antlr4.error.ErrorListener import ErrorListener
 from latex2sympy2_extended.antlr_parser import PSLexer
@@ -50,9 +56,23 @@ _L_PAREN, _L_BRACE, _L_BRACKET = PSLexer.L_PAREN, PSLexer.L_BRACE, PSLexer.L_BRA
 _R_PAREN, _R_BRACE, _R_BRACKET = PSLexer.R_PAREN, PSLexer.R_BRACE, PSLexer.R_BRACKET
 _CLOSE = {_L_PAREN: _R_PAREN, _L_BRACE: _R_BRACE, _L_BRACKET: _R_BRACKET}
 _FRAC, _SQRT = PSLexer.CMD_FRAC, PSLexer.FUNC_SQRT
+_EXP_E = PSLexer.EXP_E
+_TRIG = frozenset(
+    {
+        PSLexer.FUNC_SIN,
+        PSLexer.FUNC_COS,
+        PSLexer.FUNC_TAN,
+        PSLexer.FUNC_CSC,
+        PSLexer.FUNC_SEC,
+        PSLexer.FUNC_COT,
+    }
+)
+_NAMED = _TRIG | {PSLexer.FUNC_LOG, PSLexer.FUNC_LN, PSLexer.FUNC_EXP}
+_FUNCS = _NAMED | {_SQRT, _EXP_E}
 _ATOMS = frozenset({_NUMBER, _LETTER, _GREEK})
 _NAMES = frozenset({_LETTER, _GREEK})
-_POSTFIX_START = frozenset({_NUMBER, _LETTER, _GREEK, _L_PAREN, _L_BRACE, _L_BRACKET, _FRAC, _SQRT})
+_POSTFIX_START = frozenset({_NUMBER, _LETTER, _GREEK, _L_PAREN, _L_BRACE, _L_BRACKET, _FRAC}) | _FUNCS
+_NOFUNC_START = _POSTFIX_START - _FUNCS
 _ACCEPTED = _POSTFIX_START | _MUL_OPS | _DIV_OPS | {_ADD, _SUB, _CARET, _R_PAREN, _R_BRACE, _R_BRACKET}
 _END = -1
 
@@ -135,12 +155,12 @@ class _Reader:
             value = _FLAT.add_flat(value, _negate(right) if negative else right)
         return value
 
-    def mp(self) -> Any:
-        value = self.unary()
+    def mp(self, nofunc: bool = False) -> Any:
+        value = self.unary(nofunc)
         while self.peek() in _MUL_OPS or self.peek() in _DIV_OPS:
             divide = self.peek() in _DIV_OPS
             self.at += 1
-            right = self.unary()
+            right = self.unary(nofunc)
             if not divide:
                 value = _FLAT.mul_flat(value, right)
             elif value.is_Integer and right.is_Integer:
@@ -149,15 +169,17 @@ class _Reader:
                 value = sympy.Mul(value, sympy.Pow(right, -1, evaluate=False), evaluate=False)
         return value
 
-    def unary(self) -> Any:
+    def unary(self, nofunc: bool = False) -> Any:
+        """`nofunc`: the grammar's `unary_nofunc` (a function's argument without parentheses), whose
+        factors after the first are no function calls: `\\cos x \\sin x` is cos(x) sin(x)."""
         if self.peek() == _ADD:
             self.at += 1
-            return self.unary()
+            return self.unary(nofunc)
         if self.peek() == _SUB:
             self.at += 1
-            return _negate(self.unary())
+            return _negate(self.unary(nofunc))
         factors = [self.postfix()]
-        while self.peek() in _POSTFIX_START:
+        while self.peek() in (_NOFUNC_START if nofunc else _POSTFIX_START):
             factors.append(self.postfix())
         return _juxtaposed(factors)
 
@@ -165,16 +187,38 @@ class _Reader:
         base = self.comp()
         if self.peek() != _CARET:
             return base
-        self.at += 1
-        if self.peek() in _ATOMS:
-            exponent = self.atom()
-        elif self.peek() == _L_BRACE:
-            exponent = self.group()
-        else:
-            raise _Refused("exponent")
+        exponent = self.superscript()
         if self.peek() == _CARET:
             raise _Refused("a second exponent: the grammar is ambiguous there")
         return sympy.Pow(base, exponent, evaluate=False)
+
+    def superscript(self) -> Any:
+        """`^` and an atom or a braced expression."""
+        self.expect(_CARET)
+        if self.peek() in _ATOMS:
+            return self.atom()
+        if self.peek() == _L_BRACE:
+            return self.group()
+        raise _Refused("exponent")
+
+    def function(self) -> Any:
+        """`\\sin`, `\\log`, ... with an optional power, then `(expr)` (the grammar's first choice) or the
+        argument without parentheses, which takes products and quotients: `\\cos x / 2` is cos(x/2)."""
+        name = self.texts[self.at][1:]
+        self.at += 1
+        power = self.superscript() if self.peek() == _CARET else None
+        argument = self.group() if self.peek() == _L_PAREN else self.mp(nofunc=True)
+        if name in ("log", "ln"):
+            value = sympy.log(argument, 10 if name == "log" else sympy.E, evaluate=False)
+        elif name == "exp":
+            value = sympy.exp(argument, evaluate=False)
+        else:
+            if power == -1:  # \\sin^{-1} is arcsin
+                name, power = "a" + name, None
+            value = getattr(sympy_trig, name)(argument, evaluate=False)
+        if power:  # the converter's test: a power of 0 is dropped
+            value = sympy.Pow(value, power, evaluate=False)
+        return value
 
     def comp(self) -> Any:
         kind = self.peek()
@@ -187,6 +231,14 @@ class _Reader:
             if upper.is_Integer and lower.is_Integer:
                 return sympy.Rational(upper, lower)
             return sympy.Mul(upper, sympy.Pow(lower, -1, evaluate=False), evaluate=False)
+        if kind in _NAMED:
+            return self.function()
+        if kind == _EXP_E:
+            self.at += 1
+            exponent = self.superscript() if self.peek() == _CARET else 1
+            if self.peek() == _CARET:
+                raise _Refused("a second exponent")
+            return sympy.exp(exponent)  # the converter's handle_exp, evaluated
         if kind == _SQRT:
             self.at += 1
             root = self.group() if self.peek() == _L_BRACKET else None

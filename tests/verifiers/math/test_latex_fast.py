@@ -41,6 +41,17 @@ HANDLED = [
     "+x - -y",
     "\\dfrac{3}{4}\\tfrac{x}{2}",
     "\\frac{3}{4}5",
+    "\\cos x / 2",  # the argument without parentheses takes the quotient: cos(x/2)
+    "\\cos(x) / 2",  # with them it does not
+    "\\cos x \\sin x",
+    "\\sin^2 \\theta + \\cos^2 \\theta",
+    "\\sin^{-1}(x)",
+    "\\sin^0 x",  # the converter drops a power of 0
+    "2\\cos(2x) - 1",
+    "\\tan \\frac{\\pi}{4} + \\log 100 - \\ln(x)",
+    "e^{2x} + 2e - e",
+    "\\exp x \\sqrt{2}",
+    "\\cos 2e",
 ]
 
 REFUSED = [
@@ -52,8 +63,9 @@ REFUSED = [
     "2^x^2",  # 2^(x^2): the exponent's letter takes its own exponent
     "I^2",  # the converter drops the exponent of I
     "{x+1}",  # a set
-    "\\sin x",
-    "e^x",
+    "\\sinh x",
+    "\\log_2 8",
+    "e^x^2",
     "dx",
     "2tr",
     "x_1",
@@ -106,11 +118,23 @@ def _combined(parts: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     operators = ["+", "-", "*", "/", "\\cdot", "\\times", "\\div", "", " ", " "]
     binary = st.tuples(parts, st.sampled_from(operators), parts)
     wrapped = st.tuples(
-        st.sampled_from(["(", "{", "[", "\\left(", "\\frac{", "\\dfrac{", "\\sqrt{", "\\sqrt[3]{", "-", "+"]),
+        st.sampled_from(
+            ["(", "{", "[", "\\left(", "\\frac{", "\\dfrac{", "\\sqrt{", "\\sqrt[3]{", "-", "+"]
+            + ["\\cos ", "\\sin(", "\\tan^2 ", "\\sin^{-1}(", "\\log ", "\\ln(", "\\exp ", "e^{", "e^"]
+        ),
         parts,
     )
     power = st.tuples(parts, st.sampled_from(["^", "^", "^{"]), st.one_of(_ATOMS, parts))
-    close = {"(": ")", "{": "}", "[": "]", "\\left(": "\\right)", "-": "", "+": ""}
+    close = {"(": ")", "{": "}", "[": "]", "\\left(": "\\right)", "-": "", "+": "", "e^": ""}
+    close |= {
+        "\\cos ": "",
+        "\\tan^2 ": "",
+        "\\log ": "",
+        "\\exp ": "",
+        "\\sin(": ")",
+        "\\sin^{-1}(": ")",
+        "\\ln(": ")",
+    }
     return st.one_of(
         st.tuples(binary, _SPACE).map(lambda b: f"{b[0][0]}{b[1]}{b[0][1]}{b[1]}{b[0][2]}"),
         wrapped.map(
