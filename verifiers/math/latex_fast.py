@@ -13,8 +13,8 @@ lexer (about 0.1 ms), so keywords inside letter runs (`tr`, `floor`), differenti
 percent and e-notation numbers reach this parser as the token types the grammar sees, and only
 the accepted ones are read: numbers, letters but `I`, Greek commands, `+ - * / \\cdot \\times \\div`,
 `^`, groups in `( ) { } [ ]`, `\\frac` (and `\\dfrac`, `\\tfrac`), `\\sqrt` and `\\sqrt[n]`, `\\sin \\cos
-\\tan \\csc \\sec \\cot \\log \\ln \\exp` with an optional power (`\\sin^2 x`, `\\sin^{-1}` is arcsin), and
-`e` (`e^x` is `exp(x)`, evaluated as the converter does).
+\\tan \\csc \\sec \\cot \\log \\ln \\exp` with an optional power (`\\sin^2 x`, `\\sin^{-1}` is arcsin) or
+base (`\\log_2 8`), and `e` (`e^x` is `exp(x)`, evaluated as the converter does).
 
 Refused because the grammar reads them another way or ambiguously:
 - a letter or Greek command (with or without an exponent) followed by a group whose content is a single
@@ -23,8 +23,8 @@ Refused because the grammar reads them another way or ambiguously:
 - `I` (the converter returns `sympy.I` and drops an exponent it carries);
 - a whole text that is one `{...}` group (a set, `FiniteSet`), and empty input.
 
-Not read here (the ANTLR parse reads them): subscripts (`\\log_2 8`, `x_1`), arc and hyperbolic functions,
-relations, sets and tuples, `\\pm`, percent, `!`, `|x|`, `\\binom`, text and accents.
+Not read here (the ANTLR parse reads them): subscripts but a logarithm's base (`x_1`), arc and hyperbolic
+functions, relations, sets and tuples, `\\pm`, percent, `!`, `|x|`, `\\binom`, text and accents.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ _NUMBER = PSLexer.NUMBER
 _LETTER = PSLexer.LETTER_NO_E
 _GREEK = PSLexer.GREEK_CMD
 _CARET = PSLexer.CARET
+_UNDERSCORE = PSLexer.UNDERSCORE
 _ADD, _SUB = PSLexer.ADD, PSLexer.SUB
 _MUL_OPS = frozenset({PSLexer.MUL, PSLexer.CMD_TIMES, PSLexer.CMD_CDOT})
 _DIV_OPS = frozenset({PSLexer.DIV, PSLexer.CMD_DIV})
@@ -73,7 +74,9 @@ _ATOMS = frozenset({_NUMBER, _LETTER, _GREEK})
 _NAMES = frozenset({_LETTER, _GREEK})
 _POSTFIX_START = frozenset({_NUMBER, _LETTER, _GREEK, _L_PAREN, _L_BRACE, _L_BRACKET, _FRAC}) | _FUNCS
 _NOFUNC_START = _POSTFIX_START - _FUNCS
-_ACCEPTED = _POSTFIX_START | _MUL_OPS | _DIV_OPS | {_ADD, _SUB, _CARET, _R_PAREN, _R_BRACE, _R_BRACKET}
+_ACCEPTED = (
+    _POSTFIX_START | _MUL_OPS | _DIV_OPS | {_ADD, _SUB, _CARET, _UNDERSCORE, _R_PAREN, _R_BRACE, _R_BRACKET}
+)
 _END = -1
 
 
@@ -206,10 +209,17 @@ class _Reader:
         argument without parentheses, which takes products and quotients: `\\cos x / 2` is cos(x/2)."""
         name = self.texts[self.at][1:]
         self.at += 1
+        base = None
+        if self.peek() == _UNDERSCORE and name in ("log", "ln"):  # \\log_2 8: a base, then no power
+            self.at += 1
+            base = self.group() if self.peek() == _L_BRACE else self.atom()
+            if self.peek() == _CARET:
+                raise _Refused("a power after a base: `\\log_x^2` is ambiguous")
         power = self.superscript() if self.peek() == _CARET else None
         argument = self.group() if self.peek() == _L_PAREN else self.mp(nofunc=True)
         if name in ("log", "ln"):
-            value = sympy.log(argument, 10 if name == "log" else sympy.E, evaluate=False)
+            default = 10 if name == "log" else sympy.E
+            value = sympy.log(argument, default if base is None else base, evaluate=False)
         elif name == "exp":
             value = sympy.exp(argument, evaluate=False)
         else:

@@ -52,6 +52,7 @@ HANDLED = [
     "e^{2x} + 2e - e",
     "\\exp x \\sqrt{2}",
     "\\cos 2e",
+    "\\log_2 256 - \\log_{10} x + \\ln_{b}(x) + \\log_x \\frac{1}{100}",
 ]
 
 REFUSED = [
@@ -64,7 +65,9 @@ REFUSED = [
     "I^2",  # the converter drops the exponent of I
     "{x+1}",  # a set
     "\\sinh x",
-    "\\log_2 8",
+    "\\log_x^2 8",
+    "\\log^2_x 8",
+    "\\sin_2 x",
     "e^x^2",
     "dx",
     "2tr",
@@ -121,6 +124,7 @@ def _combined(parts: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         st.sampled_from(
             ["(", "{", "[", "\\left(", "\\frac{", "\\dfrac{", "\\sqrt{", "\\sqrt[3]{", "-", "+"]
             + ["\\cos ", "\\sin(", "\\tan^2 ", "\\sin^{-1}(", "\\log ", "\\ln(", "\\exp ", "e^{", "e^"]
+            + ["\\log_2 ", "\\log_{10}(", "\\ln_x "]
         ),
         parts,
     )
@@ -130,6 +134,9 @@ def _combined(parts: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         "\\cos ": "",
         "\\tan^2 ": "",
         "\\log ": "",
+        "\\log_2 ": "",
+        "\\ln_x ": "",
+        "\\log_{10}(": ")",
         "\\exp ": "",
         "\\sin(": ")",
         "\\sin^{-1}(": ")",
