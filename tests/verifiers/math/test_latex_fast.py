@@ -178,3 +178,20 @@ def test_chained_exponents_agree_with_latex2sympy(parts):
     """`a^b^c`: the grammar reads `b^c` as one atom where `b` is a letter, `(a^b)^c` otherwise."""
     base, middle, last, space = parts
     assert agrees(f"{base}^{space}{middle}{space}^{last}")
+
+
+_PIECES = st.one_of(
+    _ATOMS,
+    st.sampled_from(
+        ["(y)", "(2)", "(x+1)", "^2", "^{n}", "\\cos x", "\\sin(x)", "\\log_2 ", "e", "\\sqrt{2}"]
+    ),
+    st.sampled_from(["\\frac{1}{2}", "\\cdot", "/", "-", "+"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_PIECES, _SPACE), min_size=2, max_size=5))
+def test_juxtaposed_pieces_agree_with_latex2sympy(pieces):
+    """Shapes where the grammar's choices matter: a call `x(y)`, a function's argument without parentheses
+    (`\\cos x \\sin x`), mixed numbers, exponents after groups."""
+    assert agrees("".join(piece + space for piece, space in pieces))
