@@ -7,7 +7,8 @@ file (a list of texts; repeats counted once) this prints the texts, the share ha
 against `latex2sympy` (target 0), the commonest reasons for a refusal (the first token type outside the
 subset, else `shape`: a function call, a set, a chained exponent, a syntax error), and on the handled
 texts the seconds of `parse_uncached` and `fast_parse` over a first pass (the parser's DFA caches cold;
-the lexer's, which both share, filled by the handled count) and a second, with the ratio.
+the lexer's, which both share, filled by the handled count) and a second, with the ratio, and the seconds
+of plain `latex2sympy` (its own LL parse) after them.
 
     python -m bench.bench_latex_fast TEXTS.json [TEXTS.json ...]
 """
@@ -82,6 +83,7 @@ def main() -> None:
         # timed before the check below, whose LL parses would fill the ANTLR caches of the first pass
         antlr_cold, fast_cold = timed(parse_uncached, handled), timed(fast_parse, handled)
         antlr_warm, fast_warm = timed(parse_uncached, handled), timed(fast_parse, handled)
+        library = timed(latex2sympy, handled)  # the library's own LL parse, after parse_uncached's passes
         mismatches = [text for text in handled if not same(fast_parse(text), text)]
         reasons = Counter(refusal_reason(text) for text in texts if fast_parse(text) is None)
         print(f"{path.name}: {len(texts)} texts, {len(handled)} handled ({len(handled) / len(texts):.1%})")
@@ -94,6 +96,9 @@ def main() -> None:
         for label, antlr, fast in (("cold", antlr_cold, fast_cold), ("warm", antlr_warm, fast_warm)):
             times = f"parse_uncached {antlr:.2f} s, fast_parse {fast:.3f} s, ratio {antlr / fast:.0f}x"
             print(f"  {label} pass over the handled texts: {times}")
+        print(
+            f"  latex2sympy itself over the handled texts: {library:.2f} s, ratio {library / fast_warm:.0f}x"
+        )
 
 
 if __name__ == "__main__":
