@@ -3,6 +3,8 @@ library on generated texts of the subset and on typical sides, and the shapes th
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -195,3 +197,11 @@ def test_juxtaposed_pieces_agree_with_latex2sympy(pieces):
     """Shapes where the grammar's choices matter: a call `x(y)`, a function's argument without parentheses
     (`\\cos x \\sin x`), mixed numbers, exponents after groups."""
     assert agrees("".join(piece + space for piece, space in pieces))
+
+
+def test_threads_read_what_one_thread_reads():
+    """fast_parse is called from the checker's threads: a lexer per call, no state shared but caches."""
+    texts = HANDLED * 8
+    alone = [srepr(fast_parse(text)) for text in texts]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert [srepr(value) for value in pool.map(fast_parse, texts)] == alone
