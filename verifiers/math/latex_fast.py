@@ -21,7 +21,8 @@ Refused because the grammar reads them another way or ambiguously:
   atom (`x(y)`, `x^2(3)`, `\\pi(2)`) or by `{(` / `{[`: the grammar reads a function call `x(y)`;
 - a second `^` in a row (`2^x^2` is `2^(x^2)`: the exponent's letter takes its own exponent);
 - `I` (the converter returns `sympy.I` and drops an exponent it carries);
-- a whole text that is one `{...}` group (a set, `FiniteSet`), and empty input.
+- a whole text that is one `{...}` group, also inside whole `(...)` or `[...]` (a set, `FiniteSet`), and
+  empty input.
 
 Not read here (the ANTLR parse reads them): subscripts but a logarithm's base (`x_1`), arc and hyperbolic
 functions, relations, sets and tuples, `\\pm`, percent, `!`, `|x|`, `\\binom`, text and accents.
@@ -309,6 +310,15 @@ def _juxtaposed(factors: list[Any]) -> Any:
     return value
 
 
+def _braced_whole(reader: _Reader) -> bool:
+    """The whole text is `{...}`, alone or inside whole `(...)` / `[...]`: to the grammar a set (`({0})` is
+    a tuple of one element, that element the set {0})."""
+    first, last = 0, len(reader.types) - 2
+    while reader.types[first] in (_L_PAREN, _L_BRACKET) and reader.closing(first) == last:
+        first, last = first + 1, last - 1
+    return reader.types[first] == _L_BRACE and reader.closing(first) == last
+
+
 def fast_parse(text: str) -> sympy.Basic | None:
     """`latex2sympy(text)` for the common subset, or `None` where this reader is not certain.
 
@@ -322,8 +332,8 @@ def fast_parse(text: str) -> sympy.Basic | None:
         if not tokens or any(kind not in _ACCEPTED for kind, _ in tokens):
             return None
         reader = _Reader(tokens)
-        if tokens[0][0] == _L_BRACE and reader.closing(0) == len(tokens) - 1:
-            return None  # the whole text braced is a set to the grammar
+        if _braced_whole(reader):
+            return None
         value = reader.expr()
         if reader.peek() != _END:
             return None

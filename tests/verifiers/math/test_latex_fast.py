@@ -66,6 +66,8 @@ REFUSED = [
     "2^x^2",  # 2^(x^2): the exponent's letter takes its own exponent
     "I^2",  # the converter drops the exponent of I
     "{x+1}",  # a set
+    "({0})",  # a tuple of one element, the set {0}
+    "[(({x+1}))]",
     "\\sinh x",
     "\\log_x^2 8",
     "\\log^2_x 8",
