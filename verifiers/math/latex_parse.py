@@ -9,12 +9,19 @@ Two savings, neither of which changes what a text parses to:
   syntax error, so an SLL parse that returns is LL's tree, and one that raises is parsed again by plain
   `latex2sympy`, as before. The SLL parser keeps its own DFA cache, so the library's LL parsers (here and
   in math-verify) never see states built in SLL mode.
+- **A warm start.** The SLL DFA begins as the one saved from the model-written dev chains' math
+  (`latex_dfa.py`, `data/latex_sll_dfa.json.gz`) instead of empty: each worker and each reward-server
+  replica no longer builds the same states again (a DFA is a memo of the grammar's prediction).
 - **A process-wide cache** by text (`memo`): the same side is parsed once however many runs and steps
   repeat it (a third of a competition response's parses were repeats).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import threading
+from pathlib import Path
 from typing import Any
 
 from antlr4.atn.ParserATNSimulator import ParserATNSimulator
@@ -22,17 +29,36 @@ from antlr4.atn.PredictionMode import PredictionMode
 from antlr4.dfa.DFA import DFA
 from antlr4.PredictionContext import PredictionContextCache
 from latex2sympy2_extended import latex2sympy
-from latex2sympy2_extended.antlr_parser import PSParser
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, NormalizationConfig, _Latex2Sympy
 from latex2sympy2_extended.math_normalization import normalize_latex
 
+from prm_factory.verifiers.math import latex_dfa
 from prm_factory.verifiers.math.memo import DEFAULT_SIZE, Memo
 
 CACHE_SIZE = DEFAULT_SIZE
 """Texts kept."""
 
-_SLL_DFA = [DFA(state, decision) for decision, state in enumerate(PSParser.atn.decisionToState)]
 _SLL_CONTEXTS = PredictionContextCache()
+_SLL_DFA: list[DFA] | None = None  # loaded on the first parse: a process that parses nothing pays nothing
+_SLL_LOCK = threading.Lock()
+
+
+def sll_dfas() -> list[DFA]:
+    """The SLL parser's DFA cache, one per decision: the saved one (latex_dfa.py) where it is this
+    grammar's, else empty."""
+    global _SLL_DFA
+    with _SLL_LOCK:
+        if _SLL_DFA is None:
+            _SLL_DFA = latex_dfa.load(latex_dfa.SHIPPED, _SLL_CONTEXTS) or latex_dfa.fresh_dfas()
+        return _SLL_DFA
+
+
+def start_cold() -> None:
+    """Forget every SLL DFA state, the loaded ones too (building the saved DFA; tests)."""
+    global _SLL_DFA, _SLL_CONTEXTS
+    with _SLL_LOCK:
+        _SLL_CONTEXTS = PredictionContextCache()
+        _SLL_DFA = latex_dfa.fresh_dfas()
 
 
 class _SLLConverter(_Latex2Sympy):
@@ -40,7 +66,7 @@ class _SLLConverter(_Latex2Sympy):
 
     def create_parser(self, latex_str: str) -> Any:
         parser = super().create_parser(latex_str)
-        parser._interp = ParserATNSimulator(parser, parser.atn, _SLL_DFA, _SLL_CONTEXTS)
+        parser._interp = ParserATNSimulator(parser, parser.atn, sll_dfas(), _SLL_CONTEXTS)
         parser._interp.predictionMode = PredictionMode.SLL
         return parser
 
@@ -69,3 +95,27 @@ def parse_latex(text: str) -> Any:
 def clear_cache() -> None:
     """Forget every kept parse (tests)."""
     _memo.clear()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`build-dfa CHAINS...`: parse the math of JSONL chain files cold, then save the SLL DFA it built
+    (latex_dfa.py; the shipped file's command is in its docstring)."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("command", choices=["build-dfa"])
+    parser.add_argument("chains", nargs="+", type=Path, help="JSONL chain files (rows with `steps`)")
+    parser.add_argument("--out", type=Path, default=latex_dfa.SHIPPED)
+    args = parser.parse_args(argv)
+    start_cold()
+    texts = [t for path in args.chains for t in latex_dfa.math_texts(path.read_text("utf-8").splitlines())]
+    for text in texts:
+        try:
+            parse_uncached(text)
+        except Exception:  # a text the parser refuses still taught the DFA its prefix
+            pass
+    latex_dfa.save(sll_dfas(), args.out)
+    states = sum(len(dfa._states) for dfa in sll_dfas())
+    print(json.dumps({"texts": len(texts), "dfa_states": states, "out": str(args.out)}))
+
+
+if __name__ == "__main__":
+    main()

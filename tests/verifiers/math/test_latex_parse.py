@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.antlr_parser import PSParser
 
-from prm_factory.verifiers.math import latex_parse
+from prm_factory.verifiers.math import latex_dfa, latex_parse
 from prm_factory.verifiers.math.latex_parse import (
     _SLLConverter,
     clear_cache,
@@ -104,12 +104,13 @@ def _library_dfa_states() -> int:
     return _dfa_states(PSParser.decisionsToDFA)
 
 
-def test_sll_parses_leave_the_library_dfa_alone():
+def test_sll_parses_leave_the_library_dfa_alone(monkeypatch):
     """The SLL parser predicts over its own DFA cache: states it builds never reach the LL parsers."""
+    monkeypatch.setattr(latex_parse, "_SLL_DFA", latex_dfa.fresh_dfas())  # cold: no saved states
     text = "7 r \\cdot \\frac{\\frac{r}{s}}{\\frac{w}{4} - 9} - 4 \\cdot w \\cdot 3 r"
-    library, own = _library_dfa_states(), _dfa_states(latex_parse._SLL_DFA)
+    library, own = _library_dfa_states(), _dfa_states(latex_parse.sll_dfas())
     read = _SLLConverter(None, None, False).parse(text)  # SLL reads it: no fallback
-    assert _dfa_states(latex_parse._SLL_DFA) > own  # states were built for it ...
+    assert _dfa_states(latex_parse.sll_dfas()) > own  # states were built for it ...
     assert _library_dfa_states() == library  # ... and none reached the library's cache
     assert read == latex2sympy(text)
 
