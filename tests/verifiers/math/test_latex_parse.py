@@ -144,3 +144,18 @@ def _latex(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 def test_generated_latex_reads_as_latex2sympy_reads_it(text):
     """ANTLR's promise on generated input: where SLL returns, it is LL's reading; else LL reads it."""
     assert _outcome(parse_uncached, text) == _outcome(latex2sympy, text)
+
+
+def test_the_common_subset_never_reaches_antlr(monkeypatch):
+    """`latex_fast` reads `x^2 - 2x - 3` (the SLL parse fails on it and the LL parse is slow); a text outside
+    its subset still goes to the ANTLR parsers."""
+    expected = latex2sympy("x^2 - 2x - 3")
+
+    def antlr(*args, **kwargs):
+        raise AssertionError("ANTLR parse")
+
+    monkeypatch.setattr(latex_parse, "latex2sympy", antlr)
+    monkeypatch.setattr(_SLLConverter, "parse", antlr)
+    assert sympy.srepr(parse_uncached("x^2 - 2x - 3")) == sympy.srepr(expected)
+    with pytest.raises(AssertionError, match="ANTLR"):
+        parse_uncached("\\binom{6}{3}")
