@@ -1,14 +1,15 @@
 """`latex_fast.fast_parse` on corpora of real texts: how many it reads, that it reads them all as
-`latex2sympy` does, and its time against the ANTLR parse (`latex_parse.parse_uncached`) on the same texts.
+`latex2sympy` does, and its time against the ANTLR parse on the same texts.
 
 Why: `fast_parse` only pays where it accepts most of what the step checker parses, and only is safe where
 every accepted text gives `latex2sympy`'s srepr (a different expression could change a verdict). Per JSON
 file (a list of texts; repeats counted once) this prints the texts, the share handled, the mismatches
 against `latex2sympy` (target 0), the commonest reasons for a refusal (the first token type outside the
 subset, else `shape`: a function call, a set, a chained exponent, a syntax error), and on the handled
-texts the seconds of `parse_uncached` and `fast_parse` over a first pass (the parser's DFA caches cold;
-the lexer's, which both share, filled by the handled count) and a second, with the ratio, and the seconds
-of plain `latex2sympy` (its own LL parse) after them.
+texts the seconds of the ANTLR path `parse_uncached` takes where `fast_parse` refuses (SLL over the saved
+DFA, else `latex2sympy`) and of `fast_parse` over a first pass (the lexer's DFA, which both share, filled
+by the handled count) and a second, with the ratio, and the seconds of plain `latex2sympy` (its own LL
+parse) after them.
 
     python -m bench.bench_latex_fast TEXTS.json [TEXTS.json ...]
 """
@@ -31,7 +32,7 @@ from latex2sympy2_extended.math_normalization import normalize_latex
 from sympy import srepr
 
 from prm_factory.verifiers.math.latex_fast import fast_parse
-from prm_factory.verifiers.math.latex_parse import parse_uncached
+from prm_factory.verifiers.math.latex_parse import _SLLConverter
 
 SUBSET_TOKENS = {
     "NUMBER", "LETTER_NO_E", "GREEK_CMD", "CARET", "ADD", "SUB", "MUL", "DIV", "CMD_TIMES", "CMD_CDOT",
@@ -66,6 +67,14 @@ def refusal_reason(text: str) -> str:
     return "shape"
 
 
+def antlr_parse(text: str) -> Any:
+    """`parse_uncached` without `latex_fast`: the SLL parse, else the library's."""
+    try:
+        return _SLLConverter(None, None, False).parse(normalize_latex(text, NormalizationConfig()))
+    except Exception:
+        return latex2sympy(text)
+
+
 def timed(parse: Callable[[str], Any], texts: list[str]) -> float:
     start = time.perf_counter()
     for text in texts:
@@ -81,9 +90,9 @@ def main() -> None:
         texts = list(dict.fromkeys(json.loads(path.read_text())))
         handled = [text for text in texts if fast_parse(text) is not None]
         # timed before the check below, whose LL parses would fill the ANTLR caches of the first pass
-        antlr_cold, fast_cold = timed(parse_uncached, handled), timed(fast_parse, handled)
-        antlr_warm, fast_warm = timed(parse_uncached, handled), timed(fast_parse, handled)
-        library = timed(latex2sympy, handled)  # the library's own LL parse, after parse_uncached's passes
+        antlr_cold, fast_cold = timed(antlr_parse, handled), timed(fast_parse, handled)
+        antlr_warm, fast_warm = timed(antlr_parse, handled), timed(fast_parse, handled)
+        library = timed(latex2sympy, handled)  # the library's own LL parse, after the passes above
         mismatches = [text for text in handled if not same(fast_parse(text), text)]
         reasons = Counter(refusal_reason(text) for text in texts if fast_parse(text) is None)
         print(f"{path.name}: {len(texts)} texts, {len(handled)} handled ({len(handled) / len(texts):.1%})")
@@ -94,7 +103,7 @@ def main() -> None:
             "  refused, by reason: " + ", ".join(f"{name} {count}" for name, count in reasons.most_common(12))
         )
         for label, antlr, fast in (("cold", antlr_cold, fast_cold), ("warm", antlr_warm, fast_warm)):
-            times = f"parse_uncached {antlr:.2f} s, fast_parse {fast:.3f} s, ratio {antlr / fast:.0f}x"
+            times = f"ANTLR path {antlr:.2f} s, fast_parse {fast:.3f} s, ratio {antlr / fast:.0f}x"
             print(f"  {label} pass over the handled texts: {times}")
         print(
             f"  latex2sympy itself over the handled texts: {library:.2f} s, ratio {library / fast_warm:.0f}x"
