@@ -71,7 +71,7 @@ def fresh_dfas(atn: ATN = PSParser.atn) -> list[DFA]:
 
 
 class _Tables:
-    """Prediction contexts and semantic contexts numbered in the order first met (parents first)."""
+    """Prediction contexts numbered in the order first met, parents first (-1: none, -2: the empty one)."""
 
     def __init__(self) -> None:
         self.contexts: list[list[Any]] = []
@@ -238,10 +238,10 @@ class _SavedState(DFAState):
 
     @property  # type: ignore[override]
     def configs(self) -> ATNConfigSet:
-        if self._saved is not None:
-            flags, rows, atn, ctx = self._saved
+        saved = self._saved
+        if saved is not None:  # built before the mark is cleared: another thread sees one or the other
+            DFAState.configs.__set__(self, _configs(*saved))
             self._saved = None
-            DFAState.configs.__set__(self, _configs(flags, rows, atn, ctx))
         return DFAState.configs.__get__(self)
 
     @configs.setter
