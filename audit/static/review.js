@@ -166,4 +166,5 @@
 
   const marked = document.getElementById("under-review");
   if (marked) marked.scrollIntoView({ block: "center" });
+  main.dataset.ready = "true"; // the keys above now answer: a key pressed before this is lost
 })();

@@ -136,6 +136,9 @@ def _answer_the_rest(audit: AuditStore) -> None:
 
 
 def _shown_item(page) -> int:
+    """The step on the page, once its script listens for keys: the `#review` element is in the DOM before
+    review.js has run, and a key pressed in between was lost (a loaded suite once waited 30 s for it)."""
+    page.locator("#review[data-ready='true']").wait_for()
     return int(page.locator("#review").get_attribute("data-item-id"))
 
 
