@@ -295,12 +295,14 @@ def save(dfas: Sequence[DFA], path: Path) -> None:
 
 
 def load(path: Path, cache: PredictionContextCache) -> list[DFA] | None:
-    """The saved DFAs, or None where the file is missing, unreadable or for another grammar."""
+    """The saved DFAs, or None where the file is missing, unreadable, malformed or for another grammar (the
+    parser then starts cold). A state whose saved configurations turn out malformed later fails its SLL
+    parse, which the library's own parse then reads: slower, never another reading."""
     try:
         data = json.loads(gzip.decompress(path.read_bytes()))
-    except (OSError, ValueError, EOFError):
+        return from_data(data, cache) if isinstance(data, dict) else None
+    except (OSError, ValueError, EOFError, KeyError, IndexError, TypeError):
         return None
-    return from_data(data, cache)
 
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)

@@ -133,6 +133,12 @@ def test_a_file_for_another_grammar_or_unreadable_is_not_used(cold, tmp_path):
     data["key"]["latex2sympy2_extended"] = "0.0.1"
     path.write_bytes(gzip.compress(json.dumps(data).encode()))
     assert latex_dfa.load(path, PredictionContextCache()) is None
+    data["key"] = latex_dfa.grammar_key()
+    data["decisions"][0]["states"] = [["not", "a", "state"]]
+    path.write_bytes(gzip.compress(json.dumps(data).encode()))
+    assert latex_dfa.load(path, PredictionContextCache()) is None
+    path.write_bytes(gzip.compress(b"[1, 2]"))
+    assert latex_dfa.load(path, PredictionContextCache()) is None
     path.write_bytes(b"not gzip")
     assert latex_dfa.load(path, PredictionContextCache()) is None
     assert latex_dfa.load(tmp_path / "missing.json.gz", PredictionContextCache()) is None
