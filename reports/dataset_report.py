@@ -27,7 +27,14 @@ import duckdb
 import jinja2
 
 from prm_factory.labels.registry import registered_names
-from prm_factory.reports.weights import USED_SQL, joint_rows, unmeasured_warnings, weight_rows
+from prm_factory.reports.weights import (
+    USED_SQL,
+    dataset_joint_tables_of,
+    dataset_tables_of,
+    joint_rows,
+    unmeasured_warnings,
+    weight_rows,
+)
 from prm_factory.schemas.step_labels import first_error_column
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import connect
@@ -245,24 +252,6 @@ def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) ->
         )
     finally:
         connection.close()
-
-
-def _local_root(dataset: Dataset) -> Path | None:
-    return Path(dataset.root) if "://" not in dataset.root else None
-
-
-def dataset_tables_of(dataset: Dataset) -> dict[str, Any]:
-    """The calibration tables a version's consensus reads: shipped, and those its audits refined."""
-    from prm_factory.labels.calibration import load_tables
-
-    return load_tables(None, _local_root(dataset))
-
-
-def dataset_joint_tables_of(dataset: Dataset) -> dict[tuple[str, str], Any]:
-    """The joint tables a version's consensus reads: shipped, and those its audits refined."""
-    from prm_factory.labels.joint_calibration import load_joint_tables
-
-    return load_joint_tables(_local_root(dataset))
 
 
 # ---------------------------------------------------------------------------------------------- plots

@@ -114,15 +114,28 @@ def joint_rows(
     ]
 
 
+def _local_root(dataset: Dataset) -> Path | None:
+    return Path(dataset.root) if "://" not in dataset.root else None
+
+
+def dataset_tables_of(dataset: Dataset) -> dict[str, CalibrationTable]:
+    """The calibration tables a version's consensus reads: shipped, and those its audits refined."""
+    return load_tables(None, _local_root(dataset))
+
+
+def dataset_joint_tables_of(dataset: Dataset) -> dict[tuple[str, str], JointTable]:
+    """The joint tables a version's consensus reads: shipped, and those its audits refined."""
+    return load_joint_tables(_local_root(dataset))
+
+
 def weights_used(dataset: Dataset, version: int | None, sources: Sequence[str]) -> list[dict[str, Any]]:
     """`weight_rows` of a version's labels, with the tables its consensus reads (shipped, and those its
     audits refined: labels.calibration.load_tables)."""
     counts = query(dataset, USED_SQL, version, sources).to_pylist()
-    root = Path(dataset.root) if "://" not in dataset.root else None
     together = joint_rows(
-        lambda sql: query(dataset, sql, version, sources).to_pylist(), load_joint_tables(root)
+        lambda sql: query(dataset, sql, version, sources).to_pylist(), dataset_joint_tables_of(dataset)
     )
-    return weight_rows(counts, load_tables(None, root)) + together
+    return weight_rows(counts, dataset_tables_of(dataset)) + together
 
 
 def unmeasured_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
