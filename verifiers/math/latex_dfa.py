@@ -170,20 +170,21 @@ def _ints(numbers: Iterable[int]) -> str:
 # ------------------------------------------------------------------ loading
 
 
+def _context_at(i: int, built: Sequence[PredictionContext]) -> PredictionContext | None:
+    """A saved context number read back (`_Tables.context`: -1 none, -2 the empty context)."""
+    return None if i == -1 else PredictionContext.EMPTY if i == -2 else built[i]
+
+
 def _contexts(rows: str, cache: PredictionContextCache) -> list[PredictionContext]:
     built: list[PredictionContext] = []
-
-    def ref(i: int) -> PredictionContext | None:
-        return None if i == -1 else PredictionContext.EMPTY if i == -2 else built[i]
-
     for row in rows.split(";") if rows else []:
         kind, parent_text, return_text = row.split(":")
         parents = [int(p) for p in parent_text.split(",")]
         returns = [int(r) for r in return_text.split(",")]
         if kind == "s":
-            ctx = SingletonPredictionContext.create(ref(parents[0]), returns[0])
+            ctx = SingletonPredictionContext.create(_context_at(parents[0], built), returns[0])
         else:
-            ctx = ArrayPredictionContext([ref(p) for p in parents], list(returns))
+            ctx = ArrayPredictionContext([_context_at(p, built) for p in parents], list(returns))
         built.append(cache.add(ctx))
     return built
 
@@ -215,13 +216,9 @@ class _Contexts:
         self._built: list[PredictionContext] | None = None
 
     def __call__(self, i: int) -> PredictionContext | None:
-        if i == -1:
-            return None
-        if i == -2:
-            return PredictionContext.EMPTY
-        if self._built is None:
+        if i >= 0 and self._built is None:
             self._built = _contexts(self._rows, self._cache)
-        return self._built[i]
+        return _context_at(i, self._built or [])
 
 
 class _SavedState(DFAState):

@@ -51,6 +51,9 @@ def sll_dfas() -> list[DFA]:
     """The SLL parser's DFA cache, one per decision: the saved one (latex_dfa.py) where it is this
     grammar's, else empty."""
     global _SLL_DFA
+    loaded = _SLL_DFA
+    if loaded is not None:  # every parse asks: no lock once loaded
+        return loaded
     with _SLL_LOCK:
         if _SLL_DFA is None:
             _SLL_DFA = latex_dfa.load(latex_dfa.SHIPPED, _SLL_CONTEXTS) or latex_dfa.fresh_dfas()
