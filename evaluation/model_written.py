@@ -75,6 +75,25 @@ BBM_REPO = "WHGTyen/BIG-Bench-Mistake"
 BBM_FILE = "multistep_arithmetic.jsonl"
 BBM_MODEL = "PaLM 2-L (Unicorn)"
 QWEN_FILE = "evaluation/data/eval_rm_maj_example/math_cot_100.jsonl"
+PRIME_REPO = "PRIME-RL/PRIME"
+_PRIME_OUTPUTS = "eval/scripts/eval/Qwen25-Math/evaluation/outputs/home/test/test05/whb"
+_PRIME_RESULTS = f"{_PRIME_OUTPUTS}/project/eval-cgq-new/o1_results_1205"
+_PRIME_GAOKAO = "gaokao2023en/test_qwen25-math-cot_-1_seed0_t0.0_s0_e-1.jsonl"
+# the Gaokao 2023 (English) outputs PRIME's repository committed (later removed): file -> (model, id tag)
+PRIME_FILES = {
+    f"{_PRIME_OUTPUTS}/models/Qwen2.5-Math-7B-Instruct/math_eval/{_PRIME_GAOKAO}": (
+        "Qwen2.5-Math-7B-Instruct, greedy",
+        "prime-gaokao-qwen25math7b",
+    ),
+    f"{_PRIME_RESULTS}/Meta-Llama-3.1-8B-Instruct/qwen_math/{_PRIME_GAOKAO}": (
+        "Meta-Llama-3.1-8B-Instruct, greedy",
+        "prime-gaokao-llama31-8b",
+    ),
+    f"{_PRIME_RESULTS}/all_abla_numina_oly_orca/qwen_math/{_PRIME_GAOKAO}": (
+        "PRIME's SFT ablation checkpoint all_abla_numina_oly_orca (base not stated), greedy",
+        "prime-gaokao-sft-ablation",
+    ),
+}
 PRMBENCH_DATA = "mr_eval/tasks/prmtest_classified/data"
 # PRMBench classes whose marked steps assert something false (the others restate or assume)
 FALSE_CLAIM_CLASSES = (
@@ -197,6 +216,17 @@ def qwq_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain]
 def qwen_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain]:
     """Qwen2.5-Math's example outputs: every sampled response of a row, its steps the response's
     paragraphs (ProcessBench's split), with the harness's own grade."""
+    return harness_chains(
+        rows, file, commit, QWEN_REPO, "Qwen2.5-Math-Instruct (size not stated), T=0.7", "qwen25math"
+    )
+
+
+def harness_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """Outputs of Qwen2.5-Math's evaluation harness (`idx`, `question`, `gt`, `code`: the sampled
+    responses, `score`: the harness's grade of each): every response a chain of its paragraphs
+    (ProcessBench's split). Ids are `TAG-IDX-sK`."""
     chains = []
     for row in rows:
         responses = _listed(row["code"])
@@ -209,11 +239,11 @@ def qwen_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain
                 continue
             chains.append(
                 ModelChain(
-                    f"qwen25math-{row['idx']}-s{k}",
+                    f"{tag}-{row['idx']}-s{k}",
                     row["question"],
                     steps,
-                    Provenance(QWEN_REPO, commit, file, "Qwen2.5-Math-Instruct (size not stated), T=0.7"),
-                    source_correct=bool(scores[k]),
+                    Provenance(repo, commit, file, model),
+                    source_correct=bool(scores[k]) if k < len(scores) else None,
                     reference_answer=str(row["gt"]),
                 )
             )
@@ -428,6 +458,11 @@ def read_sources(args: argparse.Namespace) -> list[ModelChain]:
             DEEPSCALER_MODEL,
             "deepscaler-aime24",
         )
+    if args.prime:
+        for file, (model, tag) in PRIME_FILES.items():
+            chains += harness_chains(
+                _jsonl(args.prime / file), file, args.prime_commit, PRIME_REPO, model, tag
+            )
     for path in args.mrmath or []:
         chains += mrmath_chains(_jsonl(path), f"dataset/{path.name}", args.mrmath_commit)
     if args.bbm:
@@ -534,7 +569,7 @@ def _build(args: argparse.Namespace) -> int:
         verifier.close()
     args.out.mkdir(parents=True, exist_ok=True)
     for split, rows in split_rows(chains).items():
-        path = args.out / f"{args.name}_{split}.jsonl"
+        path = args.out / f"{args.name}_{split}{args.suffix}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         located = sum(r.get("label", -1) >= 0 for r in rows)
         right = sum(r.get("label") == -1 for r in rows)
@@ -597,11 +632,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--deepscaler", type=Path, help=f"{DEEPSCALER_REPO}'s AIME 2024 outputs, {DEEPSCALER_FILE}"
     )
     build.add_argument("--deepscaler-commit", default="")
+    build.add_argument(
+        "--prime", type=Path, help=f"a tree of {PRIME_REPO} at --prime-commit (its Gaokao 2023 outputs)"
+    )
+    build.add_argument("--prime-commit", default="")
     build.add_argument("--mrmath", type=Path, nargs="*", help="ReasonEval's dataset/mr-math_*.json files")
     build.add_argument("--mrmath-commit", default="")
     build.add_argument("--bbm", type=Path, help=f"{BBM_REPO}'s {BBM_FILE}")
     build.add_argument("--bbm-commit", default="")
     build.add_argument("--name", default="model_written", help="the split files are NAME_dev / NAME_untuned")
+    build.add_argument(
+        "--suffix", default="", help="after the split's name: NAME_devSUFFIX.jsonl (a second set)"
+    )
     build.add_argument(
         "--math", type=Path, help="MATH as JSON lines {problem, solution} (the references of MATH chains)"
     )
