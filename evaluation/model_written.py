@@ -78,21 +78,25 @@ QWEN_FILE = "evaluation/data/eval_rm_maj_example/math_cot_100.jsonl"
 PRIME_REPO = "PRIME-RL/PRIME"
 _PRIME_OUTPUTS = "eval/scripts/eval/Qwen25-Math/evaluation/outputs/home/test/test05/whb"
 _PRIME_RESULTS = f"{_PRIME_OUTPUTS}/project/eval-cgq-new/o1_results_1205"
-_PRIME_GAOKAO = "gaokao2023en/test_qwen25-math-cot_-1_seed0_t0.0_s0_e-1.jsonl"
-# the Gaokao 2023 (English) outputs PRIME's repository committed (later removed): file -> (model, id tag)
+_PRIME_FILE = "test_qwen25-math-cot_-1_seed0_t0.0_s0_e-1.jsonl"
+# the models whose greedy outputs PRIME's repository committed (later removed): folder -> (model, id tag)
+_PRIME_MODELS = {
+    f"{_PRIME_OUTPUTS}/models/Qwen2.5-Math-7B-Instruct/math_eval": (
+        "Qwen2.5-Math-7B-Instruct",
+        "qwen25math7b",
+    ),
+    f"{_PRIME_RESULTS}/Meta-Llama-3.1-8B-Instruct/qwen_math": ("Meta-Llama-3.1-8B-Instruct", "llama31-8b"),
+    f"{_PRIME_RESULTS}/all_abla_numina_oly_orca/qwen_math": (
+        "PRIME's SFT ablation checkpoint all_abla_numina_oly_orca (base not stated)",
+        "sft-ablation",
+    ),
+}
+# Gaokao 2023 (English): high-school exam problems; Minerva's MATH-style college STEM problems (with units)
+_PRIME_SETS = {"gaokao2023en": "gaokao", "minerva_math": "minerva"}
 PRIME_FILES = {
-    f"{_PRIME_OUTPUTS}/models/Qwen2.5-Math-7B-Instruct/math_eval/{_PRIME_GAOKAO}": (
-        "Qwen2.5-Math-7B-Instruct, greedy",
-        "prime-gaokao-qwen25math7b",
-    ),
-    f"{_PRIME_RESULTS}/Meta-Llama-3.1-8B-Instruct/qwen_math/{_PRIME_GAOKAO}": (
-        "Meta-Llama-3.1-8B-Instruct, greedy",
-        "prime-gaokao-llama31-8b",
-    ),
-    f"{_PRIME_RESULTS}/all_abla_numina_oly_orca/qwen_math/{_PRIME_GAOKAO}": (
-        "PRIME's SFT ablation checkpoint all_abla_numina_oly_orca (base not stated), greedy",
-        "prime-gaokao-sft-ablation",
-    ),
+    f"{folder}/{name}/{_PRIME_FILE}": (f"{model}, greedy", f"prime-{tag}-{model_tag}")
+    for name, tag in _PRIME_SETS.items()
+    for folder, (model, model_tag) in _PRIME_MODELS.items()
 }
 PRMBENCH_DATA = "mr_eval/tasks/prmtest_classified/data"
 # PRMBench classes whose marked steps assert something false (the others restate or assume)
@@ -633,7 +637,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     build.add_argument("--deepscaler-commit", default="")
     build.add_argument(
-        "--prime", type=Path, help=f"a tree of {PRIME_REPO} at --prime-commit (its Gaokao 2023 outputs)"
+        "--prime",
+        type=Path,
+        help=f"a tree of {PRIME_REPO} at --prime-commit (its Gaokao 2023 and Minerva outputs)",
     )
     build.add_argument("--prime-commit", default="")
     build.add_argument("--mrmath", type=Path, nargs="*", help="ReasonEval's dataset/mr-math_*.json files")
