@@ -19,6 +19,7 @@ from sympy.core.numbers import ImaginaryUnit
 from prm_factory.verifiers.math.competition import ORDER_RELATION
 from prm_factory.verifiers.math.latex_parse import parse_latex
 from prm_factory.verifiers.math.numbers import Literal, matches_written
+from prm_factory.verifiers.math.zero_test import proves_zero
 
 
 def split_top_level(text: str, separators: tuple[str, ...] = ("=", "\\approx")) -> list[str]:
@@ -106,10 +107,14 @@ def in_degrees(side: str) -> str:
 
 def _simplified(expr: sympy.Expr) -> sympy.Expr:
     """A difference simplified: a polynomial's expansion settles it (and is far cheaper than `simplify`,
-    which may run past the worker's limit on a cold start); anything else goes to `simplify`."""
+    which may run past the worker's limit on a cold start); a zero `zero_test` proves is zero (a rational
+    function, a trigonometric identity: a fraction of `simplify`'s search); anything else goes to
+    `simplify`."""
     names = sorted(expr.free_symbols, key=str)
     if names and expr.is_polynomial(*names):
         return sympy.expand(expr)
+    if proves_zero(expr):
+        return sympy.Integer(0)
     return sympy.simplify(expr)
 
 

@@ -101,7 +101,11 @@ class MathVerifier:
     # 2.10.2: the same verdicts for less parse time (`latex_fast`: the common LaTeX subset read without
     # ANTLR, srepr-identical to latex2sympy or refused; `latex_dfa`: the SLL parser starts from a saved
     # DFA); patch, as a reading the differential tests missed would move a verdict
-    version = "2.10.2"
+    # 2.11.0: an identity proved by a short fixed path before `simplify` (`zero_test`: tangents as ratios,
+    # angles expanded, one denominator, the numerator reduced modulo sin^2 + cos^2 - 1) is zero; where it
+    # proves nothing `simplify` decides as before. A few identities `simplify` missed (`tan 3θ` as its
+    # rational function of `tan θ`) are now `correct`, never `incorrect`
+    version = "2.11.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None
