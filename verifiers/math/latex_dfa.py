@@ -26,6 +26,7 @@ import gzip
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -170,23 +171,19 @@ def _ints(numbers: Iterable[int]) -> str:
 # ------------------------------------------------------------------ loading
 
 
-def _context_at(i: int, built: Sequence[PredictionContext]) -> PredictionContext | None:
+def _context_at(i: int, built: Callable[[int], PredictionContext]) -> PredictionContext | None:
     """A saved context number read back (`_Tables.context`: -1 none, -2 the empty context)."""
-    return None if i == -1 else PredictionContext.EMPTY if i == -2 else built[i]
+    return None if i == -1 else PredictionContext.EMPTY if i == -2 else built(i)
 
 
-def _contexts(rows: str, cache: PredictionContextCache) -> list[PredictionContext]:
-    built: list[PredictionContext] = []
-    for row in rows.split(";") if rows else []:
-        kind, parent_text, return_text = row.split(":")
-        parents = [int(p) for p in parent_text.split(",")]
-        returns = [int(r) for r in return_text.split(",")]
-        if kind == "s":
-            ctx = SingletonPredictionContext.create(_context_at(parents[0], built), returns[0])
-        else:
-            ctx = ArrayPredictionContext([_context_at(p, built) for p in parents], list(returns))
-        built.append(cache.add(ctx))
-    return built
+def _context(row: str, built: Callable[[int], PredictionContext]) -> PredictionContext:
+    """One saved context from its row, its parents (saved before it) read through `built`."""
+    kind, parent_text, return_text = row.split(":")
+    parents = [int(p) for p in parent_text.split(",")]
+    returns = [int(r) for r in return_text.split(",")]
+    if kind == "s":
+        return SingletonPredictionContext.create(_context_at(parents[0], built), returns[0])
+    return ArrayPredictionContext([_context_at(p, built) for p in parents], list(returns))
 
 
 def _configs(flags: list[Any], rows: str, atn: ATN, ctx: Callable[[int], Any]) -> ATNConfigSet:
@@ -209,16 +206,46 @@ def _configs(flags: list[Any], rows: str, atn: ATN, ctx: Callable[[int], Any]) -
 
 
 class _Contexts:
-    """The saved prediction contexts, built on first use (most loaded states are never missed from)."""
+    """The saved prediction contexts, each built when a configuration first needs it, with the parents it
+    reads (a parent is saved before its children). Building the whole table (63,000 contexts) on the
+    first miss took 0.5-0.9 s, paid by whichever response missed first; a miss reads a few dozen."""
 
     def __init__(self, rows: str, cache: PredictionContextCache) -> None:
-        self._rows, self._cache = rows, cache
-        self._built: list[PredictionContext] | None = None
+        self._rows: list[str] | None = None
+        self._text, self._cache = rows, cache
+        self._built: dict[int, PredictionContext] = {}
+        self._lock = threading.Lock()
 
     def __call__(self, i: int) -> PredictionContext | None:
-        if i >= 0 and self._built is None:
-            self._built = _contexts(self._rows, self._cache)
-        return _context_at(i, self._built or [])
+        if i < 0:
+            return _context_at(i, self._built.__getitem__)
+        built = self._built.get(i)
+        if built is None:
+            with self._lock:
+                built = self._build(i)
+        return built
+
+    def _build(self, i: int) -> PredictionContext:
+        if self._rows is None:
+            self._rows = self._text.split(";") if self._text else []
+        rows, built = self._rows, self._built
+        pending = [i]
+        while pending:  # parents first, without recursion (a chain of contexts may be long)
+            at = pending[-1]
+            if at in built:
+                pending.pop()
+                continue
+            parent_text = rows[at].split(":")[1]
+            parents = [int(p) for p in parent_text.split(",")]
+            if any(p >= at for p in parents):  # parents are saved first: this file is malformed
+                raise ValueError(f"saved prediction context {at} names a later parent")
+            missing = [p for p in parents if p >= 0 and p not in built]
+            if missing:
+                pending.extend(missing)
+                continue
+            built[at] = self._cache.add(_context(rows[at], built.__getitem__))
+            pending.pop()
+        return built[i]
 
 
 class _SavedState(DFAState):
