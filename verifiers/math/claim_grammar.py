@@ -114,14 +114,14 @@ def unread_span(claim: str, grammar: Grammar) -> Unread | None:
 
 # Inside math, right before a claim: what would make it the tail of a longer expression (a factor, an
 # operand, a function's argument); right after it: what would continue its last side.
-_CUT_BEFORE = re.compile(r"(?:[A-Za-z0-9)}\]!'|]|\\(?:cdot|times|div)|[-+−_^*/×·÷])\s*$")
+_CUT_BEFORE = re.compile(r"(?:[\w)}\]!'|]|\\(?:cdot|times|div)|[-+−^*/×·÷])\s*$")
 _NOT_A_FACTOR_BEFORE = re.compile(
     r"\\(?:geqslant|leqslant|geq?|leq?|neq?|approx|sim|simeq|equiv|lt|gt|to|in|implies|iff|Rightarrow"
     r"|Longrightarrow|Leftrightarrow|therefore|because|q?quad|left|right|[,;:! ]|\\)\s*$"
     r"|\\(?:text|mathrm|textbf|operatorname)\s*\{[^{}]*\}\s*$|\\begin\{[^{}]*\}\s*$|&\s*$"
 )
 _CUT_AFTER = re.compile(
-    r"^\s*(?:[A-Za-z0-9(\[{!^_']|\\(?!(?:[,;:! \])]|\\|(?:q?quad|text|right|end|Rightarrow|implies|iff"
+    r"^\s*(?:[\w(\[{!^']|\\(?!(?:[,;:! \])]|\\|(?:q?quad|text|right|end|Rightarrow|implies|iff"
     r"|Longrightarrow|approx|leq?|geq?|neq?|lt|gt|mathrm|textbf|tag|label|nonumber|notag|hline)(?![A-Za-z]))))"
 )
 
@@ -156,9 +156,11 @@ def cut_from_source(claim: str, step: str, offsets: list[int]) -> Unread | None:
 
 # Outside math, in prose: a character glued to the claim that continues it (`log_5(5^5)=5` read from
 # `(5^5)`, `12=5x`), or an operator said in words right before it ("10 times 9 over 2 times 1 = 45")
-_GLUED_BEFORE = re.compile(r"[A-Za-z0-9_)\]}^'.!]$")
-_GLUED_AFTER = re.compile(r"^[A-Za-z0-9(\[_^]")
-_GLUED_AFTER_DIGIT = re.compile(r"^[0-9(\[_^]")
+# (a letter of any script counts: `(4/3)π(6)^3 = (1/2)π(6)^2` is not `(6)^3 = (1/2)`; a word problem's unit
+# glued after a number is a Latin word, `120kg`)
+_GLUED_BEFORE = re.compile(r"[\w)\]}^'.!]$")
+_GLUED_AFTER = re.compile(r"^[\w(\[^]")
+_GLUED_AFTER_DIGIT = re.compile(r"^(?:[0-9(\[_^]|(?![A-Za-z])[^\W\d_])")
 _WORD_OPERATOR_BEFORE = re.compile(
     r"\b(?:times|over|plus|minus|(?:divided|multiplied)\s+by)\s*$", re.IGNORECASE
 )

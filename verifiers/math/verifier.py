@@ -105,7 +105,9 @@ class MathVerifier:
     # angles expanded, one denominator, the numerator reduced modulo sin^2 + cos^2 - 1) is zero; where it
     # proves nothing `simplify` decides as before. A few identities `simplify` missed (`tan 3θ` as its
     # rational function of `tan θ`) are now `correct`, never `incorrect`
-    version = "2.11.0"
+    # 2.12.0: a claim glued to a letter of any script (`(4/3)π(6)^3 = (1/2)π(6)^2(16)` read as
+    # `(6)^3 = (1/2)`) is cut out of a longer expression, as one glued to a Latin letter was: unverifiable
+    version = "2.12.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

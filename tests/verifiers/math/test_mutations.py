@@ -185,6 +185,34 @@ def test_notation_outside_the_grammar_is_never_incorrect(checker, n: int, value:
         assert "incorrect" not in _labels(checker, [step]), step
 
 
+# a letter of any script but Latin (a constant or a name: `π`, `θ`, `λ`), which no grammar rule reads
+_OTHER_LETTERS = st.characters(min_codepoint=0x370, max_codepoint=0x52F, categories=("Ll", "Lu"))
+
+
+@SETTINGS
+@given(claim=claims(right=False), letter=_OTHER_LETTERS, k=st.integers(2, 9))
+def test_a_claim_glued_to_a_letter_of_another_script_is_never_incorrect(
+    checker, claim: Claim, letter: str, k: int
+) -> None:
+    # `(4/3)π(6)^3 = (1/2)π(6)^2(16)`: the letter is a factor of both sides, not a break between claims
+    a, rest = claim.plain.split(" ", 1)
+    left, right = rest.rsplit(" ", 1)
+    for step in (
+        f"Substituting, we get: {k}{letter}({a}) {left} ({right}){letter}({k}).",
+        f"Substituting, we get: $({k}){letter}({a}) {left} ({right}){letter}^2$.",
+    ):
+        assert "incorrect" not in _labels(checker, [step]), step
+
+
+@SETTINGS
+@given(claim=claims(right=False), letter=_OTHER_LETTERS)
+def test_a_wrong_claim_beside_a_letter_it_is_not_glued_to_stays_incorrect(
+    checker, claim: Claim, letter: str
+) -> None:
+    [label] = _labels(checker, [f"Then {claim.plain}, and {letter} is another matter."])
+    assert label == "incorrect"
+
+
 @SETTINGS
 @given(claim=claims(right=False))
 def test_a_wrong_claim_in_a_notation_the_grammar_reads_stays_incorrect(checker, claim: Claim) -> None:
