@@ -78,7 +78,7 @@ QWEN_FILE = "evaluation/data/eval_rm_maj_example/math_cot_100.jsonl"
 PRIME_REPO = "PRIME-RL/PRIME"
 _PRIME_OUTPUTS = "eval/scripts/eval/Qwen25-Math/evaluation/outputs/home/test/test05/whb"
 _PRIME_RESULTS = f"{_PRIME_OUTPUTS}/project/eval-cgq-new/o1_results_1205"
-_PRIME_FILE = "test_qwen25-math-cot_-1_seed0_t0.0_s0_e-1.jsonl"
+_HARNESS_FILE = "test_qwen25-math-cot_-1_seed0_t0.0_s0_e-1.jsonl"
 # the models whose greedy outputs PRIME's repository committed (later removed): folder -> (model, id tag)
 _PRIME_MODELS = {
     f"{_PRIME_OUTPUTS}/models/Qwen2.5-Math-7B-Instruct/math_eval": (
@@ -94,9 +94,26 @@ _PRIME_MODELS = {
 # Gaokao 2023 (English): high-school exam problems; Minerva's MATH-style college STEM problems (with units)
 _PRIME_SETS = {"gaokao2023en": "gaokao", "minerva_math": "minerva"}
 PRIME_FILES = {
-    f"{folder}/{name}/{_PRIME_FILE}": (f"{model}, greedy", f"prime-{tag}-{model_tag}")
+    f"{folder}/{name}/{_HARNESS_FILE}": (f"{model}, greedy", f"prime-{tag}-{model_tag}")
     for name, tag in _PRIME_SETS.items()
     for folder, (model, model_tag) in _PRIME_MODELS.items()
+}
+SKYTHOUGHT_REPO = "NovaSky-AI/SkyThought"
+_SKY_OUTPUTS = "skythought/Qwen2.5-Math/evaluation/outputs"
+# the Qwen2.5-Math harness outputs SkyThought's repository committed (later removed), greedy: model ->
+# id tag (Llama-3.1-8B's are left out: the base model echoed the prompt, no answer graded right)
+_SKY_MODELS = {
+    "Qwen/Qwen2.5-14B-Instruct": "qwen25-14b",
+    "Qwen/Qwen2.5-Math-7B": "qwen25math7b-base",
+    "google/gemma-2-27b-it": "gemma2-27b",
+}
+SKYTHOUGHT_FILES = {
+    f"{_SKY_OUTPUTS}/{model}/{name}_eval/{name}/{_HARNESS_FILE}": (
+        f"{model.split('/')[1]}, greedy",
+        f"sky-{name}-{tag}",
+    )
+    for name in ("aime24", "amc23", "math500")
+    for model, tag in _SKY_MODELS.items()
 }
 PRMBENCH_DATA = "mr_eval/tasks/prmtest_classified/data"
 # PRMBench classes whose marked steps assert something false (the others restate or assume)
@@ -467,6 +484,11 @@ def read_sources(args: argparse.Namespace) -> list[ModelChain]:
             chains += harness_chains(
                 _jsonl(args.prime / file), file, args.prime_commit, PRIME_REPO, model, tag
             )
+    if args.skythought:
+        for file, (model, tag) in SKYTHOUGHT_FILES.items():
+            chains += harness_chains(
+                _jsonl(args.skythought / file), file, args.skythought_commit, SKYTHOUGHT_REPO, model, tag
+            )
     for path in args.mrmath or []:
         chains += mrmath_chains(_jsonl(path), f"dataset/{path.name}", args.mrmath_commit)
     if args.bbm:
@@ -642,6 +664,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"a tree of {PRIME_REPO} at --prime-commit (its Gaokao 2023 and Minerva outputs)",
     )
     build.add_argument("--prime-commit", default="")
+    build.add_argument(
+        "--skythought",
+        type=Path,
+        help=f"a tree of {SKYTHOUGHT_REPO} at --skythought-commit (AIME/AMC/MATH500)",
+    )
+    build.add_argument("--skythought-commit", default="")
     build.add_argument("--mrmath", type=Path, nargs="*", help="ReasonEval's dataset/mr-math_*.json files")
     build.add_argument("--mrmath-commit", default="")
     build.add_argument("--bbm", type=Path, help=f"{BBM_REPO}'s {BBM_FILE}")

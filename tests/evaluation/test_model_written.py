@@ -12,6 +12,7 @@ from prm_factory.evaluation.model_written import (
     FALSE_CLAIM_CLASSES,
     PRIME_FILES,
     PRMBENCH_DATA,
+    SKYTHOUGHT_FILES,
     ModelChain,
     Provenance,
     adjudicated,
@@ -275,9 +276,15 @@ def test_build_writes_both_splits_from_raw_files(tmp_path: Path) -> None:
     assert copy["final_answer_correct"] is False  # 58 cents against the reference 29
 
 
-def test_prime_harness_outputs_build_a_second_set_named_by_the_suffix(tmp_path: Path) -> None:
-    tree = tmp_path / "prime"
-    for n, file in enumerate(PRIME_FILES):
+@pytest.mark.parametrize(
+    ("option", "files", "repo"),
+    [("--prime", PRIME_FILES, "PRIME-RL/PRIME"), ("--skythought", SKYTHOUGHT_FILES, "NovaSky-AI/SkyThought")],
+)
+def test_harness_outputs_of_a_repository_build_a_second_set_named_by_the_suffix(
+    tmp_path: Path, option: str, files: dict, repo: str
+) -> None:
+    tree = tmp_path / "tree"
+    for n, file in enumerate(files):
         (tree / file).parent.mkdir(parents=True, exist_ok=True)
         row = {
             "idx": "4",
@@ -288,15 +295,15 @@ def test_prime_harness_outputs_build_a_second_set_named_by_the_suffix(tmp_path: 
         }
         (tree / file).write_text(json.dumps(row) + "\n")
     out = tmp_path / "out"
-    args = ["build", "--prime", str(tree), "--prime-commit", "c0", "--suffix", "2", "--out", str(out)]
+    args = ["build", option, str(tree), f"{option}-commit", "c0", "--suffix", "2", "--out", str(out)]
     assert main(args) == 0
     [split] = [name for name in ("dev", "untuned") if (out / f"model_written_{name}2.jsonl").stat().st_size]
     rows = {r["id"]: r for r in map(json.loads, (out / f"model_written_{split}2.jsonl").open())}
-    tags = [tag for _, tag in PRIME_FILES.values()]
+    tags = [tag for _, tag in files.values()]
     assert set(rows) == {f"{tag}-4-s0" for tag in tags}
     right, *wrong = (rows[f"{tag}-4-s0"] for tag in tags)
     assert right["label"] == -1 and right["final_answer_correct"] is True
-    assert right["source"] == {"repo": "PRIME-RL/PRIME", "commit": "c0", "file": next(iter(PRIME_FILES))}
+    assert right["source"] == {"repo": repo, "commit": "c0", "file": next(iter(files))}
     # a wrong answer, or the harness and our checker disagreeing, leaves the chain without a gold
     assert all("label" not in r and r["final_answer_correct"] is False for r in wrong)
 
