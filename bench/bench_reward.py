@@ -381,7 +381,9 @@ def competition_only(args: argparse.Namespace) -> dict[str, Any]:
     timed, results = one_at_a_time(competition, one)
     out["cpu_s"] = tree_cpu_s() - before
     one.close()
-    timed.pop("latencies")
+    latencies = timed.pop("latencies")
+    # which responses make the tail, so two runs show whether the same ones are slow
+    timed["slowest"] = sorted(enumerate(latencies), key=lambda pair: -pair[1])[:5]
     out["score_steps_competition_30"] = timed
     if args.verdicts:
         args.verdicts.write_text(json.dumps(step_verdicts(results), indent=0), encoding="utf-8")

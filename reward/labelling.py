@@ -31,7 +31,13 @@ from prm_factory.sampling.segment import StepSpan, segment
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Problem
 from prm_factory.schemas.step_labels import StepLabel
-from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig, default_pool, streams_until
+from prm_factory.verifiers.math.bounded import (
+    BoundedPool,
+    PoolConfig,
+    default_pool,
+    start_default_pool_soon,
+    streams_until,
+)
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
 DEFAULT_SOURCES: tuple[str, ...] = ("verifier", "reference")
@@ -239,6 +245,9 @@ def chosen_sources(request: RewardRequest, setup: SourceSetup) -> list[LabelSour
     return order_by_reads([s for s in picked if s.applies(setup)])
 
 
+_LATEX_MARKS = ("$", "\\(", "\\[", "\\frac", "\\begin")
+
+
 def label_response(
     request: RewardRequest, context: Context, deadline: float | None = None
 ) -> LabelledResponse:
@@ -258,6 +267,8 @@ def _label(request: RewardRequest, context: Context, started: float) -> Labelled
     plan = context.plan(request)
     verifier, setup, sources = plan.verifier, plan.setup, plan.sources
     text, spans = split_steps(request, plan.config)
+    if request.domain == "math" and any(mark in text for mark in _LATEX_MARKS):
+        start_default_pool_soon()  # the certainty gate reads competition math in it: started off this path
     problem = Problem(
         problem_id=content_id("reward", request.domain, request.prompt, request.answer),
         source="reward",

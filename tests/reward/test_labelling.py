@@ -78,3 +78,30 @@ def test_a_request_shape_is_planned_once_and_a_refused_shape_every_time() -> Non
     for _ in range(2):
         with pytest.raises(RewardRequestError, match="needs the policy engine"):
             context.plan(RewardRequest("q", "1+1=2", sources=("verifier", "mc")))
+
+
+def test_a_response_with_latex_starts_the_gates_pool_off_its_path(monkeypatch) -> None:
+    """The process-wide pool (the certainty gate's) starts in the background when LaTeX math arrives, not
+    inside the first competition response that needs it (issue 49); plain word problems never start it."""
+    from prm_factory.reward import labelling
+
+    started = []
+    monkeypatch.setattr(labelling, "start_default_pool_soon", lambda: started.append(True))
+    label_response(RewardRequest("q", "3 * 4 = 12 apples.\n\nThe answer is 12."), CONTEXT)
+    assert started == []
+    label_response(RewardRequest("q", "We have $\\frac{6}{3} = 2$.\n\nThe answer is 2."), CONTEXT)
+    assert started == [True]
+
+
+def test_the_background_start_runs_once_and_leaves_the_pool_ready() -> None:
+    from prm_factory.verifiers.math import bounded
+
+    first = bounded.start_default_pool_soon()
+    assert bounded.start_default_pool_soon() is first
+    first.join(timeout=120)
+    assert not first.is_alive()
+    pool = bounded.default_pool()
+    workers = [pool._idle.get() for _ in range(pool.config.workers)]  # every slot, handed back at once
+    for worker in workers:
+        pool._idle.put(worker)
+    assert workers and all(worker is not None and worker.alive() for worker in workers)
