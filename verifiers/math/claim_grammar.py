@@ -184,6 +184,8 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
         if not length.get(at) or _inside_math(step, at):
             return None
         end = at + length[at]
+        if _pi_on_both_ends(step, at, end):
+            return None
         if _GLUED_BEFORE.search(step[:at]) or _WORD_OPERATOR_BEFORE.search(step[max(0, at - 24) : at]):
             cuts.append(Unread(at - 1, at, step[max(0, at - 1) : at]))
         elif (_GLUED_AFTER_DIGIT if units_after else _GLUED_AFTER).match(step[end:]):
@@ -191,6 +193,18 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
         else:
             return None
     return cuts[0] if cuts else None
+
+
+def _pi_on_both_ends(step: str, at: int, end: int) -> bool:
+    """Is the claim written between two `π` that nothing else is glued to (`= π(6)^2(12) = 216π cubic`)?
+    Then the step says `π·A = B·π`, and π, the one letter the grammar reads as a number (never 0), cancels:
+    the claim `A = B` read without it has the same truth."""
+    return (
+        step[at - 1 : at] == "π"
+        and step[end : end + 1] == "π"
+        and not _GLUED_BEFORE.search(step[: at - 1])
+        and not _GLUED_AFTER.match(step[end + 1 :])
+    )
 
 
 def written_length(claim: str, step: str, offsets: list[int]) -> dict[int, int]:

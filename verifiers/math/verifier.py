@@ -106,7 +106,8 @@ class MathVerifier:
     # proves nothing `simplify` decides as before. A few identities `simplify` missed (`tan 3θ` as its
     # rational function of `tan θ`) are now `correct`, never `incorrect`
     # 2.12.0: a claim glued to a letter of any script (`(4/3)π(6)^3 = (1/2)π(6)^2(16)` read as
-    # `(6)^3 = (1/2)`) is cut out of a longer expression, as one glued to a Latin letter was: unverifiable
+    # `(6)^3 = (1/2)`) is cut out of a longer expression, as one glued to a Latin letter was: unverifiable;
+    # but `π` on both ends (`π(6)^2(12) = 216π`) cancels, the claim read without it is judged as before
     version = "2.12.0"
 
     def __init__(

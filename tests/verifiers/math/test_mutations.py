@@ -205,6 +205,15 @@ def test_a_claim_glued_to_a_letter_of_another_script_is_never_incorrect(
 
 
 @SETTINGS
+@given(claim=claims())
+def test_pi_written_on_both_ends_of_a_claim_cancels(checker, claim: Claim) -> None:
+    # `π(a + b) = cπ` says `a + b = c`: π, a number the grammar reads, is no cut of the claim
+    left, right = claim.plain.split(" = ")
+    [label] = _labels(checker, [f"So the area is π({left}) = {right}π square units."])
+    assert label == ("correct" if claim.right else "incorrect")
+
+
+@SETTINGS
 @given(claim=claims(right=False), letter=_OTHER_LETTERS)
 def test_a_wrong_claim_beside_a_letter_it_is_not_glued_to_stays_incorrect(
     checker, claim: Claim, letter: str
