@@ -99,6 +99,37 @@ def _tokens(text: str) -> list[tuple[int, str]]:
     return [(token.type, token.text) for token in lexer.getAllTokens()]
 
 
+class _LexerError(Exception):
+    def __init__(self, column: int) -> None:
+        super().__init__(column)
+        self.column = column
+
+
+class _RaiseColumn(ErrorListener):
+    def syntaxError(
+        self, recognizer: Any, offendingSymbol: Any, line: Any, column: Any, msg: Any, e: Any
+    ) -> None:
+        raise _LexerError(int(column))
+
+
+def unlexable_at(normalized: str) -> int | None:
+    """The column of the first character latex2sympy's lexer refuses in an already normalized text, else
+    None. The grammar's start rule ends at EOF, so a parse lexes every character: with a refused one no
+    parse of the text can succeed, in any prediction mode.
+
+    >>> unlexable_at("x + 1"), unlexable_at("x + \\dots")
+    (None, 4)
+    """
+    lexer = PSLexer(InputStream(normalized))
+    lexer.removeErrorListeners()
+    lexer.addErrorListener(_RaiseColumn())
+    try:
+        lexer.getAllTokens()
+    except _LexerError as error:
+        return error.column
+    return None
+
+
 def _number(text: str) -> Any:
     """The converter's `parse_number` (leading zeros of an integer dropped, then `sympy.Number`), whose
     `parse_expr` costs a millisecond: an integer is built directly (`parse_expr` gives `Integer` too), a

@@ -1,17 +1,20 @@
 """The step checker's LaTeX parse (`latex2sympy`'s reading) made cheaper; runs inside a bounded worker.
 
-Four savings, none of which changes what a text parses to:
+Five savings, none of which changes what a text parses to:
 
 - **No ANTLR for the common subset.** `latex_fast` reads polynomials, fractions, roots, powers and the
   usual functions with the converter's own rules, or refuses; about 60 % of a competition response's sides
   never reach the ANTLR parser (every `x^2` among them, which SLL cannot read and LL reads slowly).
-- **SLL first.** latex2sympy2_extended's ANTLR parser predicts in ANTLR's LL mode, whose full-context
-  fallback is most of a parse's time in the pure-Python runtime (a 30-step competition response spent about
-  70 % of its SymPy time parsing). ANTLR documents that a parse in SLL mode either gives the tree LL mode
-  gives or reports a syntax error (`PredictionMode.SLL`); the converter's error listener raises on any
-  syntax error, so an SLL parse that returns is LL's tree, and one that raises is parsed again by plain
-  `latex2sympy`, as before. The SLL parser keeps its own DFA cache, so the library's LL parsers (here and
-  in math-verify) never see states built in SLL mode.
+- **No parse of what cannot be lexed.** The grammar's start rule ends at EOF, so every parse lexes the
+  whole text: a character the lexer refuses (`\\dots`, `\\Rightarrow`) fails every parse in every mode.
+  It raises at once (the same exception type), where both modes used to simulate the grammar up to it.
+- **SLL first, then LL over the same DFA.** latex2sympy2_extended's ANTLR parser predicts in ANTLR's LL
+  mode, whose full-context fallback is most of a parse's time in the pure-Python runtime. ANTLR documents
+  that a parse in SLL mode either gives the tree LL mode gives or reports a syntax error
+  (`PredictionMode.SLL`); the converter's error listener raises on any syntax error, so an SLL parse that
+  returns is LL's tree, and one that raises is parsed again in LL mode: ANTLR's two-stage parse, whose two
+  stages share one DFA (a state SLL found ambiguous is marked for full-context prediction, which LL mode
+  makes). That DFA is this module's own, so the library's parsers (math-verify's) never see its states.
 - **A warm start.** The SLL DFA begins as the one saved from the model-written dev chains' math
   (`latex_dfa.py`, `data/latex_sll_dfa.json.gz`) instead of empty: each worker and each reward-server
   replica no longer builds the same states again (a DFA is a memo of the grammar's prediction).
@@ -32,12 +35,11 @@ from antlr4.atn.ParserATNSimulator import ParserATNSimulator
 from antlr4.atn.PredictionMode import PredictionMode
 from antlr4.dfa.DFA import DFA
 from antlr4.PredictionContext import PredictionContextCache
-from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, NormalizationConfig, _Latex2Sympy
 from latex2sympy2_extended.math_normalization import normalize_latex
 
 from prm_factory.verifiers.math import latex_dfa
-from prm_factory.verifiers.math.latex_fast import fast_parse
+from prm_factory.verifiers.math.latex_fast import fast_parse, unlexable_at
 from prm_factory.verifiers.math.memo import DEFAULT_SIZE, Memo
 
 CACHE_SIZE = DEFAULT_SIZE
@@ -92,17 +94,33 @@ class _SLLConverter(_Latex2Sympy):
         return parser
 
 
+class _LLConverter(_SLLConverter):
+    """The same parser predicting in LL mode over the same DFA: ANTLR's two-stage parse (SLL, then LL on
+    a syntax error) shares one DFA between the stages, as a state SLL found ambiguous is marked for a
+    full-context prediction, which LL mode then makes; so LL starts warm instead of from the library's
+    empty cache."""
+
+    def create_parser(self, latex_str: str) -> Any:
+        parser = super().create_parser(latex_str)
+        parser._interp.predictionMode = PredictionMode.LL
+        return parser
+
+
 def parse_uncached(text: str) -> Any:
     """`latex2sympy(text)` with its defaults: `latex_fast`'s exact reading of the common subset, else the
-    SLL parse where it succeeds, else the library's own."""
+    SLL parse where it succeeds, else the LL parse (the library's mode); a text the grammar's lexer
+    refuses raises at once (the parse must lex every character to reach its end: no mode reads it)."""
     fast = fast_parse(text)
     if fast is not None:
         return fast
+    normalized = normalize_latex(text, NormalizationConfig())
+    column = unlexable_at(normalized)
+    if column is not None:  # the message latex2sympy's error listener gives a lexer error
+        raise Exception(f"I don't understand this\n{normalized}\n{'~' * column}^")
     try:
-        converter = _SLLConverter(None, None, False, config=ConversionConfig())
-        return converter.parse(normalize_latex(text, NormalizationConfig()))
-    except Exception:  # a syntax error in SLL mode (or a conversion error): the plain parse decides
-        return latex2sympy(text)
+        return _SLLConverter(None, None, False, config=ConversionConfig()).parse(normalized)
+    except Exception:  # a syntax error in SLL mode (or a conversion error): LL mode decides
+        return _LLConverter(None, None, False, config=ConversionConfig()).parse(normalized)
 
 
 _memo = Memo(CACHE_SIZE)

@@ -15,6 +15,7 @@ from latex2sympy2_extended.antlr_parser import PSParser
 
 from prm_factory.verifiers.math import latex_dfa, latex_parse
 from prm_factory.verifiers.math.latex_parse import (
+    _LLConverter,
     _SLLConverter,
     clear_cache,
     parse_latex,
@@ -154,8 +155,52 @@ def test_the_common_subset_never_reaches_antlr(monkeypatch):
     def antlr(*args, **kwargs):
         raise AssertionError("ANTLR parse")
 
-    monkeypatch.setattr(latex_parse, "latex2sympy", antlr)
+    monkeypatch.setattr(_LLConverter, "parse", antlr)
     monkeypatch.setattr(_SLLConverter, "parse", antlr)
     assert sympy.srepr(parse_uncached("x^2 - 2x - 3")) == sympy.srepr(expected)
     with pytest.raises(AssertionError, match="ANTLR"):
         parse_uncached("\\binom{6}{3}")
+
+
+# SLL refuses these (a power, a subscript before a group, a percent) and LL mode reads them
+SLL_REFUSES = [
+    "x^2 -300x +20,000",
+    "-\\sqrt{3} c_x + \\sqrt{3}/2",
+    "\\omega^{2k \\mod13}",
+    "s^2 \\leq (b - 1) b + (b - 1)",
+    "f^{-1}(f^{-1}(6))",
+    "\\frac{0.9s^2 - s^2}{s^2} \\times 100\\%",
+    "\\frac{3a_1 + 1}{2}",
+]
+
+
+@pytest.mark.parametrize("text", SLL_REFUSES)
+def test_ll_mode_over_the_shared_dfa_reads_what_sll_refuses_as_the_library_does(text):
+    """ANTLR's two-stage parse: the LL stage predicts over the SLL stage's DFA (a state SLL found
+    ambiguous is marked for full-context prediction, which LL makes), and reads as latex2sympy does;
+    the library's own DFA is never touched."""
+    normalized = latex_parse.normalize_latex(text, latex_parse.NormalizationConfig())
+    with pytest.raises(Exception, match="expected|understand"):
+        _SLLConverter(None, None, False).parse(normalized)
+    library = _library_dfa_states()
+    read = _outcome(_LLConverter(None, None, False).parse, normalized)
+    assert _library_dfa_states() == library  # the LL stage predicted over the shared DFA, not the library's
+    assert read == _outcome(latex2sympy, text)
+    assert _outcome(parse_uncached, text) == read
+
+
+def test_a_text_the_lexer_refuses_raises_before_any_parse(monkeypatch):
+    """The grammar's start rule ends at EOF: a character the lexer refuses fails every parse, so none runs
+    (the ANTLR simulation of both modes up to it was most of such a text's time)."""
+    expected = _outcome(latex2sympy, "x^{1996} + x^{1995} + \\dots + x + 1")
+
+    def antlr(*args, **kwargs):
+        raise AssertionError("ANTLR parse")
+
+    monkeypatch.setattr(_LLConverter, "parse", antlr)
+    monkeypatch.setattr(_SLLConverter, "parse", antlr)
+    assert (
+        _outcome(parse_uncached, "x^{1996} + x^{1995} + \\dots + x + 1") == expected == ("error", "Exception")
+    )
+    with pytest.raises(Exception, match="I don't understand this"):
+        parse_uncached("a \\dots b")
