@@ -38,6 +38,7 @@ from prm_factory.verifiers.math.bounded import (
     start_default_pool_soon,
     streams_until,
 )
+from prm_factory.verifiers.math.competition import looks_competition
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
 DEFAULT_SOURCES: tuple[str, ...] = ("verifier", "reference")
@@ -245,9 +246,6 @@ def chosen_sources(request: RewardRequest, setup: SourceSetup) -> list[LabelSour
     return order_by_reads([s for s in picked if s.applies(setup)])
 
 
-_LATEX_MARKS = ("$", "\\(", "\\[", "\\frac", "\\begin")
-
-
 def label_response(
     request: RewardRequest, context: Context, deadline: float | None = None
 ) -> LabelledResponse:
@@ -267,7 +265,7 @@ def _label(request: RewardRequest, context: Context, started: float) -> Labelled
     plan = context.plan(request)
     verifier, setup, sources = plan.verifier, plan.setup, plan.sources
     text, spans = split_steps(request, plan.config)
-    if request.domain == "math" and any(mark in text for mark in _LATEX_MARKS):
+    if request.domain == "math" and looks_competition(request.prompt, [span.text for span in spans]):
         start_default_pool_soon()  # the certainty gate reads competition math in it: started off this path
     problem = Problem(
         problem_id=content_id("reward", request.domain, request.prompt, request.answer),

@@ -81,15 +81,19 @@ def test_a_request_shape_is_planned_once_and_a_refused_shape_every_time() -> Non
 
 
 def test_a_response_with_latex_starts_the_gates_pool_off_its_path(monkeypatch) -> None:
-    """The process-wide pool (the certainty gate's) starts in the background when LaTeX math arrives, not
-    inside the first competition response that needs it (issue 49); plain word problems never start it."""
+    """The process-wide pool (the certainty gate's) starts in the background when a competition response
+    arrives (the verifier's own routing, `looks_competition`), not inside the first one that needs it
+    (issue 49); word problems, money signs and all, never start it (120 MiB a worker)."""
     from prm_factory.reward import labelling
 
     started = []
     monkeypatch.setattr(labelling, "start_default_pool_soon", lambda: started.append(True))
-    label_response(RewardRequest("q", "3 * 4 = 12 apples.\n\nThe answer is 12."), CONTEXT)
-    assert started == []
-    label_response(RewardRequest("q", "We have $\\frac{6}{3} = 2$.\n\nThe answer is 2."), CONTEXT)
+    label_response(
+        RewardRequest("Ann pays $3 for 4 apples.", "3 * 4 = 12 apples cost $9.\n\nThe answer is 9."), CONTEXT
+    )
+    assert started == []  # a dollar sign in a word problem is money, not LaTeX
+    latex = RewardRequest("Find $x$ if $3x = 6$.", "So $x = \\frac{6}{3} = 2$.\n\nThe answer is 2.")
+    label_response(latex, CONTEXT)
     assert started == [True]
 
 
