@@ -11,6 +11,11 @@ holds read one of these ways is no certain error (the gate, `certainty`, leaves 
   two significant figures; only where an operand is a decimal, the right side has decimals, or the text
   says it approximates (`APPROXIMATE`); a whole number rounded from a quotient of whole numbers (`7/2 = 4`)
   and a value cut to one figure (`0.4 * 0.4 = 0.2`) are still judged;
+- **a repeating decimal written rounded**: `42 \\times \\frac{5}{3} = 42 \\times 1.6667`,
+  `0.1111 m/s * 90 s = 10`: a decimal of two places or more that is not exact but is a fraction of a small
+  denominator (at most `_DENOMINATOR`, with a factor other than 2 and 5: its decimals repeat) rounded to the
+  places written; the claim holds with each such decimal read as that fraction (units after numbers set
+  aside);
 - **numerals in another base**: `101 = 5` where the text says "in base 2" (or binary, octal, or writes a
   numeral with its base as a subscript, `31_8`): the claim holds with the numerals of one side, or of both,
   read in that base;
@@ -169,6 +174,60 @@ def rounded_value(claim: str, sentence: str) -> bool:
     return written in _rounded(exact, places)
 
 
+_DENOMINATOR = 99  # a repeating decimal read back as a fraction has a denominator of at most two digits
+_DECIMAL_NUMBER = re.compile(r"(?<![\d.])\d+\.\d{2,}(?![\d.])")
+# a unit written after a number (`0.1111 meters/second`, `42 \\text{ baps}`): set aside to read the numbers
+_UNIT = re.compile(r"(?<=[\d})])\s*(?:\\text\s*\{[^{}]*\}|[A-Za-z]{2,}(?:\s*/\s*[A-Za-z]{2,})?)")
+
+
+def _repeating(number: str) -> Fraction | None:
+    """The fraction of small denominator whose repeating decimals `number` writes rounded, or None.
+
+    >>> _repeating("1.6667"), _repeating("0.5714"), _repeating("0.25"), _repeating("0.6248")
+    (Fraction(5, 3), Fraction(4, 7), None, None)
+    """
+    written = Fraction(number)
+    near = written.limit_denominator(_DENOMINATOR)
+    denominator = near.denominator
+    for prime in (2, 5):
+        while denominator % prime == 0:
+            denominator //= prime
+    if near == written or denominator == 1:
+        return None  # exact, or a terminating decimal: nothing was rounded
+    return near if written in _rounded(near, _places(number)) else None
+
+
+def repeating_decimal(claim: str) -> bool:
+    """Does the claim hold with every decimal that writes a repeating one rounded read as its fraction?
+
+    >>> repeating_decimal("42 \\\\times \\\\frac{5}{3} = 42 \\\\times 1.6667")
+    True
+    >>> repeating_decimal("0.1111 meters/second * 90 seconds = 10")
+    True
+    >>> repeating_decimal("42 \\\\times 1.6667 = 71")
+    False
+    """
+    sides = _sides(_UNIT.sub("", claim))
+    if sides is None:
+        return False
+    read = []
+    for side in sides:
+        found = False
+
+        def exact(match: re.Match[str]) -> str:
+            nonlocal found
+            fraction = _repeating(match.group(0))
+            if fraction is None:
+                return match.group(0)
+            found = True
+            return f"({fraction.numerator}/{fraction.denominator})"
+
+        python = _python(side)
+        read.append((_value(_DECIMAL_NUMBER.sub(exact, python)) if python is not None else None, found))
+    (left, left_found), (right, right_found) = read
+    return (left_found or right_found) and left is not None and left == right
+
+
 def _bases(texts: Sequence[str]) -> set[int]:
     found = {int(a or b) for text in texts for a, b in _BASE_NAMED.findall(text)}
     found |= {
@@ -220,6 +279,8 @@ def other_reading(
         )
     if rounded_value(claim, sentence):
         return "its right side is the exact value rounded to the places written (`=` for `≈`)"
+    if repeating_decimal(claim):
+        return "it holds with a repeating decimal written rounded read as its fraction (`1.6667` for `5/3`)"
     if numerals_in_base(claim, texts):
         return "it holds with numerals read in the base the text names"
     return None

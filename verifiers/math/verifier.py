@@ -107,7 +107,9 @@ class MathVerifier:
     # rational function of `tan θ`) are now `correct`, never `incorrect`
     # 2.12.0: a claim glued to a letter of any script (`(4/3)π(6)^3 = (1/2)π(6)^2(16)` read as
     # `(6)^3 = (1/2)`) is cut out of a longer expression, as one glued to a Latin letter was: unverifiable;
-    # but `π` on both ends (`π(6)^2(12) = 216π`) cancels, the claim read without it is judged as before
+    # but `π` on both ends (`π(6)^2(12) = 216π`) cancels, the claim read without it is judged as before;
+    # a claim that holds with a repeating decimal written rounded read as its fraction (`42 \times 1.6667`
+    # for `42 \times \frac{5}{3}`) is unverifiable (`other_readings`)
     version = "2.12.0"
 
     def __init__(

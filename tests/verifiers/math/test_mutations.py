@@ -9,6 +9,7 @@ right result or one off by a non-zero amount, in the notations the checker reads
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -183,6 +184,37 @@ def test_notation_outside_the_grammar_is_never_incorrect(checker, n: int, value:
         rf"Hence \( {n}' = {value} \).",  # a prime
     ):
         assert "incorrect" not in _labels(checker, [step]), step
+
+
+# --- a repeating decimal written rounded: `=` for `≈`, unless the claim fails with the exact fraction too --
+
+
+@st.composite
+def repeating(draw) -> tuple[int, int, str]:
+    """A fraction p/q whose decimals repeat, and its decimal rounded to 3 to 5 places."""
+    q = draw(st.sampled_from([3, 6, 7, 9, 11, 12, 13]))
+    p = draw(st.integers(1, 4 * q).filter(lambda p: Fraction(p, q).denominator % 2 and p % q))
+    places = draw(st.integers(3, 5))
+    return p, q, f"{float(round(Fraction(p, q), places)):.{places}f}"
+
+
+@SETTINGS
+@given(fraction=repeating(), k=st.integers(1, 9), off=st.sampled_from([-3, -1, 1, 2, 10]))
+def test_a_repeating_decimal_written_rounded_is_read_as_its_fraction(
+    checker, fraction: tuple[int, int, str], k: int, off: int
+) -> None:
+    p, q, decimal = fraction
+    m = k * q  # `m * p/q` is a whole number
+    exact = m * p // q
+    right = (
+        rf"So \( {m} \times \frac{{{p}}}{{{q}}} = {m} \times {decimal} = {exact} \).",
+        f"Distance = {decimal} meters/second * {m} seconds = {exact} meters.",
+    )
+    for step in right:
+        assert "incorrect" not in _labels(checker, [step]), step
+    # the exact fraction does not save a wrong result
+    [label] = _labels(checker, [rf"So \( {m} \times {decimal} = {exact + off} \)."])
+    assert label == "incorrect"
 
 
 # a letter of any script but Latin (a constant or a name: `π`, `θ`, `λ`), which no grammar rule reads
