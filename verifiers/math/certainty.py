@@ -260,9 +260,14 @@ def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     name = next(g for g in (match.group("name"), match.group("name2")) if g)
     value = next(g for g in (match.group("value"), match.group("value2")) if g)
     step = chain[index]
-    offsets = [m.start() for m in re.finditer(re.escape(claim.strip(" $.")), step)]
+    # (where the claim is written whole: `m = 2` is not the start of `m = 200`)
+    offsets = [m.start() for m in re.finditer(re.escape(claim.strip(" $.")) + r"(?![\d]|[.,]\d)", step)]
     before = [*chain[:index], step[: offsets[0] if offsets else 0]]
-    given = re.compile(rf"(?<![A-Za-z0-9\\_.]){re.escape(name)}\s*=\s*(-?\d[\d.,]*)(?![\d.,]*\s*[-+*/^(\\])")
+    # (a number followed by an operator or a command is part of an expression; the `\\)` or `\\]` closing the
+    # math it stands in is not: `So \\(n = 57\\)` gives n the value 57)
+    given = re.compile(
+        rf"(?<![A-Za-z0-9\\_.]){re.escape(name)}\s*=\s*(-?\d[\d.,]*)(?![\d.,]*\s*(?:[-+*/^(]|\\(?![)\]])))"
+    )
     return any(
         found.group(1) != value and not re.search(r"[-+*/=^<>]\s*$", text[: found.start()])
         for text in before

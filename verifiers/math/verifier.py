@@ -109,7 +109,8 @@ class MathVerifier:
     # `(6)^3 = (1/2)`) is cut out of a longer expression, as one glued to a Latin letter was: unverifiable;
     # but `π` on both ends (`π(6)^2(12) = 216π`) cancels, the claim read without it is judged as before;
     # a claim that holds with a repeating decimal written rounded read as its fraction (`42 \times 1.6667`
-    # for `42 \times \frac{5}{3}`) is unverifiable (`other_readings`)
+    # for `42 \times \frac{5}{3}`) is unverifiable (`other_readings`); a name given a new value is seen where
+    # the earlier value stands in inline math (`So \(n = 57\)`, then `So \(n = 47\)`; a range's bounds)
     version = "2.12.0"
 
     def __init__(

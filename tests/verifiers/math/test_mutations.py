@@ -19,6 +19,8 @@ from prm_factory.schemas.records import Problem
 from prm_factory.verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("m1", "olympiad", "math", r"Let $n$ be a positive integer. Find $n$.")
+# a problem that names none of the generated names
+NEUTRAL = Problem("m3", "olympiad", "math", "What is the greatest possible value of the sum?")
 WORD = Problem("m2", "gsm8k", "math", "Tom buys some apples and pens. How many does he have?")
 SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -215,6 +217,44 @@ def test_a_repeating_decimal_written_rounded_is_read_as_its_fraction(
     # the exact fraction does not save a wrong result
     [label] = _labels(checker, [rf"So \( {m} \times {decimal} = {exact + off} \)."])
     assert label == "incorrect"
+
+
+# --- a name given a new value: each candidate of an enumeration, each bound of a range ----------------
+
+
+@SETTINGS
+@given(
+    name=st.sampled_from("mnkx"),
+    first=st.integers(2, 300),
+    second=st.integers(2, 300),
+    delim=st.sampled_from([(r"\(", r"\)"), (r"\[", r"\]"), ("$", "$")]),
+)
+def test_a_name_given_a_new_value_in_math_is_never_incorrect(
+    checker, name: str, first: int, second: int, delim: tuple[str, str]
+) -> None:
+    if first == second:
+        return
+    o, c = delim
+    steps = [
+        f"1. The first candidate works. So {o}{name} = {first}{c}, as said.",
+        f"2. So {o}{name} = {second}{c} too.",
+    ]
+    assert "incorrect" not in _labels(checker, steps, NEUTRAL), steps
+    [label] = _labels(
+        checker, [f"The side runs from {o}{name} = {first}{c} to {o}{name} = {second}{c}."], NEUTRAL
+    )
+    assert label != "incorrect"
+
+
+@SETTINGS
+@given(
+    name=st.sampled_from("mnk"), a=st.integers(2, 40), b=st.integers(2, 9), off=st.sampled_from([-2, 1, 5])
+)
+def test_a_value_worked_out_from_an_expression_in_math_stays_judged(
+    checker, name: str, a: int, b: int, off: int
+) -> None:
+    steps = [rf"So \({name} = {a} \cdot {b}\) here.", rf"Thus \({name} = {a * b + off}\)."]
+    assert _labels(checker, steps, NEUTRAL)[1] == "incorrect", steps
 
 
 # a letter of any script but Latin (a constant or a name: `π`, `θ`, `λ`), which no grammar rule reads
