@@ -93,6 +93,8 @@ def test_a_response_with_latex_starts_the_gates_pool_off_its_path(monkeypatch) -
     )
     assert started == []  # a dollar sign in a word problem is money, not LaTeX
     latex = RewardRequest("Find $x$ if $3x = 6$.", "So $x = \\frac{6}{3} = 2$.\n\nThe answer is 2.")
+    label_response(latex, CONTEXT, warming=True)
+    assert started == []  # a worker's warm-up request says nothing of the traffic to come
     label_response(latex, CONTEXT)
     assert started == [True]
 

@@ -67,7 +67,6 @@ _PRELOAD = (
 _WARM_UP = (
     ("prm_factory.verifiers.math.answer_symbolic:answer_equivalence", [(r"\frac{1}{2}", "0.5")]),
     ("prm_factory.verifiers.math.symbolic:latex_claims", [(r"\sqrt{4} + 1 = 3", {})]),
-    ("prm_factory.verifiers.math.latex_parse:warm_up", [r"\binom{4}{2} = 6"]),
 )
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import threading
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,19 +60,6 @@ def sll_dfas() -> list[DFA]:
         if _SLL_DFA is None:
             _SLL_DFA = latex_dfa.load(latex_dfa.SHIPPED, _SLL_CONTEXTS) or latex_dfa.fresh_dfas()
         return _SLL_DFA
-
-
-def warm_up(texts: Iterable[str]) -> Iterator[int]:
-    """A worker's start: load the saved DFA now (0.1-0.2 s), not inside the first request that needs the
-    SLL parse (the common subset `fast_parse` reads never does, so a warm-up text of that subset left it
-    to a timed request); then parse each text. Yields the number of decisions loaded."""
-    dfas = sll_dfas()
-    for text in texts:
-        try:
-            parse_uncached(text)
-        except Exception:  # a text the parser refuses still warmed what it reached
-            pass
-        yield len(dfas)
 
 
 def start_cold() -> None:

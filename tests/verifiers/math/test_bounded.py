@@ -147,9 +147,8 @@ def test_the_worker_warm_up_runs_each_hot_path_without_error() -> None:
         results = list(getattr(importlib.import_module(module_name), function_name)(payload))
         assert len(results) == len(payload)
         firsts.append(results[0])
-    answer, claims, decisions = firsts
+    answer, claims = firsts
     assert answer[0] == "correct" and claims[0][1] is True
-    assert decisions > 0  # the saved LaTeX DFA loaded at the worker's start
 
 
 def test_a_thread_deadline_cuts_a_stream_of_the_process_wide_pool_too() -> None:

@@ -171,12 +171,6 @@ def test_a_context_naming_a_later_parent_is_malformed():
         latex_dfa._Contexts("s:1:5;s:0:4", PredictionContextCache())(0)
 
 
-def test_warm_up_loads_the_saved_dfa(monkeypatch):
-    monkeypatch.setattr(latex_parse, "_SLL_DFA", None)
-    assert list(latex_parse.warm_up(["\\binom{4}{2} = 6"])) == [len(latex_parse.sll_dfas())]
-    assert latex_parse._SLL_DFA is not None
-
-
 def test_the_shipped_dfa_is_this_grammars():
     """Rebuild it (the command in latex_dfa's docstring) when the runtime, latex2sympy2_extended or its
     grammar changes: with another key the parser still reads every text, only cold."""
