@@ -7,10 +7,11 @@ each against the factory's own `label` path on the same chains, measured in the 
 - `label`: `prm-factory label`'s flow (flows/label_run.label_external) on the same chains, wall time per
   chain (Prefect, the Delta write and the verifier alike), and the same sources called in this process with
   no worker (`RewardScorer(deadline_s=None)`): the labelling alone.
-- `score_steps`: one response at a time on one worker (one core), percentiles (a GSM8K-sized response is
-  labelled on the scorer's own labelling thread, reward/scorer.py); `score_steps_in_worker`: the same with
-  `in_caller=False`, every response in the worker process (the hop's cost); `score_batch`: batches of 64
-  over two workers, responses per second.
+- `score_steps`: one response at a time on one worker (one core; with `--processbench` warmed for
+  competition traffic, `RewardScorer(competition=True)`, as a deployment serving it would be),
+  percentiles (a GSM8K-sized response is labelled on the scorer's own labelling thread, reward/scorer.py);
+  `score_steps_in_worker`: the same with `in_caller=False`, every response in the worker process (the
+  hop's cost); `score_batch`: batches of 64 over two workers, responses per second.
 - Rounds (`--rounds`): the label baseline and the reward paths run alternately, each round on the same
   chains with the same long-lived verifier and workers, so a change in the machine's load (it is shared)
   falls on both; each round's label / reward ratio is printed, and their median. Paired: each chain
@@ -375,7 +376,7 @@ def competition_only(args: argparse.Namespace) -> dict[str, Any]:
     CPU seconds of the whole process tree, and (`--verdicts`) every step verdict."""
     competition = competition_rows(args.processbench)[: args.competition_limit]
     out: dict[str, Any] = {"cpu": os.cpu_count(), "load_start": os.getloadavg()}
-    one = RewardScorer(workers=1)
+    one = RewardScorer(workers=1, competition=True)  # warmed for this traffic, as a deployment of it is
     one.warm()
     before = tree_cpu_s()
     timed, results = one_at_a_time(competition, one)
@@ -415,7 +416,7 @@ def main(argv: list[str] | None = None) -> None:
     out: dict[str, Any] = {"cpu": os.cpu_count(), "load_start": os.getloadavg()}
     verifier = label_verifier()
     in_caller = RewardScorer(deadline_s=None)
-    one = RewardScorer(workers=1)
+    one = RewardScorer(workers=1, competition=args.processbench is not None)
     in_worker = RewardScorer(workers=1, in_caller=False)
     two = RewardScorer(workers=2)
     for scorer in (in_caller, one, in_worker, two):

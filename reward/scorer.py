@@ -174,7 +174,10 @@ def make_request(
 class RewardScorer:
     """Scores requests in a pool of worker processes, each within `deadline_s` (None: in the caller).
     `budget_s` is the SymPy time budget of a request that sets none itself (reward/budget.py; None, the
-    default: no budget, the verdicts `label` gives)."""
+    default: no budget, the verdicts `label` gives). `competition`: the traffic is competition math, so
+    `warm` also starts what only it needs (the certainty gate's SymPy pool in each worker and the LaTeX
+    parser's saved DFA in the SymPy workers: about 150 MiB a worker that GSM8K-sized traffic never uses);
+    without it the first competition response a worker gets starts them (about a second, once)."""
 
     def __init__(
         self,
@@ -183,8 +186,10 @@ class RewardScorer:
         startup_timeout_s: float = 120.0,
         budget_s: float | None = None,
         in_caller: bool = True,
+        competition: bool = False,
     ) -> None:
         self.workers = workers or min(2, os.cpu_count() or 1)
+        self._warm_target = f"prm_factory.reward.worker:{'warm_competition' if competition else 'warm'}"
         self.deadline_s = deadline_s
         self.budget_s = budget_s
         self.in_caller = in_caller and deadline_s is not None and can_interrupt()
@@ -217,9 +222,7 @@ class RewardScorer:
                     list(
                         threads.map(
                             lambda _: list(
-                                pool.run_stream(
-                                    "prm_factory.reward.worker:warm", [request], 1, self.startup_timeout_s
-                                )
+                                pool.run_stream(self._warm_target, [request], 1, self.startup_timeout_s)
                             ),
                             range(self.workers),
                         )
@@ -231,7 +234,7 @@ class RewardScorer:
         may come first, and the replacement then warms inside its first request's deadline)."""
         assert self._pool is not None
         request = RewardRequest("Warm up.", WARM_STEP)
-        list(self._pool.run_stream("prm_factory.reward.worker:warm", [request], 1, self.startup_timeout_s))
+        list(self._pool.run_stream(self._warm_target, [request], 1, self.startup_timeout_s))
 
     def label(self, requests: Sequence[RewardRequest]) -> list[tuple[str, Any, float]]:
         """Each request's `(status, LabelledResponse or reason, seconds)`, in order, over the workers."""

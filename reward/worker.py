@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from prm_factory.reward.labelling import (
@@ -13,6 +14,7 @@ from prm_factory.reward.labelling import (
     RewardRequestError,
     label_response,
 )
+from prm_factory.verifiers.math.bounded import run_items
 
 _CONTEXT = Context()  # one per worker process: its verifiers (and their SymPy workers) live across requests
 
@@ -46,4 +48,17 @@ def warm(payload: Sequence[RewardRequest]) -> Iterator[bool]:
     needs it (120 MiB a worker), and a budgeted check that finds it starting waits until the budget."""
     for request in payload:
         label_one(request, _CONTEXT, warming=True)  # LaTeX, yet no competition traffic is known to come
+        yield True
+
+
+WARM_COMPETITION_TEXT = r"\binom{4}{2} = 6"  # outside the fast reader's subset: the parser's DFA loads
+
+
+def warm_competition(payload: Sequence[RewardRequest]) -> Iterator[bool]:
+    """`warm`, and what competition responses need besides: the certainty gate's process-wide SymPy pool
+    started, and each SymPy worker's LaTeX DFA loaded, before the first request (`RewardScorer(competition=
+    True)`), so that no response pays them (about a second, once per worker)."""
+    for request in payload:
+        label_one(replace(request, response=f"{request.response} So ${WARM_COMPETITION_TEXT}$."), _CONTEXT)
+        run_items("prm_factory.verifiers.math.symbolic:latex_claims", [(WARM_COMPETITION_TEXT, {})], 30.0)
         yield True

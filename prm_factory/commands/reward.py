@@ -42,6 +42,13 @@ def serve(
         float | None,
         typer.Option(min=0.0, help="SymPy seconds per response's step checks; a cut check is unverifiable."),
     ] = None,
+    competition: Annotated[
+        bool,
+        typer.Option(
+            help="Traffic is competition math: start what it needs before the first request "
+            "(about 150 MiB a worker that GSM8K-sized traffic never uses)."
+        ),
+    ] = False,
 ) -> None:
     """Serve OpenRLHF's POST /get_reward, POST /score (per-step results), /health and /metrics."""
     from prm_factory.reward.scorer import RewardScorer
@@ -62,4 +69,5 @@ def serve(
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{port}/get_reward" + (f"?token={required}" if required else "")
     Console().print(f"rewards at {url}  (Ctrl+C stops)", highlight=False, soft_wrap=True)
-    run(RewardScorer(workers=workers, deadline_s=deadline, budget_s=budget), limits, host, port, required)
+    scorer = RewardScorer(workers=workers, deadline_s=deadline, budget_s=budget, competition=competition)
+    run(scorer, limits, host, port, required)

@@ -212,3 +212,22 @@ def test_responses_stopped_at_random_points_leave_the_scorer_as_it_was() -> None
         scorer.close()
     assert escaped == 0 and bounded._RAISED == {} and bounded._IN_STREAM == {}
     assert "timed_out" in statuses and got == want
+
+
+def test_a_scorer_warmed_for_competition_starts_the_gates_pool_before_the_first_request() -> None:
+    """`RewardScorer(competition=True)`: each worker's certainty-gate pool and LaTeX DFA start in `warm`,
+    so no competition response pays them; a plain scorer leaves them to the traffic (issue 49)."""
+    from prm_factory.reward import worker
+
+    assert RewardScorer(workers=1)._warm_target.endswith(":warm")
+    scorer = RewardScorer(workers=1, competition=True)
+    assert scorer._warm_target.endswith(":warm_competition")
+    scorer.close()
+    assert list(worker.warm_competition([make_request("Warm up.", worker.WARM_STEP)])) == [True]
+    from prm_factory.verifiers.math import bounded
+
+    pool = bounded.default_pool()
+    workers = [pool._idle.get() for _ in range(pool.config.workers)]
+    for started in workers:
+        pool._idle.put(started)
+    assert workers and all(started is not None and started.alive() for started in workers)
