@@ -31,14 +31,7 @@ from prm_factory.sampling.segment import StepSpan, segment
 from prm_factory.schemas.ids import content_id
 from prm_factory.schemas.records import Problem
 from prm_factory.schemas.step_labels import StepLabel
-from prm_factory.verifiers.math.bounded import (
-    BoundedPool,
-    PoolConfig,
-    default_pool,
-    start_default_pool_soon,
-    streams_until,
-)
-from prm_factory.verifiers.math.competition import looks_competition
+from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig, default_pool, streams_until
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
 DEFAULT_SOURCES: tuple[str, ...] = ("verifier", "reference")
@@ -247,33 +240,24 @@ def chosen_sources(request: RewardRequest, setup: SourceSetup) -> list[LabelSour
 
 
 def label_response(
-    request: RewardRequest, context: Context, deadline: float | None = None, *, warming: bool = False
+    request: RewardRequest, context: Context, deadline: float | None = None
 ) -> LabelledResponse:
     """The response's step labels, consensus and first error (see the module docstring); with a
     `budget_s`, the step checks' SymPy work stops that many seconds after this call began. `deadline`
     (time.time()): every SymPy stream of the call stops at it, and a call that ends past it raises
-    ResponseTimedOut (what a caller that labels in its own thread bounds a response with). `warming`: a
-    worker's warm-up request, which starts nothing for the traffic it stands in for."""
+    ResponseTimedOut (what a caller that labels in its own thread bounds a response with)."""
     started = time.time()  # the budget's clock: the SymPy worker reads it too
     with streams_until(deadline):
-        labelled = _label(request, context, started, warming)
+        labelled = _label(request, context, started)
     if deadline is not None and time.time() >= deadline:
         raise ResponseTimedOut(f"past its deadline by {time.time() - deadline:.3f} s")
     return labelled
 
 
-def _label(
-    request: RewardRequest, context: Context, started: float, warming: bool = False
-) -> LabelledResponse:
+def _label(request: RewardRequest, context: Context, started: float) -> LabelledResponse:
     plan = context.plan(request)
     verifier, setup, sources = plan.verifier, plan.setup, plan.sources
     text, spans = split_steps(request, plan.config)
-    if (
-        not warming
-        and request.domain == "math"
-        and looks_competition(request.prompt, [s.text for s in spans])
-    ):
-        start_default_pool_soon()  # the certainty gate reads competition math in it: started off this path
     problem = Problem(
         problem_id=content_id("reward", request.domain, request.prompt, request.answer),
         source="reward",

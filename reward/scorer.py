@@ -214,7 +214,7 @@ class RewardScorer:
                 return
             request = RewardRequest("Warm up.", WARM_STEP)
             if self._pool is None or self.in_caller:
-                label_one(request, self._context, warming=True)
+                label_one(request, self._context)
                 self._context.ready()  # the certainty gate's process-wide pool too
             if self._pool is not None:
                 pool = self._pool

@@ -28,12 +28,10 @@ def score_requests(payload: Sequence[RewardRequest]) -> Iterator[tuple[str, Any]
         yield label_one(request, _CONTEXT)
 
 
-def label_one(
-    request: RewardRequest, context: Context, deadline: float | None = None, *, warming: bool = False
-) -> tuple[str, Any]:
+def label_one(request: RewardRequest, context: Context, deadline: float | None = None) -> tuple[str, Any]:
     """`score_requests`'s result for one request; `("timed_out", reason)` where it ran past `deadline`."""
     try:
-        return "ok", label_response(request, context, deadline, warming=warming)
+        return "ok", label_response(request, context, deadline)
     except ResponseTimedOut as error:
         return "timed_out", str(error)
     except RewardRequestError as error:
@@ -47,7 +45,7 @@ def warm(payload: Sequence[RewardRequest]) -> Iterator[bool]:
     The process-wide pool's (the certainty gate's) starts on its first use: GSM8K-sized traffic never
     needs it (120 MiB a worker), and a budgeted check that finds it starting waits until the budget."""
     for request in payload:
-        label_one(request, _CONTEXT, warming=True)  # LaTeX, yet no competition traffic is known to come
+        label_one(request, _CONTEXT)
         yield True
 
 

@@ -78,36 +78,3 @@ def test_a_request_shape_is_planned_once_and_a_refused_shape_every_time() -> Non
     for _ in range(2):
         with pytest.raises(RewardRequestError, match="needs the policy engine"):
             context.plan(RewardRequest("q", "1+1=2", sources=("verifier", "mc")))
-
-
-def test_a_response_with_latex_starts_the_gates_pool_off_its_path(monkeypatch) -> None:
-    """The process-wide pool (the certainty gate's) starts in the background when a competition response
-    arrives (the verifier's own routing, `looks_competition`), not inside the first one that needs it
-    (issue 49); word problems, money signs and all, never start it (120 MiB a worker)."""
-    from prm_factory.reward import labelling
-
-    started = []
-    monkeypatch.setattr(labelling, "start_default_pool_soon", lambda: started.append(True))
-    label_response(
-        RewardRequest("Ann pays $3 for 4 apples.", "3 * 4 = 12 apples cost $9.\n\nThe answer is 9."), CONTEXT
-    )
-    assert started == []  # a dollar sign in a word problem is money, not LaTeX
-    latex = RewardRequest("Find $x$ if $3x = 6$.", "So $x = \\frac{6}{3} = 2$.\n\nThe answer is 2.")
-    label_response(latex, CONTEXT, warming=True)
-    assert started == []  # a worker's warm-up request says nothing of the traffic to come
-    label_response(latex, CONTEXT)
-    assert started == [True]
-
-
-def test_the_background_start_runs_once_and_leaves_the_pool_ready() -> None:
-    from prm_factory.verifiers.math import bounded
-
-    first = bounded.start_default_pool_soon()
-    assert bounded.start_default_pool_soon() is first
-    first.join(timeout=120)
-    assert not first.is_alive()
-    pool = bounded.default_pool()
-    workers = [pool._idle.get() for _ in range(pool.config.workers)]  # every slot, handed back at once
-    for worker in workers:
-        pool._idle.put(worker)
-    assert workers and all(worker is not None and worker.alive() for worker in workers)

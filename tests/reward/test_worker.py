@@ -15,7 +15,7 @@ def test_one_result_per_request_with_refusals_and_failures_named(monkeypatch) ->
 
     import prm_factory.reward.worker as worker
 
-    def broken(request, context, deadline=None, warming=False):
+    def broken(request, context, deadline=None):
         raise RuntimeError("a dead sandbox")
 
     monkeypatch.setattr(worker, "label_response", broken)

@@ -552,26 +552,6 @@ def default_pool() -> BoundedPool:
         return _default_pool
 
 
-_background_start: threading.Thread | None = None
-
-
-def start_default_pool_soon() -> threading.Thread:
-    """Start the process-wide pool's workers in a daemon thread, once per process, and return that thread.
-
-    A reward worker leaves this pool (the certainty gate's) unstarted, as GSM8K-sized traffic never needs
-    it; the first competition response that did paid its start (1.5-2 s) inside its own latency. A caller
-    that sees LaTeX math coming starts it here, off the request's path: a check that needs it before it is
-    up waits for it, as it would have."""
-    global _background_start
-    with _default_lock:
-        if _background_start is None:
-            _background_start = threading.Thread(
-                target=lambda: default_pool().ready(), name="default-pool-start", daemon=True
-            )
-            _background_start.start()
-        return _background_start
-
-
 def run_items(
     target: str, items: list[Any], item_timeout_s: float, pool: BoundedPool | None = None
 ) -> list[Any]:
