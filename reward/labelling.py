@@ -121,7 +121,7 @@ class Context:
     def config(self, request: RewardRequest) -> RunConfig:
         return RunConfig.model_validate(
             {
-                "problems": {"domain": request.domain} if request.domain == "code" else {},
+                "problems": {"source": "code"} if request.domain == "code" else {},
                 "labels": {"sources": list(request.sources), "options": request.options_dict()},
             }
         )
