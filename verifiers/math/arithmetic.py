@@ -20,7 +20,8 @@ from prm_factory.verifiers.math.numbers import Literal
 
 MAX_EXPONENT = 10_000
 MAX_LITERAL_CHARS = 60
-MAX_BITS = 20_000
+MAX_BITS = 14_000  # below CPython's 4,300-digit int printing limit (about 14,284 bits): past it, printing the
+# value for the evidence raised ValueError and failed the whole chain's labelling
 
 
 class NotEvaluable(Exception):

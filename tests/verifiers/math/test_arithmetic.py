@@ -3,9 +3,12 @@ values it gives, and what it refuses instead of guessing or hanging."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prm_factory.verifiers.math.arithmetic import (
     NotEvaluable,
@@ -19,6 +22,7 @@ from prm_factory.verifiers.math.arithmetic import (
     literals,
     parse_side,
 )
+from prm_factory.verifiers.math.claims import check_steps
 
 
 def value(text: str, **bindings: int) -> Fraction:
@@ -71,3 +75,13 @@ def test_literal_helpers():
     assert bare_literal(parse_side(lex("7 + 1"))) is None
     assert leading_literal(parse_side(lex("24 * 3"))).value == 24  # type: ignore[union-attr]
     assert leading_literal(parse_side(lex("24"))) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 10**6), st.integers(4_000, 7_000), st.sampled_from(["So {} = 5.", "Then 2 * {} = 7."]))
+def test_a_value_past_what_python_prints_is_unverifiable_never_a_crash(base, digits, frame):
+    """CPython refuses to print an int past 4,300 digits (ValueError): the arithmetic's size limit stays
+    below it, so a power near it is not judged rather than crashing the whole chain's labelling."""
+    exponent = max(1, round(digits / math.log10(base)))
+    [verdict] = check_steps([frame.format(f"{base}^{exponent}")])
+    assert verdict.label in ("unverifiable", "incorrect")
