@@ -419,6 +419,10 @@ def _split_sides(run: Run) -> tuple[list[tuple | str], list[list]]:
             asts.append(parse_side(side))
         except NotEvaluable:
             asts.append(_UNPARSED)
+    if len(asts) >= 2 and asts[-1] == _CUT and kept[-1] and kept[-1][0].kind == "sep":
+        # "A = (1/2) + (1/4) * A" (a prose letter), "A = \frac{1}{2} \times \text{base}": the last side ran
+        # on past an operator into words; what was read of it is a part, neither a value nor a claim side
+        asts[-2] = _CUT
     return asts, kept
 
 
@@ -448,6 +452,11 @@ def _check_run(
     asts = [_resolve_continuation(node) for node in asts]
     start = 0
     first = asts[0] if asts else None
+    if len(asts) >= 2 and isinstance(first, tuple) and first[0] == "var" and asts[1] == _CUT:
+        # "A = \frac{1}{2} \times \text{base} \times \text{height}": the name is defined anew by a formula
+        # in words; the value it had before is not the one its next equation must meet
+        state.bindings.pop(first[1], None)
+        state.solved.discard(first[1])
     complete = len(asts) < 3 or asts[2] != _CUT  # "T = 1/3 * A": the value side runs on into words
     if (
         len(asts) == 2

@@ -113,7 +113,10 @@ class MathVerifier:
     # the earlier value stands in inline math (`So \(n = 57\)`, then `So \(n = 47\)`; a range's bounds)
     # 2.12.1: plain arithmetic refuses a value past 14,000 bits (was 20,000), below what CPython prints: a
     # value of 4,300 to 6,000 digits raised while its evidence was written and failed the chain's labelling
-    version = "2.12.1"
+    # 2.13.0: a formula whose last side runs on past an operator into words (`A = \frac12 \times
+    # \text{base} \times \text{height}`, `A = (1/2) + (1/4) * A` with a prose letter) binds no value from
+    # the part read, is no claim side, and clears the name's earlier value (the name is defined anew)
+    version = "2.13.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -300,3 +300,67 @@ def test_a_wrong_claim_in_a_notation_the_grammar_reads_stays_incorrect(checker, 
     a, rest = claim.latex.split(" ", 1)
     [label] = _labels(checker, [rf"So \( \left({a}\right) {rest} \)."])
     assert label == "incorrect"
+
+
+# --- a name defined by a formula that runs on into words: neither a value nor a claim -----------------
+
+# words a formula names its quantities by, and the ways a chain writes them
+_QUANTITY_WORDS = st.sampled_from(["base", "height", "rate", "width", "count", "total"])
+_IN_WORDS = st.sampled_from([r"\text{{{w}}}", "{w}", r"\mathrm{{{w}}}"])
+
+
+@SETTINGS
+@given(
+    name=st.sampled_from("ANTS"),
+    a=st.integers(2, 40),
+    b=st.integers(2, 9),
+    c=st.integers(2, 9),
+    op=st.sampled_from([(r"\times", lambda x, y: x * y), ("+", lambda x, y: x + y)]),
+    words=st.tuples(_QUANTITY_WORDS, _QUANTITY_WORDS),
+    form=_IN_WORDS,
+)
+def test_a_name_defined_by_a_formula_in_words_is_never_bound_to_what_was_read_of_it(
+    checker, name: str, a: int, b: int, c: int, op, words: tuple[str, str], form: str
+) -> None:
+    # `A = \frac12 \times \text{base} \times \text{height}`, then `A = \frac12 \times 2 \times 4 = 4`: the
+    # formula's reading stops at its first word; `A` is not the number read before it
+    latex_op, value_of = op
+    w1, w2 = (form.format(w=w) for w in words)
+    formula = f"{name} = {a} {latex_op} {w1} {latex_op} {w2}"
+    worked = f"{name} = {a} {latex_op} {b} {latex_op} {c} = {value_of(value_of(a, b), c)}"
+    step = f"The formula is:\n\\[\n{formula}\n\\]\nSubstituting the values:\n\\[\n{worked}\n\\]"
+    assert _labels(checker, [step], WORD) == ["correct"], step
+    # and a second quantity by the same formula, in a later step, is that quantity's own value
+    again = f"{name} = {a} {latex_op} {c} {latex_op} {c} = {value_of(value_of(a, c), c)}"
+    second = f"The same formula:\n\\[\n{formula}\n\\]\nSubstituting the values:\n\\[\n{again}\n\\]"
+    assert "incorrect" not in _labels(checker, [step, second], WORD), second
+
+
+@SETTINGS
+@given(a=st.integers(2, 40), b=st.integers(2, 9), c=st.integers(2, 9), off=st.sampled_from([-3, -1, 1, 4]))
+def test_a_wrong_value_worked_out_after_a_formula_in_words_stays_incorrect(
+    checker, a: int, b: int, c: int, off: int
+) -> None:
+    step = (
+        f"The formula is:\n\\[\nA = {a} \\times \\text{{base}} \\times \\text{{height}}\n\\]\n"
+        f"Substituting:\n\\[\nA = {a} \\times {b} \\times {c} = {a * b * c + off}\n\\]"
+    )
+    assert _labels(checker, [step], WORD) == ["incorrect"], step
+
+
+@SETTINGS
+@given(p=st.integers(2, 9), q=st.integers(2, 9), name=st.sampled_from(["A", "P", "x"]))
+def test_an_equation_with_the_name_on_both_sides_is_never_read_as_its_value(
+    checker, p: int, q: int, name: str
+) -> None:
+    # `A = (1/2) + (1/4) * A` (a prose letter the reader stops before): the sum read so far is not `A`;
+    # `(3/4)A = (1/2)` after it is an equation in `A`, not a claim against that sum
+    half, rest = Fraction(1, p), Fraction(1, q * p)
+    coef = 1 - rest
+    steps = [
+        f"* Let '{name}' be the probability of winning.\n"
+        f"* Therefore: {name} = (1/{p}) + (1/{q * p}) * {name}\n"
+        f"* Subtracting (1/{q * p}){name} from both sides: ({coef}){name} = (1/{p})\n"
+        f"* Solving: {name} = {half / coef}"
+    ]
+    assert "incorrect" not in _labels(checker, steps, WORD), steps
