@@ -156,6 +156,7 @@ def statements(chain: Sequence[str]) -> list[Statement | None]:
     out: list[Statement | None] = []
     last_end: tuple[int, int] | None = None  # (step, offset) where the last relation's segment ended
     last_displayed = ""  # the last segment's relation when it was one displayed equation, else ""
+    named_list = False  # the display block is what a noun of several relations before it names
     for index, step in enumerate(chain):
         for start, end, body in _alternatives_joined(step, _segments(step)):
             displayed, last_displayed = last_displayed, ""
@@ -176,7 +177,11 @@ def statements(chain: Sequence[str]) -> list[Statement | None]:
                 else:
                     link, rewrite = _words_link(chain, last_end, index, start)
                     if not link and _display_continues(chain, last_end, index, start, displayed, relation):
-                        link, rewrite = "display", False
+                        # the next line of a displayed derivation, unless the block's lines are what a noun
+                        # of several relations names ("solve the system of equations:"): items of a list
+                        link, rewrite = ("", False) if named_list else ("display", False)
+                    elif _DISPLAY_OPEN.match(step, start):
+                        named_list = _names_a_list(step[max(0, start - 160) : start])
                     if not _statement_alone(step, start, end, up_to_math=link == "display"):
                         link = ""
                 out.append(Statement(index, start, end, relation, link, rewrite))
@@ -189,6 +194,34 @@ def statements(chain: Sequence[str]) -> list[Statement | None]:
 _DISPLAY_OPEN = re.compile(r"\\\[|\$\$|\\begin\{")
 _NOTHING_BETWEEN = re.compile(r"[\s,.]*")
 _SOLVED_FORM = re.compile(r"\s*[A-Za-z]\s*=\s*[-+]?[\d.\s]*(?:\\[dt]?frac\{\d+\}\{\d+\})?\s*")
+
+
+# a noun of several relations right before a colon, which the displays after it spell out (an apposition:
+# "the system of equations:", "the two equations:", "the following conditions:"); a lexicon of nouns, the
+# noun last before the colon ("Subtracting these two equations, we get:" derives, and is not one)
+_NAMES_A_LIST = re.compile(
+    r"\b(?:systems?(?:\s+of\s+(?:equations|inequalities|congruences))?|equations|inequalities|congruences"
+    r"|conditions|constraints)\s*:\s*$",
+    re.IGNORECASE,
+)
+
+
+# verbs that work on the relations named ("Adding all three equations:", "Subtracting the two equations:"):
+# the displays after them are derived, not the list itself
+_OPERATES_ON = re.compile(
+    r"\b(?:add\w*|subtract\w*|multipl\w*|divid\w*|combin\w*|summ?\w*|squar\w*|substitut\w*|plug\w*"
+    r"|eliminat\w*|expand\w*|simplif\w*|rearrang\w*|equating|mov\w*|rewrit\w*|cancel\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def _names_a_list(before: str) -> bool:
+    """Do the words right before a display name it as one of several given relations (`_NAMES_A_LIST`),
+    with no verb in their sentence that works on them (`_OPERATES_ON`)?"""
+    if not _NAMES_A_LIST.search(before):
+        return False
+    sentence = re.split(r"[.!?](?:\s|$)|\n\s*\n", _SEGMENT.sub(" X ", before).rstrip())[-1]
+    return not _OPERATES_ON.search(sentence)
 
 
 def _equation_only(relation: str) -> bool:
@@ -290,6 +323,18 @@ def _listed(chain: Sequence[str], first: Statement | None, second: Statement | N
 
 
 _LIST_BETWEEN = re.compile(r"(?:[\s,;.]|\band\b)*", re.IGNORECASE)
+# an enumerator label between two relations: `(A)`, `(2)`, `b)` (labels of options and of listed items; a
+# bullet or `3.` may number the lines of one derivation, so they are no label here)
+_LABEL = r"(?:\(\s*[A-Za-z0-9]{1,2}\s*\)|(?<![^\s])[A-Za-z0-9]{1,2}\)(?=\s))"
+_LABELLED_BETWEEN = re.compile(rf"(?:[\s,;]|\band\b)*{_LABEL}(?:[\s,;:]|{_LABEL})*", re.IGNORECASE)
+
+
+def _labelled(chain: Sequence[str], first: Statement | None, second: Statement | None) -> bool:
+    """Are two statements labelled items of one list (options `(A)` ... `(D)`): in one step, only an
+    enumerator label and list punctuation between them?"""
+    if first is None or second is None or first.step != second.step:
+        return False
+    return bool(_LABELLED_BETWEEN.fullmatch(chain[first.step][first.end : second.start]))
 
 
 def equation_pairs(chain: Sequence[str]) -> list[EquationPair]:
@@ -309,6 +354,14 @@ def equation_pairs(chain: Sequence[str]) -> list[EquationPair]:
                 later is not None and _listed(chain, after, later)
             ):
                 continue
+        earlier = found[k - 1] if k > 0 else None
+        later = found[k + 2] if k + 2 < len(found) else None
+        if after.link != "strong" and (
+            _labelled(chain, earlier, before) or (later is not None and _labelled(chain, after, later))
+        ):
+            # an item of a labelled list (options `(A)`-`(D)`) paired with a relation outside it, in any
+            # number of unknowns; a connector inside one item (`(1) a^2 = 0 \implies a = 0`) stays
+            continue
         if _worth_judging(before.text, after.text):
             pairs.append(EquationPair(after.step, before.text, after.text, after.rewrite))
     return pairs

@@ -364,3 +364,67 @@ def test_an_equation_with_the_name_on_both_sides_is_never_read_as_its_value(
         f"* Solving: {name} = {half / coef}"
     ]
     assert "incorrect" not in _labels(checker, steps, WORD), steps
+
+
+# --- items of one list: labelled options, displays a noun of several relations names ------------------
+
+
+@st.composite
+def linear_equations(draw, n: int) -> list[tuple[int, int]]:
+    """`n` equations `x + p = q` in one unknown, each with its own solution."""
+    solutions = draw(st.lists(st.integers(1, 60), min_size=n, max_size=n, unique=True))
+    shifts = draw(st.lists(st.integers(2, 90), min_size=n, max_size=n))
+    return [(p, p + x) for p, x in zip(shifts, solutions, strict=True)]
+
+
+@SETTINGS
+@given(
+    equations=linear_equations(4),
+    label=st.sampled_from(["({})", "{})"]),
+    names=st.sampled_from(["ABCD", "1234", "abcd"]),
+    pick=st.integers(0, 3),
+)
+def test_a_relation_after_a_list_of_labelled_options_is_never_read_as_a_rewrite_of_an_option(
+    checker, equations: list[tuple[int, int]], label: str, names: str, pick: int
+) -> None:
+    # the options are items of a list; the one that matches is named after it, derived from none of them
+    p, q = equations[pick]
+    options = "\n".join(
+        f"{label.format(n)} \\(x+{a}={b}\\)" for n, (a, b) in zip(names, equations, strict=True)
+    )
+    steps = [
+        f"Solving, we get:\n\\[\nx+{p} = {q}\n\\]",
+        f"Now, we compare this result to the options provided:\n{options}",
+        f"The equation that matches our result is \\(x+{p}={q}\\).",
+    ]
+    assert "incorrect" not in _labels(checker, steps), steps
+
+
+_LIST_NOUNS = st.sampled_from(
+    ["the system of equations", "the equations", "the following equations", "two equations", "the system"]
+)
+
+
+@SETTINGS
+@given(equations=linear_equations(2), noun=_LIST_NOUNS, lead=st.sampled_from(["we need to solve", "we have"]))
+def test_displays_a_noun_of_several_relations_names_are_never_paired_as_a_rewrite(
+    checker, equations: list[tuple[int, int]], noun: str, lead: str
+) -> None:
+    (a, b), (c, d) = equations
+    step = f"Thus, {lead} {noun}:\n\n\\[ x + {a} = {b} \\]\n\\[ x + {c} = {d}. \\]"
+    assert "incorrect" not in _labels(checker, [step]), step
+
+
+@SETTINGS
+@given(
+    a=st.integers(2, 90),
+    b=st.integers(100, 200),
+    off=st.sampled_from([-5, -1, 2, 9]),
+    verb=st.sampled_from(["Simplifying", "Rearranging", "Subtracting", "Adding"]),
+)
+def test_a_wrong_line_derived_from_the_equations_a_verb_works_on_stays_incorrect(
+    checker, a: int, b: int, off: int, verb: str
+) -> None:
+    # "Subtracting the equations:": the displays after the noun are derived, each from the line above
+    step = f"{verb} the equations:\n\\[ 2x + {a} = {b} \\]\n\\[ 2x = {b - a + off} \\]"
+    assert _labels(checker, [step]) == ["incorrect"], step
