@@ -385,6 +385,7 @@ def _sentence_after(step: str, end: int, limit: int = 48) -> str:
 
 _CUT = "cut"  # a side whose start was cut off by words: not a claim side at all
 _UNPARSED = "unparsed"  # a side that is there but cannot be read: its claims are unjudged
+_PART = "part"  # a side read only up to an operator its words cut off: no value, its claims unjudged
 
 
 def _split_sides(run: Run) -> tuple[list[tuple | str], list[list]]:
@@ -421,8 +422,8 @@ def _split_sides(run: Run) -> tuple[list[tuple | str], list[list]]:
             asts.append(_UNPARSED)
     if len(asts) >= 2 and asts[-1] == _CUT and kept[-1] and kept[-1][0].kind == "sep":
         # "A = (1/2) + (1/4) * A" (a prose letter), "A = \frac{1}{2} \times \text{base}": the last side ran
-        # on past an operator into words; what was read of it is a part, neither a value nor a claim side
-        asts[-2] = _CUT
+        # on past an operator into words; what was read of it is a part, neither a value nor a judged side
+        asts[-2] = _PART
     return asts, kept
 
 
@@ -452,7 +453,7 @@ def _check_run(
     asts = [_resolve_continuation(node) for node in asts]
     start = 0
     first = asts[0] if asts else None
-    if len(asts) >= 2 and isinstance(first, tuple) and first[0] == "var" and asts[1] == _CUT:
+    if len(asts) >= 2 and isinstance(first, tuple) and first[0] == "var" and asts[1] in (_CUT, _PART):
         # "A = \frac{1}{2} \times \text{base} \times \text{height}": the name is defined anew by a formula
         # in words; the value it had before is not the one its next equation must meet
         state.bindings.pop(first[1], None)
@@ -487,6 +488,9 @@ def _check_run(
         claim = _side_text(run, k, len(asts), start)
         if left == _UNPARSED or right == _UNPARSED:
             results.append(ClaimResult(claim, None, reason="a side could not be read"))
+            continue
+        if left == _PART or right == _PART:
+            results.append(ClaimResult(claim, None, reason="a side runs on into words: read only in part"))
             continue
         assert isinstance(left, tuple) and isinstance(right, tuple)
         bare = bare_literal(left) is not None
