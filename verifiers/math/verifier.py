@@ -115,7 +115,7 @@ class MathVerifier:
     # value of 4,300 to 6,000 digits raised while its evidence was written and failed the chain's labelling
     # 2.13.0: a formula whose last side runs on past an operator into words (`A = \frac12 \times
     # \text{base} \times \text{height}`, `A = (1/2) + (1/4) * A` with a prose letter) binds no value from
-    # the part read, is no claim side, and clears the name's earlier value (the name is defined anew);
+    # the part read, its claims are unjudged, and it clears the name's earlier value (defined anew);
     # an equation step never pairs an item of a list labelled `(A)`, `(1)`, `b)` with a relation outside it,
     # nor two displays a noun of several relations names ("solve the system of equations:")
     version = "2.13.0"
