@@ -43,3 +43,19 @@ def test_a_process_makes_no_more_arenas_than_the_cap(monkeypatch):
     assert mine == "False" and more > MALLOC_ARENAS
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert limit_malloc_arenas() is False
+
+
+def test_the_cli_gives_arrow_the_system_allocator_unless_the_environment_chooses():
+    """mimalloc kept a commit's freed batches (issue 48): the CLI's processes allocate Arrow buffers with
+    glibc malloc, whose arenas are capped; a user's ARROW_DEFAULT_MEMORY_POOL still wins."""
+    import os
+
+    probe = "import prm_factory.cli, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    chosen = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert chosen.stdout.strip() == "system", chosen.stderr
+    env["ARROW_DEFAULT_MEMORY_POOL"] = "mimalloc"
+    kept = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert kept.stdout.strip() == "mimalloc", kept.stderr
