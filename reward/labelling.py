@@ -169,6 +169,17 @@ class Context:
                 self._verifiers[key] = _make_verifier(config, domain, self._pools)
             return self._verifiers[key]
 
+    def close(self) -> None:
+        """Stop what this context's verifiers started (a code verifier's sandbox containers, a math
+        verifier's SymPy workers); the next request builds them again."""
+        with self._lock:
+            verifiers, self._verifiers = list(self._verifiers.values()), {}
+            self._plans.clear()
+        for verifier in verifiers:
+            close = getattr(verifier, "close", None)
+            if callable(close):
+                close()
+
     def ready(self) -> None:
         """Every SymPy pool this context's verifiers use, and the process-wide one (the certainty gate's),
         with its slots back and its workers started: run outside any deadline (after one cut a check)."""

@@ -392,8 +392,10 @@ class RewardScorer:
         return RewardResult(score, aggregate_name, steps, None, outcome, status, reason, seconds)
 
     def close(self) -> None:
+        """Stop the workers and what the caller's own context started (sandbox containers, SymPy workers)."""
         if self._pool is not None:
             self._pool.close()
+        self._context.close()
 
 
 def _check_sources(request: RewardRequest) -> None:

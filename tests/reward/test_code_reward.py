@@ -38,11 +38,14 @@ def squares():
 
 def test_a_code_response_is_graded_by_its_tests_in_the_sandbox(squares) -> None:
     context = Context()
-    with DOCKER_TURNS.shared():
-        right, wrong = (
-            label_response(RewardRequest(squares.text, text, tests=squares.tests, domain="code"), context)
-            for text in (RIGHT, WRONG)
-        )
+    try:
+        with DOCKER_TURNS.shared():
+            right, wrong = (
+                label_response(RewardRequest(squares.text, text, tests=squares.tests, domain="code"), context)
+                for text in (RIGHT, WRONG)
+            )
+    finally:
+        context.close()  # its sandbox containers: none may outlive the test (test_code_attacks counts them)
     assert right.outcome.label == "correct" and "all 4 tests pass" in right.outcome.reason
     assert wrong.outcome.label == "incorrect" and "3 of 4 tests fail" in wrong.outcome.reason
     assert [label.verdict for label in right.labels[-1] if label.source == "verifier"] == ["correct"]
@@ -57,3 +60,16 @@ def test_score_steps_returns_the_code_outcome(squares) -> None:
     finally:
         scorer.close()
     assert result.status == "ok" and result.outcome == "incorrect"
+
+
+def test_closing_a_scorer_removes_its_sandbox_containers(squares) -> None:
+    from prm_factory.verifiers.code.sandbox import docker_client
+    from tests.docker_turns import own_sandboxes
+
+    before = {c.id for c in docker_client().containers.list(all=True, filters=own_sandboxes())}
+    scorer = RewardScorer(deadline_s=None)
+    with DOCKER_TURNS.shared():
+        score_steps(squares.text, RIGHT, tests=squares.tests, domain="code", scorer=scorer)
+        scorer.close()
+    after = {c.id for c in docker_client().containers.list(all=True, filters=own_sandboxes())}
+    assert after <= before
