@@ -172,8 +172,8 @@ class Context:
     def close(self) -> None:
         """Stop what this context's verifiers started (a code verifier's sandbox containers, a math
         verifier's SymPy workers); the next request builds them again."""
-        with self._lock:
-            verifiers, self._verifiers = list(self._verifiers.values()), {}
+        with self._lock:  # the pools are the closed math verifiers': `ready` must not start them again
+            verifiers, self._verifiers, self._pools = list(self._verifiers.values()), {}, []
             self._plans.clear()
         for verifier in verifiers:
             close = getattr(verifier, "close", None)

@@ -78,3 +78,12 @@ def test_a_request_shape_is_planned_once_and_a_refused_shape_every_time() -> Non
     for _ in range(2):
         with pytest.raises(RewardRequestError, match="needs the policy engine"):
             context.plan(RewardRequest("q", "1+1=2", sources=("verifier", "mc")))
+
+
+def test_closing_a_context_stops_its_verifiers_and_forgets_their_pools() -> None:
+    """`Context.ready` restarts every pool it holds: a closed verifier's pool must not be among them."""
+    context = Context()
+    label_response(RewardRequest("q", "2 + 2 = 4"), context)
+    assert context._pools and context._verifiers
+    context.close()
+    assert context._pools == [] and context._verifiers == {}
