@@ -31,6 +31,7 @@ functions, relations, sets and tuples, `\\pm`, percent, `!`, `|x|`, `\\binom`, t
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import sympy
@@ -85,11 +86,20 @@ class _Refused(Exception):
     """Outside the subset read here with certainty."""
 
 
+class _Unlexable(_Refused):
+    """The lexer refused a character (at `column`): the grammar's start rule ends at EOF, so a parse lexes
+    every character, and with a refused one no parse of the text can succeed, in any prediction mode."""
+
+    def __init__(self, column: int, message: str) -> None:
+        super().__init__(message)
+        self.column = column
+
+
 class _RaiseOnError(ErrorListener):
     def syntaxError(
         self, recognizer: Any, offendingSymbol: Any, line: Any, column: Any, msg: Any, e: Any
     ) -> None:
-        raise _Refused(msg)
+        raise _Unlexable(int(column), msg)
 
 
 def _tokens(text: str) -> list[tuple[int, str]]:
@@ -97,37 +107,6 @@ def _tokens(text: str) -> list[tuple[int, str]]:
     lexer.removeErrorListeners()
     lexer.addErrorListener(_RaiseOnError())
     return [(token.type, token.text) for token in lexer.getAllTokens()]
-
-
-class _LexerError(Exception):
-    def __init__(self, column: int) -> None:
-        super().__init__(column)
-        self.column = column
-
-
-class _RaiseColumn(ErrorListener):
-    def syntaxError(
-        self, recognizer: Any, offendingSymbol: Any, line: Any, column: Any, msg: Any, e: Any
-    ) -> None:
-        raise _LexerError(int(column))
-
-
-def unlexable_at(normalized: str) -> int | None:
-    """The column of the first character latex2sympy's lexer refuses in an already normalized text, else
-    None. The grammar's start rule ends at EOF, so a parse lexes every character: with a refused one no
-    parse of the text can succeed, in any prediction mode.
-
-    >>> unlexable_at("x + 1"), unlexable_at("x + \\dots")
-    (None, 4)
-    """
-    lexer = PSLexer(InputStream(normalized))
-    lexer.removeErrorListeners()
-    lexer.addErrorListener(_RaiseColumn())
-    try:
-        lexer.getAllTokens()
-    except _LexerError as error:
-        return error.column
-    return None
 
 
 def _number(text: str) -> Any:
@@ -350,6 +329,31 @@ def _braced_whole(reader: _Reader) -> bool:
     return reader.types[first] == _L_BRACE and reader.closing(first) == last
 
 
+@dataclass(frozen=True)
+class FastReading:
+    """What `fast_read` found: the value (None where this reader is not certain), the normalized text the
+    ANTLR parsers read next, and where the lexer refused a character (None: it read them all)."""
+
+    value: sympy.Basic | None
+    normalized: str
+    unlexable_at: int | None
+
+
+def fast_read(text: str) -> FastReading:
+    """`fast_parse`, with the normalized text and the lexer's refusal the parse after it needs (the text is
+    normalized and lexed once).
+
+    >>> fast_read("x + \\\\dots").unlexable_at, fast_read("x + 1").value
+    (4, x + 1)
+    """
+    normalized = normalize_latex(text, _NORMALIZATION)
+    try:
+        tokens = _tokens(normalized)
+    except _Unlexable as refused:
+        return FastReading(None, normalized, refused.column)
+    return FastReading(_value(tokens), normalized, None)
+
+
 def fast_parse(text: str) -> sympy.Basic | None:
     """`latex2sympy(text)` for the common subset, or `None` where this reader is not certain.
 
@@ -358,8 +362,11 @@ def fast_parse(text: str) -> sympy.Basic | None:
     >>> fast_parse("\\\\sin x") is None
     True
     """
+    return fast_read(text).value
+
+
+def _value(tokens: list[tuple[int, str]]) -> sympy.Basic | None:
     try:
-        tokens = _tokens(normalize_latex(text, _NORMALIZATION))
         if not tokens or any(kind not in _ACCEPTED for kind, _ in tokens):
             return None
         reader = _Reader(tokens)

@@ -34,11 +34,10 @@ from antlr4.atn.ParserATNSimulator import ParserATNSimulator
 from antlr4.atn.PredictionMode import PredictionMode
 from antlr4.dfa.DFA import DFA
 from antlr4.PredictionContext import PredictionContextCache
-from latex2sympy2_extended.latex2sympy2 import ConversionConfig, NormalizationConfig, _Latex2Sympy
-from latex2sympy2_extended.math_normalization import normalize_latex
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
 
 from prm_factory.verifiers.math import latex_dfa
-from prm_factory.verifiers.math.latex_fast import fast_parse, unlexable_at
+from prm_factory.verifiers.math.latex_fast import fast_read
 from prm_factory.verifiers.math.memo import DEFAULT_SIZE, Memo
 
 CACHE_SIZE = DEFAULT_SIZE
@@ -96,11 +95,10 @@ def parse_uncached(text: str) -> Any:
     """`latex2sympy(text)` with its defaults: `latex_fast`'s exact reading of the common subset, else the
     SLL parse where it succeeds, else the LL parse (the library's mode); a text the grammar's lexer
     refuses raises at once (the parse must lex every character to reach its end: no mode reads it)."""
-    fast = fast_parse(text)
-    if fast is not None:
-        return fast
-    normalized = normalize_latex(text, NormalizationConfig())
-    column = unlexable_at(normalized)
+    reading = fast_read(text)
+    if reading.value is not None:
+        return reading.value
+    normalized, column = reading.normalized, reading.unlexable_at
     if column is not None:  # the message latex2sympy's error listener gives a lexer error
         raise Exception(f"I don't understand this\n{normalized}\n{'~' * column}^")
     try:

@@ -14,6 +14,7 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.antlr_parser import PSParser
 
 from prm_factory.verifiers.math import latex_dfa, latex_parse
+from prm_factory.verifiers.math.latex_fast import fast_read
 from prm_factory.verifiers.math.latex_parse import (
     _LLConverter,
     _SLLConverter,
@@ -179,7 +180,7 @@ def test_ll_mode_over_the_shared_dfa_reads_what_sll_refuses_as_the_library_does(
     """ANTLR's two-stage parse: the LL stage predicts over the SLL stage's DFA (a state SLL found
     ambiguous is marked for full-context prediction, which LL makes), and reads as latex2sympy does;
     the library's own DFA is never touched."""
-    normalized = latex_parse.normalize_latex(text, latex_parse.NormalizationConfig())
+    normalized = fast_read(text).normalized  # what the ANTLR parsers read
     with pytest.raises(Exception, match="expected|understand"):
         _SLLConverter(None, None, False).parse(normalized)
     library = _library_dfa_states()
