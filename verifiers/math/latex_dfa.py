@@ -176,11 +176,16 @@ def _context_at(i: int, built: Callable[[int], PredictionContext]) -> Prediction
     return None if i == -1 else PredictionContext.EMPTY if i == -2 else built(i)
 
 
-def _context(row: str, built: Callable[[int], PredictionContext]) -> PredictionContext:
-    """One saved context from its row, its parents (saved before it) read through `built`."""
+def _row(row: str) -> tuple[str, list[int], list[int]]:
+    """A saved context's kind (`s` singleton, `a` array), parent numbers and return states."""
     kind, parent_text, return_text = row.split(":")
-    parents = [int(p) for p in parent_text.split(",")]
-    returns = [int(r) for r in return_text.split(",")]
+    return kind, [int(p) for p in parent_text.split(",")], [int(r) for r in return_text.split(",")]
+
+
+def _context(
+    kind: str, parents: list[int], returns: list[int], built: Callable[[int], PredictionContext]
+) -> PredictionContext:
+    """One saved context, its parents (saved before it) read through `built`."""
     if kind == "s":
         return SingletonPredictionContext.create(_context_at(parents[0], built), returns[0])
     return ArrayPredictionContext([_context_at(p, built) for p in parents], list(returns))
@@ -235,15 +240,14 @@ class _Contexts:
             if at in built:
                 pending.pop()
                 continue
-            parent_text = rows[at].split(":")[1]
-            parents = [int(p) for p in parent_text.split(",")]
+            kind, parents, returns = _row(rows[at])
             if any(p >= at for p in parents):  # parents are saved first: this file is malformed
                 raise ValueError(f"saved prediction context {at} names a later parent")
             missing = [p for p in parents if p >= 0 and p not in built]
             if missing:
                 pending.extend(missing)
                 continue
-            built[at] = self._cache.add(_context(rows[at], built.__getitem__))
+            built[at] = self._cache.add(_context(kind, parents, returns, built.__getitem__))
             pending.pop()
         return built[i]
 

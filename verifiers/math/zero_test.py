@@ -34,7 +34,7 @@ def _small_angle(angle: sympy.Expr) -> bool:
         return False
     for term in terms:
         coefficient, _ = term.as_coeff_Mul()
-        if not (coefficient.is_Integer or coefficient.is_Rational) or abs(coefficient.p) > _MAX_MULTIPLE:
+        if not coefficient.is_Rational or abs(coefficient.p) > _MAX_MULTIPLE:
             return False
     return True
 
