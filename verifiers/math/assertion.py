@@ -66,6 +66,11 @@ _OBJECT_MARKER = re.compile(
     rf"{_NOUN}\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|{QUESTION})\b{_FILLER}$", re.IGNORECASE
 )
 _NEGATION = re.compile(rf"\b(?:{NEGATION})\b|≠|\\neq?(?![A-Za-z])|\\not\s*=", re.IGNORECASE)
+# any marker of a frame, wherever it stands (not only before its object): a text that holds one has put
+# something to the test or refuted something (`claims` asks it between a value's binding and its use)
+FRAME_MARKER = re.compile(
+    rf"{_NOUN}\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|{QUESTION})\b|\b(?:{NEGATION})\b", re.IGNORECASE
+)
 # a claim that is itself a `\\neq` (`162 - 108 - 45 - 3 \\neq 6`): only words negate it, not its own sign
 _NEGATION_WORDS = re.compile(rf"\b(?:{NEGATION})\b", re.IGNORECASE)
 _UNEQUAL = re.compile(r"≠|\\neq?(?![A-Za-z])|\\not\s*=")

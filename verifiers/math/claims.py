@@ -41,6 +41,7 @@ from prm_factory.verifiers.math.arithmetic import (
     literals,
     parse_side,
 )
+from prm_factory.verifiers.math.assertion import FRAME_MARKER
 from prm_factory.verifiers.math.certainty import uncertain_reason
 from prm_factory.verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from prm_factory.verifiers.math.claim_result import ClaimResult
@@ -97,6 +98,8 @@ class StepState:
     step_index: int = 0
     step_text: str = ""
     bound_at: dict[str, int] = field(default_factory=dict)
+    bound_offset: dict[str, int] = field(default_factory=dict)  # where in its step each name was bound
+    run_start: int = 0  # where in this step the run being read starts
     texts: list[str] = field(default_factory=list)  # the chain's steps so far, this one included
     math_steps: set[int] = field(default_factory=set)  # earlier steps that wrote any math run
     held_at: dict[str, int] = field(default_factory=dict)  # last step whose equation in a solved letter held
@@ -117,9 +120,25 @@ class StepState:
         )
         return start >= 0 and all(quiet)
 
+    def crossed_frame(self, name: str) -> bool:
+        """Was `name` bound in an earlier step, with a marker of a test or a refutation (`assertion`'s
+        lexicon: "suppose", "check", "not possible", "I made an error", ...) written between that binding
+        and the run read now? Then the value may belong to a premise the chain has left (a trial, a
+        supposition, a refuted or corrected computation): no explicit link carries it to this claim."""
+        start = self.bound_at.get(name, -1)
+        if not 0 <= start < self.step_index:
+            return False
+        between = [
+            self.texts[start][self.bound_offset.get(name, 0) :],
+            *self.texts[start + 1 : self.step_index],
+            self.step_text[: self.run_start],
+        ]
+        return any(FRAME_MARKER.search(text) for text in between)
+
     def bind(self, name: str, value: Fraction, *, solved: bool) -> None:
         self.bindings[name] = value
         self.bound_at[name] = self.step_index
+        self.bound_offset[name] = self.run_start
         if solved:
             self.solved.add(name)
         else:
@@ -306,6 +325,7 @@ def check_plain_step(
             hard_runs.append(run)
             carry = None
             continue
+        state.run_start = start
         approximate = _says_approximate(step, start, end)
         whole = bool(_WHOLE_QUOTIENT.search(_sentence_after(step, end)))
         continued = carry[0] if carry is not None and step[carry[1] : start].strip() == "," else None
@@ -723,6 +743,17 @@ def _judge(
                 state.held_at[name] = state.step_index
     if result.holds is not False:
         return result
+    # A value carried from an earlier step across a trial, a check or a refutation ("If we increase z by 1
+    # ... This would require x + y + 295 = 297"; "I made an error ... B = 50 + 60 - 70"): the claim is read
+    # with those names as unknowns, since nothing links it to the premise they were bound under
+    crossed = {
+        name
+        for name in _variables(left) | _variables(right)
+        if name in state.bindings and state.crossed_frame(name)
+    }
+    if crossed:
+        fresh = {k: v for k, v in state.bindings.items() if k not in crossed}
+        return _judge_with(left, right, claim, fresh, state, approximate, running_total_ok)
     # A letter solved in an earlier step that no longer fits may be a new unknown under an old name
     # (worked solutions reuse `x` for the next sub-question). It stays an error only for the next step of
     # a rewrite chain ("3x + 4 = 40" then "3x = 38"), and not when this step defines the letter again.

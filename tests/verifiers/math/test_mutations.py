@@ -432,3 +432,66 @@ def test_a_wrong_line_derived_from_the_equations_a_verb_works_on_stays_incorrect
     # "Subtracting the equations:": the displays after the noun are derived, each from the line above
     step = f"{verb} the equations:\n\\[ 2x + {a} = {b} \\]\n\\[ 2x = {b - a + off} \\]"
     assert _labels(checker, [step]) == ["incorrect"], step
+
+
+# --- a value carried across a trial, a check or a refutation: the names are unknowns again --------------
+
+# sentences that put something to the test or refute it, built from `assertion`'s lexicon (a marker word in
+# a generated frame), written between a name's binding and its next use
+_FRAME_WORDS = st.sampled_from(
+    ["check", "verify", "suppose", "assume", "try", "incorrect", "wrong", "not possible", "a contradiction"]
+)
+_FRAMES = st.sampled_from(
+    [
+        "Let us {w} this once more.",
+        "We {w} whether a larger value works.",
+        "Wait, this is {w}.",
+        "Hmm, that gives {w}, so we redo it.",
+    ]
+)
+
+
+@SETTINGS
+@given(
+    name=st.sampled_from("BNTx"),
+    a=st.integers(20, 90),
+    b=st.integers(20, 90),
+    c=st.integers(2, 19),
+    shift=st.integers(1, 9),
+    frame=_FRAMES,
+    word=_FRAME_WORDS,
+)
+def test_a_value_carried_across_a_frame_is_never_held_against_a_new_computation(
+    checker, name: str, a: int, b: int, c: int, shift: int, frame: str, word: str
+) -> None:
+    # `B = (50 + 60) / 2 = 55, which is not possible`, later `I made an error ... B = 50 + 60 - 70 = 40`
+    first = f"So {name} = {a} + {b} = {a + b}."
+    worked = f"Substituting the values, we get: {name} = {a} + {b} - {c} = {a + b - c}."
+    between = frame.format(w=word)
+    assert "incorrect" not in _labels(checker, [first, between, worked], WORD), between
+    # a relation in two carried names, under a premise the chain changed: `x + y + 295 = 297`
+    pair = [f"So x = {c} and y = {c + shift}.", between, f"This would require x + y + {a} = {a + shift}."]
+    assert "incorrect" not in _labels(checker, pair, WORD), between
+
+
+@SETTINGS
+@given(
+    name=st.sampled_from("BNTx"),
+    a=st.integers(20, 90),
+    b=st.integers(20, 90),
+    c=st.integers(2, 19),
+    off=st.sampled_from([-3, -1, 1, 4]),
+    frame=_FRAMES,
+    word=_FRAME_WORDS,
+)
+def test_wrong_arithmetic_after_a_frame_and_a_carried_value_without_one_stay_incorrect(
+    checker, name: str, a: int, b: int, c: int, off: int, frame: str, word: str
+) -> None:
+    first = f"So {name} = {a} + {b} = {a + b}."
+    between = frame.format(w=word)
+    # the new computation's own arithmetic is still the chain's
+    wrong = f"Substituting the values, we get: {name} = {a} + {b} - {c} = {a + b - c + off}."
+    assert _labels(checker, [first, between, wrong], WORD)[-1] == "incorrect", between
+    # with no frame between, a carried value a later claim contradicts is still read against it
+    used = f"Then {name} + {c} = {a + b + c + off}."
+    assert _labels(checker, [first, "Next we add the rest.", used], WORD)[-1] == "incorrect", used
