@@ -296,6 +296,12 @@ def uncertain_reason(
         frame = frame_of(relation, index, chain, names_too=kind not in WRITTEN_NUMBER_KINDS)
         if frame is not None:
             return f"{frame.why} ({frame.marker.strip()!r})"
+    if kind not in (EQUATION_STEP, SYSTEM_RESULT, LABELLED_LINE, DIVISIBILITY) and _negation_written(
+        claim, index, chain
+    ):
+        return (
+            "the chain writes the claim's negation after it (`1 \\neq 7`): a relation it tested and refuted"
+        )
     grammar = _GRAMMAR.get(kind)
     for relation in relations if grammar else ():
         unread = unread_span(relation, grammar)
@@ -574,6 +580,42 @@ def _asked(claim: str, step: str) -> bool:
     if not found:
         return True
     return all(any(a <= at < b for a, b in spans) for at in found)
+
+
+# a relation the chain writes negated (`1 \\neq 7`), one to a line of a math segment
+_UNEQUAL_SIGN = re.compile(r"\\neq?(?![A-Za-z])|≠|\\not\s*=")
+_SEGMENT_LINES = re.compile(r"\\\\|\n|,\s|;|\\q?quad|\\implies|\\Rightarrow|\\therefore")
+
+
+def _negation_written(claim: str, index: int, chain: Sequence[str]) -> bool:
+    """Does the chain write this claim's negation after it, in its step or the next: `A \\neq b` where `A`
+    is the claim's first side as written and `b` the value of its second side (`1 = \\sqrt{11 - 2(1)} + 4`,
+    lines later `1 \\neq 7`)? Then the chain tested the relation and refuted it: it is right, not wrong
+    (a slip on the way to the refutation gives a value other than `b`, and stays an error). The values are
+    compared by the bounded worker; a comparison that could not run leaves the claim judged."""
+    sides = re.split(r"(?<![<>!\\])=", claim)
+    if len(sides) != 2 or not sides[0].strip() or not sides[1].strip():
+        return False
+    first, second = (re.sub(r"\s+", "", side).strip("$.") for side in sides)
+    offsets = claim_offsets(claim, chain[index])
+    texts = [chain[index][offsets[0] if offsets else 0 :], *chain[index + 1 : index + 2]]
+    written: list[str] = []
+    for text in texts:
+        for match in _MATH_SEGMENT.finditer(text):
+            body = next(group for group in match.groups() if group is not None)
+            for line in _SEGMENT_LINES.split(body):
+                parts = _UNEQUAL_SIGN.split(line)
+                if len(parts) == 2 and not _RELATION.search(_UNEQUAL_SIGN.sub(" ", line)):
+                    left, right = (re.sub(r"\s+", "", part).strip("$.") for part in parts)
+                    if left == first and right and right != second:
+                        written.append(right)
+    if not written:
+        return False
+    from prm_factory.verifiers.math.bounded import run_items
+
+    target = "prm_factory.verifiers.math.solution_sets:equal_values"
+    outcomes = run_items(target, [(sides[1], value) for value in written], 3.0)
+    return any(outcome is True for outcome in outcomes)
 
 
 def _on_case_heading(claim: str, step: str) -> bool:

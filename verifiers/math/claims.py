@@ -85,6 +85,11 @@ _WHOLE_QUOTIENT = re.compile(
     r"\b(?:remainder|remaining|left ?over|full|whole|complete|quotient)\b|(?<![A-Za-z])R(?=[\s\\,]*\d)",
     re.IGNORECASE,
 )
+# a quotient written with its rest in a smaller unit, right after it: "12659 \\div 100 = 126 \\text{ dollars
+# and } 59 \\text{ cents}", "150 / 60 = 2 hours and 30 minutes" (a unit word, "and", a number, a unit word)
+_REST_IN_UNITS = re.compile(
+    r"^\s*(?:\\\)|\$)?\s*(?:\\text\s*\{\s*)?([A-Za-z]{2,})\s+(?:and\s+)?\}?\s*(\d+)\s*(?:\\text\s*\{\s*)?([A-Za-z]{2,})\b"
+)
 # "the remainder of 2004 divided by 12 is 0": the claim after it states a remainder
 _REMAINDER_OF = re.compile(r"\b(?:remainder|residue)\s+(?:of|when)\b|\bmod(?:ulo)?\b", re.IGNORECASE)
 
@@ -526,6 +531,12 @@ def _check_run(
             result = _judge(left, right, claim, state, approximate, running_total_ok=followed)
             if result.holds is False and whole_quotient and k == len(asts) - 2:
                 result = _whole_quotient(left, right, claim, state.bindings) or result
+            if result.holds is False and k == len(asts) - 2:
+                rest = _REST_IN_UNITS.match(_sentence_after(state.step_text, run.end, 64))
+                if rest and rest.group(1).lower() != rest.group(3).lower():
+                    result = (
+                        _quotient_and_rest(left, right, claim, state.bindings, int(rest.group(2))) or result
+                    )
             if result.holds is False and k == 0 and _REMAINDER_OF.search(state.step_text[: run.start][-40:]):
                 result = ClaimResult(claim, None, reason="the remainder of a division, not its quotient")
         except TooLarge as exc:
@@ -866,6 +877,29 @@ def _whole_quotient(
     if not value.is_number or value.const <= 0 or math.floor(value.const) != written.value:
         return None
     return ClaimResult(claim, True, format_value(value.const), rule="quotient with remainder")
+
+
+def _quotient_and_rest(
+    left: tuple, right: tuple, claim: str, bindings: Mapping[str, Fraction], rest: int
+) -> ClaimResult | None:
+    """`12659 \\div 100 = 126` followed by "dollars and 59 cents": the whole part of a positive division,
+    with what is left written in a smaller unit. It holds where the whole part is the floor and the rest is
+    the remainder (`12659 = 126 \\cdot 100 + 59`); a rest that is not the remainder may be the fraction in
+    another unit (`150 / 60 = 2 hours and 30 minutes`), whose factor the claim does not state: unjudged. A
+    whole part that is not the floor stays false (None here)."""
+    written = bare_literal(right)
+    if left[0] != "/" or written is None or written.value.denominator != 1 or written.percent:
+        return None
+    dividend, divisor, value = _value(left[1], bindings), _value(left[2], bindings), _value(left, bindings)
+    if not (dividend.is_number and divisor.is_number and value.is_number) or value.const <= 0:
+        return None
+    if math.floor(value.const) != written.value:
+        return None
+    if dividend.const - written.value * divisor.const == rest:
+        return ClaimResult(claim, True, format_value(value.const), rule="quotient with its rest in units")
+    return ClaimResult(
+        claim, None, format_value(value.const), "the rest is in another unit, factor not stated"
+    )
 
 
 def _close(a: Fraction, b: Fraction) -> bool:

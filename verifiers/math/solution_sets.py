@@ -521,6 +521,20 @@ def identity_chains(texts: Sequence[str]) -> Iterator[list[tuple[str, str]]]:
         yield failed
 
 
+def equal_values(items: Sequence[tuple[str, str]]) -> Iterator[bool | None]:
+    """Per (side, side) in written numbers (plain algebra, no names): True where both are read and equal,
+    False where they differ, None where either is not read (a name, notation the reader does not read)."""
+    for first, second in items:
+        try:
+            one, other = _parse_side(first), _parse_side(second)
+            if one.free_symbols or other.free_symbols:
+                yield None
+            else:
+                yield bool(sympy.simplify(one - other) == 0)
+        except Exception:  # unread: the caller keeps its verdict
+            yield None
+
+
 def identity_at_values(items: Sequence[tuple[str, str, Sequence[tuple[str, str]]]]) -> Iterator[bool | None]:
     """Per (left, right, pins) of a relation false as an identity and the chain's `expression = number`
     statements in its names: True where the relation holds at every value the pins give (an equation the

@@ -495,3 +495,77 @@ def test_wrong_arithmetic_after_a_frame_and_a_carried_value_without_one_stay_inc
     # with no frame between, a carried value a later claim contradicts is still read against it
     used = f"Then {name} + {c} = {a + b + c + off}."
     assert _labels(checker, [first, "Next we add the rest.", used], WORD)[-1] == "incorrect", used
+
+
+# --- a quotient written with its rest in a smaller unit: `a \div b = q` dollars and `r` cents ---------------
+
+_UNIT_PAIRS = st.sampled_from(
+    [("dollars", "cents"), ("hours", "minutes"), ("feet", "inches"), ("boxes", "pens")]
+)
+_REST_FORMS = st.sampled_from(
+    [
+        "\\[\n{a} \\div {b} = {q} \\text{{ {u} and }} {r} \\text{{ {v}}}\n\\]",
+        "So {a} / {b} = {q} {u} and {r} {v}.",
+        "So \\( {a} \\div {b} = {q} \\) {u} and {r} {v}.",
+    ]
+)
+
+
+@SETTINGS
+@given(
+    b=st.integers(2, 120),
+    q=st.integers(1, 400),
+    r=st.integers(1, 119),
+    units=_UNIT_PAIRS,
+    form=_REST_FORMS,
+    off=st.sampled_from([-2, -1, 1, 3]),
+    problem=st.sampled_from([COMPETITION, WORD]),
+)
+def test_a_quotient_with_its_rest_in_units_is_judged_as_a_division_with_remainder(
+    checker, b: int, q: int, r: int, units: tuple[str, str], form: str, off: int, problem: Problem
+) -> None:
+    r = r % b or 1
+    a = q * b + r
+    u, v = units
+    right = form.format(a=a, b=b, q=q, r=r, u=u, v=v)
+    assert _labels(checker, [right], problem) == ["correct"], right
+    # a whole part that is not the floor is wrong whatever unit the rest is in
+    wrong = form.format(a=a, b=b, q=q + off if q + off > 0 else q + 1, r=r, u=u, v=v)
+    assert _labels(checker, [wrong], problem) == ["incorrect"], wrong
+    # a rest that is not the remainder may be the fraction in a unit whose factor is not stated: unjudged
+    other = form.format(a=a, b=b, q=q, r=r + b * 7 + 1, u=u, v=v)
+    assert "incorrect" not in _labels(checker, [other], problem), other
+    # without a rest after it, a quotient that is no whole number stays false
+    bare = form.format(a=a, b=b, q=q, r=r, u=u, v=v).split(f" {u}")[0].split(" \\text")[0]
+    bare = bare + ("\n\\]" if bare.startswith("\\[") else " \\)." if "\\(" in bare else ".")
+    assert _labels(checker, [bare], problem) == ["incorrect"], bare
+
+
+# --- a relation tested with a value and refuted lines later by its negation (`1 \neq 7`) -----------------
+
+
+@SETTINGS
+@given(
+    v=st.integers(1, 9),
+    k=st.integers(2, 9),
+    m=st.integers(1, 30),
+    off=st.sampled_from([-2, -1, 1, 5]),
+    problem=st.sampled_from([COMPETITION, NEUTRAL]),
+)
+def test_a_relation_the_chain_refutes_with_its_negation_lines_later_is_never_incorrect(
+    checker, v: int, k: int, m: int, off: int, problem: Problem
+) -> None:
+    value = k * v + m  # the right side's value, never v (k >= 2, m >= 1)
+
+    def trial(ne: int) -> str:
+        return (
+            f"- For \\( x = {v} \\):\n  \\[\n  {v} = {k}({v}) + {m}\n  \\]\n  Multiplying out:\n"
+            f"  \\[\n  {v} = {k * v} + {m}\n  \\]\n  Adding the terms:\n  \\[\n  {v} = {value}\n  \\]\n"
+            f"  \\[\n  {v} \\neq {ne}\n  \\]\n  So we keep the other root."
+        )
+
+    step = trial(value)
+    assert "incorrect" not in _labels(checker, [step], problem), step
+    # a negation of another value: the relation's own value was not what the chain refuted; still judged
+    other = trial(value + off)
+    assert _labels(checker, [other], problem) == ["incorrect"], other
