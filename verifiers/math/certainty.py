@@ -417,7 +417,12 @@ def _substituted(claim: str, chain: Sequence[str], index: int) -> bool:
     before, _, after = claim.partition(" => ")
     if not after:
         return False
-    first, second = re.sub(r"\s+", "", before), re.sub(r"\s+", "", after)
+    return _one_part_replaced(re.sub(r"\s+", "", before), re.sub(r"\s+", "", after), chain, index)
+
+
+def _one_part_replaced(first: str, second: str, chain: Sequence[str], index: int) -> bool:
+    """Is `second` the relation `first` with one part replaced by the other side of a relation the chain
+    states in step `index` or the few before (spacing removed from both)?"""
     for text in chain[max(0, index - _SUBSTITUTION_REACH) : index + 1]:
         for match in _MATH_SEGMENT.finditer(text):
             body = re.sub(r"\s+", "", next(group for group in match.groups() if group is not None))
@@ -429,6 +434,23 @@ def _substituted(claim: str, chain: Sequence[str], index: int) -> bool:
                     if second in (first.replace(part, value), first.replace(part, f"({value})")):
                         return True
     return False
+
+
+def _substituted_identity(claim: str, chain: Sequence[str], index: int) -> bool:
+    """Is an identity the chain's own equation with a relation it states put in (`Substitute x = 3y into
+    y^3 = x^2`: `y^3 = (3y)^2`)? Then it is that equation in fewer names, to solve, not an identity."""
+    second = re.sub(r"\s+", "", claim).strip("$.")
+    stated = {
+        re.sub(r"\s+", "", next(group for group in match.groups() if group is not None)).strip(".,;:")
+        for text in chain[max(0, index - _SUBSTITUTION_REACH) : index + 1]
+        for match in _MATH_SEGMENT.finditer(text)
+    }
+    return any(
+        first != second
+        and len(_RELATION.findall(first)) == 1
+        and _one_part_replaced(first, second, chain, index)
+        for first in stated
+    )
 
 
 def _equation_step_reason(claim: str) -> str | None:
@@ -459,6 +481,8 @@ def _identity_reason(claim: str, chain: Sequence[str] = (), index: int = 0) -> s
         return "the sides are in different names: an equation to solve, not an identity"
     if chain and _introduced_as_equation(claim, chain[index]):
         return "the step introduces the relation as an equation (to solve, not an identity)"
+    if chain and _substituted_identity(claim, chain, index):
+        return "the chain's equation with a relation it states put in (`x = 3y` into `y^3 = x^2`): to solve"
     names = _names(claim)
     if len(sides) == 2 and names and chain and _holds_at_found_values(sides, _pins(names, chain)):
         return "the relation holds at the values the chain finds for its names: an equation it solves"

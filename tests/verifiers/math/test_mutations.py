@@ -569,3 +569,31 @@ def test_a_relation_the_chain_refutes_with_its_negation_lines_later_is_never_inc
     # a negation of another value: the relation's own value was not what the chain refuted; still judged
     other = trial(value + off)
     assert _labels(checker, [other], problem) == ["incorrect"], other
+
+
+# --- an equation with a relation the chain states put in: an equation still, never a false identity ---------
+
+
+@SETTINGS
+@given(
+    names=st.sampled_from([("x", "y"), ("a", "b"), ("u", "v"), ("m", "n")]),
+    k=st.integers(2, 9),
+    p=st.integers(2, 4),
+    q=st.integers(2, 4),
+    off=st.sampled_from([1, 2, 5]),
+)
+def test_a_stated_relation_put_into_the_chains_equation_is_never_a_false_identity(
+    checker, names: tuple[str, str], k: int, p: int, q: int, off: int
+) -> None:
+    # (the word "simplifying" in the step makes the reader judge a relation in names as an identity)
+    old, new = names
+
+    def step(coefficient: int) -> str:
+        return (
+            f"Substitute \\({old} = {k}{new}\\) into \\({new}^{p} = {old}^{q}\\):\n"
+            f"\\[\n{new}^{p} = ({coefficient}{new})^{q}\n\\]\nSimplifying the right side comes next."
+        )
+
+    assert "incorrect" not in _labels(checker, [step(k)], NEUTRAL), step(k)
+    # another coefficient than the relation states is no substitution of it: a false identity stays one
+    assert _labels(checker, [step(k + off)], NEUTRAL) == ["incorrect"], step(k + off)
