@@ -50,3 +50,20 @@ def test_a_column_a_newer_release_adds_is_kept_and_null_on_stored_rows(tmp_path)
     rewrite_rows(uri, [rows], KEYS, tmp_path, RULES, storage_options=None)
     by_key = {(r["chain_id"], r["step_index"]): r["p_correct"] for r in keyed_contents(uri)}
     assert by_key == {("a", 0): None, ("a", 1): 0.25, ("b", 0): None, ("c", 0): None}
+
+
+def test_the_new_version_names_only_whole_files_that_carry_their_row_counts(tmp_path):
+    """DuckDB writes the files inside its memory limit; the commit's add actions give each file's row count
+    (readers count rows and skip files by the log's stats), and nothing of the write is left beside them."""
+    uri = _stored(tmp_path, "t")
+    rows = keyed_rows(INCOMING)
+    version = rewrite_rows(
+        uri, [rows], KEYS, tmp_path, RULES, storage_options=None, custom_metadata={"run": "r9"}
+    )
+    table = DeltaTable(uri)
+    adds = pa.table(table.get_add_actions(flatten=True)).to_pydict()
+    assert sum(adds["num_records"]) == len(keyed_contents(uri)) > 0
+    assert all(n is not None and n > 0 for n in adds["num_records"])
+    assert table.history(1)[0]["run"] == "r9" and version == table.version()
+    on_disk = {p.name for p in (tmp_path / "t").iterdir() if p.name != "_delta_log"}
+    assert set(adds["path"]) <= on_disk and not [n for n in on_disk if n.startswith(".")]
