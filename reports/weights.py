@@ -18,7 +18,8 @@ from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
 
 USED_SQL = """
-SELECT source, verdict, coalesce(kind, '') AS kind, domain, problem_source, count(*) AS n
+SELECT source, verdict, coalesce(kind, '') AS kind, domain, problem_source,
+       split_part(labeler, '+', 1) AS labeler, count(*) AS n
 FROM step_labels WHERE verdict IN ('correct', 'incorrect')
 GROUP BY ALL ORDER BY source, verdict, kind, domain, problem_source
 """
@@ -49,6 +50,8 @@ def weight_rows(
             "kind": kind or "",
             "problems": f"{count['domain']}/{count['problem_source']}",
             "labels": int(count["n"]),
+            "labeler": count.get("labeler") or "",  # the labels' source version (without its code digest)
+            "measured_labeler": "",
         }
         if found is None or table is None:
             share = UNMEASURED_RATIO / (1 + UNMEASURED_RATIO)
@@ -61,6 +64,7 @@ def weight_rows(
                 "precision": round(found.value, 3),
                 "measured": f"{found.n_right} / {found.n}",
                 "from": f"{origin}, {found.cell}",
+                "measured_labeler": table.labeler,
             }
         rows.append(row)
     return rows
@@ -139,11 +143,27 @@ def weights_used(dataset: Dataset, version: int | None, sources: Sequence[str]) 
 
 
 def unmeasured_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """One line per source whose votes weighed the unmeasured default."""
+    """One line per source whose votes weighed the unmeasured default, and one per source whose labels
+    are of another version than the one its table measured (a changed labeler's precision may have moved:
+    its table is a measurement of the old one)."""
     sources = sorted({row["source"] for row in rows if row["from"] == "unmeasured default"})
-    return [
+    lines = [
         f"warning: {source} has no calibration table for some of its verdicts: they weigh the conservative "
         f"default (odds x{UNMEASURED_RATIO:g}) and alone never make a step negative; `relabel "
         f"--calibrate-from-audit` measures them"
         for source in sources
     ]
+    other = sorted(
+        {
+            (row["source"], row["labeler"], row["measured_labeler"])
+            for row in rows
+            if row.get("labeler") and row.get("measured_labeler") not in ("", None, row["labeler"])
+        }
+    )
+    lines += [
+        f"warning: {source}'s labels are {labeler}, its calibration table measured {measured}: the "
+        f"precision their votes weigh may have moved (`prm-factory eval --calibrate` measures a table on "
+        f"labelled sets, `relabel --calibrate-from-audit` on your reviewed steps)"
+        for source, labeler, measured in other
+    ]
+    return lines

@@ -108,3 +108,15 @@ def test_the_joint_rows_read_the_tables_an_audit_refined_under_the_dataset_root(
     monkeypatch.setattr(weights, "joint_rows", lambda run_sql, joint: seen.append(dict(joint)) or [])
     weights_used(data, None, registered_names())
     assert seen == [{pair: refined}]
+
+
+def test_labels_of_another_version_than_the_table_measured_are_warned_of():
+    labelled = [
+        {**count("verifier"), "labeler": "math-sympy@3"},  # a newer verifier than the table's math-sympy@2
+        {**count("verifier", kind="k"), "labeler": "math-sympy@2"},
+    ]
+    rows = weight_rows(labelled, {"verifier": TABLE})
+    assert [row["measured_labeler"] for row in rows] == ["math-sympy@2", "math-sympy@2"]
+    warnings = unmeasured_warnings(rows)
+    assert len(warnings) == 1 and "math-sympy@3" in warnings[0] and "measured math-sympy@2" in warnings[0]
+    assert unmeasured_warnings(weight_rows(labelled[1:], {"verifier": TABLE})) == []
