@@ -45,6 +45,12 @@ from prm_factory.reward.scorer import DEFAULT_AGGREGATE, RewardResult, RewardSco
 
 _CONTEXT = Context()  # the config a request's splitting reads, per request shape
 
+KEEP_ALIVE_SECONDS = 30
+"""How long an idle connection stays open. uvicorn's default, 5 s, is shorter than the pools of the
+clients a trainer uses (aiohttp keeps an idle connection 15 s, httpx 5 s): a client then sends its next
+request on a connection the server is closing, and gets a disconnect error. A server's keep-alive longer
+than every client's leaves the closing to the client (NVIDIA-NeMo/Gym#1555 does the same, 30 s)."""
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -366,4 +372,11 @@ def run(
 
     scorer.warm()
     app = create_app(scorer, limits, token, loopback=is_loopback(host))
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+    )

@@ -125,3 +125,16 @@ def test_the_token_and_the_loopback_host(scorer) -> None:
     assert local.post("/get_reward", json={"query": [RIGHT]}).status_code == 400
     with pytest.raises(ValueError, match="needs a token"):
         create_app(scorer, loopback=False)
+
+
+def test_the_server_keeps_an_idle_connection_longer_than_a_trainers_client_pool(scorer, monkeypatch) -> None:
+    """aiohttp pools an idle connection 15 s (httpx 5 s): a server that closed it sooner would race the
+    client's next request on it (a disconnect error in the trainer)."""
+    import uvicorn
+
+    from prm_factory.reward import server
+
+    given: dict = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: given.update(options))
+    server.run(scorer, Limits())
+    assert given["timeout_keep_alive"] > 15 and given["host"] == "127.0.0.1"
