@@ -260,9 +260,10 @@ def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     name = next(g for g in (match.group("name"), match.group("name2")) if g)
     value = next(g for g in (match.group("value"), match.group("value2")) if g)
     step = chain[index]
-    # (where the claim is written whole: `m = 2` is not the start of `m = 200`)
+    # (where the claim is written whole: `m = 2` is not the start of `m = 200`; its last place, as `b = 9`
+    # may end `a + b = 9` before the list that gives `b` its values)
     offsets = [m.start() for m in re.finditer(re.escape(claim.strip(" $.")) + r"(?![\d]|[.,]\d)", step)]
-    before = [*chain[:index], step[: offsets[0] if offsets else 0]]
+    before = [*chain[:index], step[: offsets[-1] if offsets else 0]]
     # (a number followed by an operator or a command is part of an expression; the `\\)` or `\\]` closing the
     # math it stands in is not: `So \\(n = 57\\)` gives n the value 57)
     given = re.compile(
@@ -365,6 +366,8 @@ def uncertain_reason(
         if _substituted(claim, chain, index):
             return "a relation the chain states put in for one side's part (`x^2 = x + 1`): no rewrite alone"
         return _equation_step_reason(claim)
+    if kind == SYSTEM_RESULT and _one_name_several_values(claim.partition(" => ")[0].split(" ; ")):
+        return "one name given several values (`y = 0`, `y = 2`): one case per value, not a system"
     if kind == IDENTITY:
         return _identity_reason(claim, chain, index)
     # (a word problem writes `$` as money, not math: the factor rule reads math segments)
@@ -385,6 +388,20 @@ _GRAMMAR: dict[str, Grammar] = {
     SYSTEM_RESULT: NAMES,
     WORD_PROBLEM_ARITHMETIC: WORDS,
 }
+
+
+_NAME_AND_NUMBER = re.compile(r"\s*([A-Za-z])\s*=\s*(-?\d+(?:\.\d+)?)\s*")
+
+
+def _one_name_several_values(relations: Sequence[str]) -> bool:
+    """Do two equations of a system (not its result) give one name two different written values? Then they
+    are cases (one per value of a list of solutions), which no system holds at once."""
+    values: dict[str, set[Fraction]] = {}
+    for relation in relations:
+        found = _NAME_AND_NUMBER.fullmatch(relation)
+        if found:
+            values.setdefault(found.group(1), set()).add(Fraction(found.group(2)))
+    return any(len(found) >= 2 for found in values.values())
 
 
 def _relations_read(kind: str, claim: str) -> list[str]:

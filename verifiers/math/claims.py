@@ -354,7 +354,21 @@ def check_plain_step(
             ]
         results.extend(run_results)
         carry = (final, end) if final is not None else None
+    _forget_alternatives(step, state)
     return results, hard_runs
+
+
+def _forget_alternatives(step: str, state: StepState) -> None:
+    """A name this step bound and also gives another written value (`- a = 1, b = 3`, `- a = 2, b = 2`; "three
+    solutions: y = 0, y = 2, y = -2"): one case per value, a list of alternatives; none of them is the
+    name's value for later steps."""
+    for name in [n for n, at in state.bound_at.items() if at == state.step_index and n in state.bindings]:
+        given = re.compile(
+            rf"(?<![A-Za-z0-9\\_.]){re.escape(name)}\s*=\s*(-?\d+(?:\.\d+)?)(?![\d.]*\s*[-+*/^(])"
+        )
+        if len({Fraction(value) for value in given.findall(step)}) >= 2:
+            del state.bindings[name]
+            state.solved.discard(name)
 
 
 _BEYOND_LINEAR = (

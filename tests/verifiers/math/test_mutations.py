@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import pytest
+import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -597,3 +598,45 @@ def test_a_stated_relation_put_into_the_chains_equation_is_never_a_false_identit
     assert "incorrect" not in _labels(checker, [step(k)], NEUTRAL), step(k)
     # another coefficient than the relation states is no substitution of it: a false identity stays one
     assert _labels(checker, [step(k + off)], NEUTRAL) == ["incorrect"], step(k + off)
+
+
+# --- one case per value: a name given several values in one step is a list of alternatives ------------------
+
+
+@SETTINGS
+@given(
+    total=st.integers(3, 9),
+    firsts=st.lists(st.integers(0, 9), min_size=2, max_size=4, unique=True),
+    new_total=st.integers(0, 9),
+    names=st.sampled_from([("a", "b"), ("p", "q"), ("m", "n")]),
+)
+def test_values_listed_as_alternatives_bind_nothing(
+    checker, total: int, firsts: list[int], new_total: int, names: tuple[str, str]
+) -> None:
+    first, second = names
+    pairs = [(a, total - a) for a in firsts if a <= total]
+    if len(pairs) < 2 or new_total == total:
+        return
+    listed = f"We need \\({first} + {second} = {total}\\). Possible pairs are:\n" + "\n".join(
+        f"- \\({first} = {a}, {second} = {b}\\) gives {10 * a + b}" for a, b in pairs
+    )
+    case = f"Next, consider another case:\n- \\({first} + {second} = {new_total}\\)"
+    assert "incorrect" not in _labels(checker, [listed, case], WORD), listed
+    # one pair stated as the values: the names keep them, and a later sum they contradict is still wrong
+    (a, b) = pairs[0]
+    stated = f"So \\({first} = {a}\\) and \\({second} = {b}\\)."
+    later = f"Then \\({first} + {second} = {a + b + 1}\\)."
+    assert _labels(checker, [stated, later], WORD)[-1] == "incorrect", later
+
+
+@SETTINGS
+@given(roots=st.lists(st.integers(-6, 6), min_size=2, max_size=3, unique=True), k=st.integers(1, 9))
+def test_a_list_of_solutions_is_never_read_as_a_system(checker, roots: list[int], k: int) -> None:
+    # the equation in y the values solve, written expanded (`y^{3} - 4 y = 0`)
+    polynomial = sympy.latex(sympy.expand(sympy.prod([sympy.Symbol("y") - r for r in roots])))
+    factored = f"Rearranging terms, we get:\n\\[{polynomial} = 0.\\]"
+    solutions = "This gives us the solutions:\n" + "\n".join(f"\\[y = {r},\\]" for r in roots)
+    back = f"Recall that \\(y = x - {k}\\), so we substitute back:\n" + "\n".join(
+        f"\\[x - {k} = {r} \\implies x = {r + k},\\]" for r in roots
+    )
+    assert "incorrect" not in _labels(checker, [factored, solutions, back], NEUTRAL), back
