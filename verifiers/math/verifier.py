@@ -118,7 +118,12 @@ class MathVerifier:
     # the part read, its claims are unjudged, and it clears the name's earlier value (defined anew);
     # an equation step never pairs an item of a list labelled `(A)`, `(1)`, `b)` with a relation outside it,
     # nor two displays a noun of several relations names ("solve the system of equations:")
-    version = "2.13.0"
+    # 2.14.0: a value carried from an earlier step across a marker of a trial, check or refutation is an
+    # unknown again; a name given several values in one step (a list of cases) binds none, and a system
+    # with two values of one name is cases; a quotient with its rest in a smaller unit is a division with
+    # remainder; the chain's written negation of a claim (`1 \neq 7`, lines later) leaves it unjudged, and
+    # so does an identity that is the chain's equation with a stated relation put in
+    version = "2.14.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None
