@@ -303,6 +303,8 @@ def uncertain_reason(
         return (
             "the chain writes the claim's negation after it (`1 \\neq 7`): a relation it tested and refuted"
         )
+    if _constant_named(claim, (problem_text or "", *chain[: index + 1])):
+        return "a constant's symbol the text names as a quantity (`its parallax angle, $\\pi$`): a name here"
     grammar = _GRAMMAR.get(kind)
     for relation in relations if grammar else ():
         unread = unread_span(relation, grammar)
@@ -402,6 +404,34 @@ def _one_name_several_values(relations: Sequence[str]) -> bool:
         if found:
             values.setdefault(found.group(1), set()).add(Fraction(found.group(2)))
     return any(len(found) >= 2 for found in values.values())
+
+
+# the symbols of constants a reader reads as their values (`\\pi`, `π`, a lone `e`), and the ways a text
+# makes a symbol the name of a quantity: in apposition to a noun ("its parallax angle, $\\pi$,"), or after
+# "denoted (by)", "called", "written", "let"
+_CONSTANT = r"(?:\\pi(?![A-Za-z])|π|(?<![A-Za-z\\])e(?![A-Za-z]))"
+_OPEN, _CLOSE = r"(?:\$|\\\()\s*", r"\s*(?:\$|\\\))"
+_NAMED_CONSTANT = re.compile(
+    rf"\b[A-Za-z]{{3,}},\s*{_OPEN}({_CONSTANT}){_CLOSE}\s*[,.]"
+    rf"|\b(?i:denoted(?:\s+by)?|called|written(?:\s+as)?|let)\s+{_OPEN}({_CONSTANT}){_CLOSE}"
+)
+_CONSTANT_IN = re.compile(_CONSTANT)
+
+
+def _constant_named(claim: str, texts: Sequence[str]) -> bool:
+    """Does the claim hold a constant's symbol that the problem or the chain names as a quantity ("Find its
+    parallax angle, $\\pi$, in arcseconds")? There the symbol is a name, not the constant's value."""
+    used = set(_CONSTANT_IN.findall(_TEXT_BLOCK.sub(" ", claim)))
+    if not used:
+        return False
+    named = {
+        symbol
+        for text in texts
+        for found in _NAMED_CONSTANT.finditer(text)
+        for symbol in found.groups()
+        if symbol
+    }
+    return bool(used & named)
 
 
 def _relations_read(kind: str, claim: str) -> list[str]:

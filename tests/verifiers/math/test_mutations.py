@@ -640,3 +640,30 @@ def test_a_list_of_solutions_is_never_read_as_a_system(checker, roots: list[int]
         f"\\[x - {k} = {r} \\implies x = {r + k},\\]" for r in roots
     )
     assert "incorrect" not in _labels(checker, [factored, solutions, back], NEUTRAL), back
+
+
+# --- a constant's symbol the text names as a quantity: a name, not the constant ----------------------------
+
+_QUANTITY_NOUNS = st.sampled_from(["parallax angle", "phase", "ratio", "angle", "profit share"])
+_NAMINGS = st.sampled_from(
+    [
+        "Find its {noun}, $\\pi$, in arcseconds.",
+        "Find the {noun}, \\(\\pi\\), of the system.",
+        "The {noun} is denoted by $\\pi$. Find it.",
+        "Let $\\pi$ be the {noun}. Find it.",
+    ]
+)
+
+
+@SETTINGS
+@given(noun=_QUANTITY_NOUNS, naming=_NAMINGS, d=st.integers(2, 999), claim=claims(right=False))
+def test_a_constants_symbol_named_as_a_quantity_is_never_read_as_the_constant(
+    checker, noun: str, naming: str, d: int, claim: Claim
+) -> None:
+    named = Problem("m4", "olympiad", "math", naming.format(noun=noun))
+    step = f"Substituting the distance, we get:\n\\[\n\\pi = \\frac{{1}}{{{d}}}\n\\]"
+    assert "incorrect" not in _labels(checker, [step], named), named.text
+    # where the text does not name it, `\pi` is the constant, and the claim is false
+    assert _labels(checker, [step], NEUTRAL) == ["incorrect"], step
+    # the named symbol excuses no arithmetic in written numbers
+    assert _labels(checker, [rf"So \( {claim.latex} \)."], named) == ["incorrect"], claim.latex
