@@ -122,7 +122,8 @@ class MathVerifier:
     # unknown again; a name given several values in one step (a list of cases) binds none, and a system
     # with two values of one name is cases; a quotient with its rest in a smaller unit is a division with
     # remainder; the chain's written negation of a claim (`1 \neq 7`, lines later) leaves it unjudged, and
-    # so does an identity that is the chain's equation with a stated relation put in
+    # so does an identity that is the chain's equation with a stated relation put in, and a claim holding a
+    # constant's symbol the text names as a quantity ("its parallax angle, $\\pi$")
     version = "2.14.0"
 
     def __init__(
