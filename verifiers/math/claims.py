@@ -778,7 +778,12 @@ def _judge(
     }
     if crossed:
         fresh = {k: v for k, v in state.bindings.items() if k not in crossed}
-        return _judge_with(left, right, claim, fresh, state, approximate, running_total_ok)
+        # (solved on a scratch copy: a value solved from a claim under a premise the chain left binds nothing
+        # later claims would be held to)
+        scratch = copy.copy(state)
+        scratch.bindings, scratch.solved = dict(state.bindings), set(state.solved)
+        scratch.bound_at, scratch.bound_offset = dict(state.bound_at), dict(state.bound_offset)
+        return _judge_with(left, right, claim, fresh, scratch, approximate, running_total_ok)
     # A letter solved in an earlier step that no longer fits may be a new unknown under an old name
     # (worked solutions reuse `x` for the next sub-question). It stays an error only for the next step of
     # a rewrite chain ("3x + 4 = 40" then "3x = 38"), and not when this step defines the letter again.

@@ -473,6 +473,10 @@ def test_a_value_carried_across_a_frame_is_never_held_against_a_new_computation(
     # a relation in two carried names, under a premise the chain changed: `x + y + 295 = 297`
     pair = [f"So x = {c} and y = {c + shift}.", between, f"This would require x + y + {a} = {a + shift}."]
     assert "incorrect" not in _labels(checker, pair, WORD), between
+    # a value solved from a claim under the new premise binds nothing a later claim is held to
+    solved = f"Then {name} + {c} = {a + b + c + shift}."
+    again = f"So {name} + {c} = {a + b + c}."
+    assert "incorrect" not in _labels(checker, [first, between, solved, again], WORD), solved
 
 
 @SETTINGS
