@@ -783,7 +783,11 @@ def _judge(
         scratch = copy.copy(state)
         scratch.bindings, scratch.solved = dict(state.bindings), set(state.solved)
         scratch.bound_at, scratch.bound_offset = dict(state.bound_at), dict(state.bound_offset)
-        return _judge_with(left, right, claim, fresh, scratch, approximate, running_total_ok)
+        again = _judge_with(left, right, claim, fresh, scratch, approximate, running_total_ok)
+        if again.holds is not False:  # it holds, or solves, only with those names free: not judged either way
+            why = "read with the carried names as unknowns, not judged"
+            return ClaimResult(claim, None, again.expected, why)
+        return again
     # A letter solved in an earlier step that no longer fits may be a new unknown under an old name
     # (worked solutions reuse `x` for the next sub-question). It stays an error only for the next step of
     # a rewrite chain ("3x + 4 = 40" then "3x = 38"), and not when this step defines the letter again.
