@@ -45,6 +45,11 @@ TARGET_FILE_BYTES = 8 * 2**20
 steps 16,384-row batches into 16 MB files rose +130 MiB over the walk for a second, these sizes +45 (issue
 48)."""
 ORDINAL = "__prm_ordinal"
+PASS_ROWS = 250_000
+"""The run's rows matched against the table per pass: the key joins hold a hash table of their pass's keys
+(the relabel process rose about 130 MiB over its walk while one pass matched a million step keys,
+2026-11-30), so a larger run takes more passes over the scratch files and the table's key columns instead
+of more memory."""
 
 
 def _quoted(name: str) -> str:
@@ -78,7 +83,7 @@ def rewrite_rows(
     directory = scratch / f".rewrite-{uuid.uuid4().hex[:8]}"
     directory.mkdir(parents=True)
     try:
-        schema, spilled = _spill_source(batches, target_schema, directory / "source")
+        schema, spilled, rows = _spill_source(batches, target_schema, directory / "source")
         if not spilled:
             return None
         # in memory, spilling to `directory` past the limit: a file database holds a whole row group of the
@@ -88,8 +93,8 @@ def rewrite_rows(
         con.execute(f"SET temp_directory = {sql_string(str(directory / 'spill'))}").fetchall()
         con.execute("SET preserve_insertion_order = false").fetchall()  # lets joins and scans spill
         con.execute("SET threads = 1").fetchall()
-        _source_view(con, spilled, keys)
-        takes = rules.replaces("t", "s", target_schema.names, quote=_quoted)
+        paths = ", ".join(sql_string(str(path)) for path in spilled)
+        con.execute(f"CREATE VIEW incoming AS SELECT * FROM read_parquet([{paths}], union_by_name = true)")
         # DuckDB reads the table's files itself, inside its memory limit (an Arrow dataset's scan is not)
         files = ", ".join(sql_string(uri) for uri in table.file_uris())
         if files:
@@ -98,30 +103,31 @@ def rewrite_rows(
             con.register("empty_target", target_schema.empty_table())
             con.execute("CREATE VIEW target AS SELECT * FROM empty_target")
         con.fetchall()
-        # plain joins, which spill past the memory limit (correlated EXISTS ... OR ... did not)
-        key_list = ", ".join(f"s.{_quoted(k)}" for k in keys)
-        con.execute(
-            f"CREATE TABLE matched AS SELECT {key_list}, coalesce(({takes}), FALSE) AS takes "
-            f"FROM source s JOIN target t ON {_on('t', 's', keys)}"
-        ).fetchall()
-        [(taken, held, given)] = con.execute(
-            "SELECT (SELECT count(*) FROM matched WHERE takes), (SELECT count(*) FROM matched), "
-            "(SELECT count(*) FROM source)"
-        ).fetchall()
+        takes = rules.replaces("t", "s", target_schema.names, quote=_quoted)
+        passes = -(-rows // PASS_ROWS)
+        taken = held = given = 0
+        for index in range(passes):
+            t, h, g = _match(con, keys, takes, _in_pass(keys, passes, index))
+            taken, held, given = taken + t, held + h, given + g
         if taken == 0 and held == given:  # every row of the run is stored and none replaces its row
             return None
         columns = ", ".join(_quoted(f.name) for f in schema)
-        # BY NAME: a column only the run's rows have (added by a newer release) is NULL on the kept rows
-        kept = (
-            f"SELECT t.* FROM target t ANTI JOIN (SELECT * FROM matched WHERE takes) m "
-            f"ON {_on('t', 'm', keys)}"
-        )
-        new = (
-            f"SELECT s.* FROM source s ANTI JOIN (SELECT * FROM matched WHERE NOT takes) m "
-            f"ON {_on('s', 'm', keys)}"
-        )
-        rows = f"SELECT {columns} FROM ({kept} UNION ALL BY NAME {new})"
-        added = _copy_into_table(con, rows, table_root, directory.name)
+        added = []
+        for index in reversed(range(passes)):  # the last pass's tables are still there
+            in_pass = _in_pass(keys, passes, index)
+            if index != passes - 1:
+                _match(con, keys, takes, in_pass)
+            # BY NAME: a column only the run's rows have (added by a newer release) is NULL on the kept rows
+            kept = (
+                f"SELECT t.* FROM (SELECT * FROM target t WHERE {in_pass}) t "
+                f"ANTI JOIN (SELECT * FROM matched WHERE takes) m ON {_on('t', 'm', keys)}"
+            )
+            new = (
+                f"SELECT s.* FROM source s ANTI JOIN (SELECT * FROM matched WHERE NOT takes) m "
+                f"ON {_on('s', 'm', keys)}"
+            )
+            selected = f"SELECT {columns} FROM ({kept} UNION ALL BY NAME {new})"
+            added += _copy_into_table(con, selected, table_root, f"{directory.name}-{index}")
         table.create_write_transaction(
             added,
             mode="overwrite",
@@ -136,11 +142,11 @@ def rewrite_rows(
 
 def _spill_source(
     batches: Iterable[pa.Table], target_schema: pa.Schema, directory: Path
-) -> tuple[pa.Schema, list[Path]]:
+) -> tuple[pa.Schema, list[Path], int]:
     """The run's rows as Parquet files under `directory`, a batch a file, shaped like the table, each row with
     its place in the run (ORDINAL); returns the schema written (the table's, plus columns a newer release
-    adds) and the files. DuckDB reads them back inside its memory limit: rows inserted into a DuckDB table
-    were held far past it (about 1 GB while a million wide step rows went in, 128 MB limit)."""
+    adds), the files and their rows. DuckDB reads them back inside its memory limit: rows inserted into a
+    DuckDB table were held far past it (about 1 GB while a million wide step rows went in, 128 MB limit)."""
     directory.mkdir(parents=True)
     schema, offset, files = target_schema, 0, []
     for batch in batches:
@@ -154,24 +160,46 @@ def _spill_source(
         offset += batch.num_rows
         del aligned
         pa.default_memory_pool().release_unused()  # the allocator keeps freed pages otherwise
-    return schema, files
+    return schema, files, offset
 
 
-def _source_view(con: duckdb.DuckDBPyConnection, files: Sequence[Path], keys: Sequence[str]) -> None:
-    """View `source` over the spilled files: the first row of each key (the ordinal is the row's place in the
-    run); only the ordinals of those rows are held (`firsts`)."""
-    paths = ", ".join(sql_string(str(path)) for path in files)
-    con.execute(
-        f"CREATE VIEW incoming AS SELECT * FROM read_parquet([{paths}], union_by_name = true)"
-    ).fetchall()
+def _in_pass(keys: Sequence[str], passes: int, index: int) -> str:
+    """SQL true for the rows of pass `index` (of `passes`), over a table aliased `t` or the view `source`:
+    by a hash of the first key's text (a chain's steps stay together; the text, so that two integer widths of
+    one key fall in the same pass)."""
+    if passes == 1:
+        return "TRUE"
+    return f"hash(CAST({_quoted(keys[0])} AS VARCHAR)) % {passes} = {index}"
+
+
+def _match(
+    con: duckdb.DuckDBPyConnection, keys: Sequence[str], takes: str, in_pass: str
+) -> tuple[int, int, int]:
+    """The run's rows of one pass (`in_pass`) against the table's: table `firsts` (the first row of each
+    key: the ordinal is the row's place in the run; only ordinals are held), view `source` (those rows), and
+    table `matched` (the keys both hold, and whether the run's row replaces the stored one). Returns the
+    pass's (rows replacing a stored one, keys both hold, run rows). A pass's joins hold its keys only."""
     by_key = ", ".join(map(_quoted, keys))
+    con.execute("DROP TABLE IF EXISTS matched").fetchall()
+    con.execute("DROP TABLE IF EXISTS firsts").fetchall()
     con.execute(
-        f"CREATE TABLE firsts AS SELECT min({ORDINAL}) AS o FROM incoming GROUP BY {by_key}"
+        f"CREATE TABLE firsts AS SELECT min({ORDINAL}) AS o FROM incoming WHERE {in_pass} GROUP BY {by_key}"
     ).fetchall()
     con.execute(
-        f"CREATE VIEW source AS SELECT * EXCLUDE ({ORDINAL}) FROM incoming i "
+        f"CREATE OR REPLACE VIEW source AS SELECT * EXCLUDE ({ORDINAL}) FROM incoming i "
         f"SEMI JOIN firsts f ON i.{ORDINAL} = f.o"
     ).fetchall()
+    # plain joins, which spill past the memory limit (correlated EXISTS ... OR ... did not)
+    key_list = ", ".join(f"s.{_quoted(k)}" for k in keys)
+    con.execute(
+        f"CREATE TABLE matched AS SELECT {key_list}, coalesce(({takes}), FALSE) AS takes "
+        f"FROM source s JOIN (SELECT * FROM target WHERE {in_pass}) t ON {_on('t', 's', keys)}"
+    ).fetchall()
+    [(taken, held, given)] = con.execute(
+        "SELECT (SELECT count(*) FROM matched WHERE takes), (SELECT count(*) FROM matched), "
+        "(SELECT count(*) FROM firsts)"
+    ).fetchall()
+    return taken, held, given
 
 
 def _copy_into_table(

@@ -9,6 +9,7 @@ import pytest
 from deltalake import DeltaTable
 
 import prm_factory.storage.delta_io as delta_io
+from prm_factory.storage import rewrite
 from prm_factory.storage.rewrite import rewrite_rows
 from prm_factory.storage.write_rules import WriteRules
 from tests.storage.conftest import INCOMING, KEYED_SCHEMA, KEYS, STORED, keyed_contents, keyed_rows
@@ -24,8 +25,11 @@ def _stored(tmp_path, name: str) -> str:
 RULES = WriteRules(claim_from_uncommitted=("done",), replace_when_changed="step_id")
 
 
+@pytest.mark.parametrize("pass_rows", [250_000, 2, 1], ids=["one pass", "three passes", "six passes"])
 @pytest.mark.parametrize("update_matched", [False, True])
-def test_it_leaves_the_table_as_a_merge_would(tmp_path, update_matched):
+def test_it_leaves_the_table_as_a_merge_would(tmp_path, update_matched, pass_rows, monkeypatch):
+    """In one pass or in several (a larger run matches its keys a pass at a time: the same rows)."""
+    monkeypatch.setattr(rewrite, "PASS_ROWS", pass_rows)
     merged, rewritten = _stored(tmp_path, "merged"), _stored(tmp_path, "rewritten")
     rules = replace(RULES, update_matched=update_matched)
     delta_io.merge_rows(merged, keyed_rows(INCOMING), KEYS, rules, storage_options=None)
