@@ -56,9 +56,12 @@ def test_a_column_a_newer_release_adds_is_kept_and_null_on_stored_rows(tmp_path)
     assert by_key == {("a", 0): None, ("a", 1): 0.25, ("b", 0): None, ("c", 0): None}
 
 
-def test_the_new_version_names_only_whole_files_that_carry_their_row_counts(tmp_path):
+@pytest.mark.parametrize("pass_rows", [250_000, 1])
+def test_the_new_version_names_only_whole_files_that_carry_their_row_counts(tmp_path, pass_rows, monkeypatch):
     """DuckDB writes the files inside its memory limit; the commit's add actions give each file's row count
-    (readers count rows and skip files by the log's stats), and nothing of the write is left beside them."""
+    (readers count rows and skip files by the log's stats), and nothing of the write is left beside them; a
+    pass that has no rows names no file."""
+    monkeypatch.setattr(rewrite, "PASS_ROWS", pass_rows)
     uri = _stored(tmp_path, "t")
     rows = keyed_rows(INCOMING)
     version = rewrite_rows(
@@ -67,7 +70,7 @@ def test_the_new_version_names_only_whole_files_that_carry_their_row_counts(tmp_
     table = DeltaTable(uri)
     adds = pa.table(table.get_add_actions(flatten=True)).to_pydict()
     assert sum(adds["num_records"]) == len(keyed_contents(uri)) > 0
-    assert all(n is not None and n > 0 for n in adds["num_records"])
+    assert all(n is not None and n > 0 for n in adds["num_records"])  # no empty file named
     assert table.history(1)[0]["run"] == "r9" and version == table.version()
     on_disk = {p.name for p in (tmp_path / "t").iterdir() if p.name != "_delta_log"}
     assert set(adds["path"]) <= on_disk and not [n for n in on_disk if n.startswith(".")]
