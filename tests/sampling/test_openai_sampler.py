@@ -8,6 +8,7 @@ with max_tokens <= 32 to keep CI short. The test that kills the server runs last
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -386,12 +387,18 @@ def test_generation_run_on_the_server_backend_records_cache_hits(served_model, p
     assert run["rollouts_drawn"] > 0
 
 
-def test_generation_run_against_a_dead_fleet_fails_and_records_why(prefect_server, no_retry_delays, tmp_path):
+def test_generation_run_against_a_dead_fleet_fails_and_records_why(
+    prefect_server, no_retry_delays, tmp_path, monkeypatch
+):
+    import prm_factory.sampling.openai_sampler as openai_sampler
     from prm_factory.flows.generation_run import run_generation
     from prm_factory.sampling.model_prep import prepare_default_model
     from prm_factory.storage.dataset import Dataset
     from prm_factory.storage.sql import query
 
+    # the run's sampler keeps its tries per request (max_attempts), their backoff waits go (3.5 s a try of
+    # the task, three tries), as no_retry_delays keeps the task's retries without their waits
+    monkeypatch.setattr(openai_sampler, "RetryPolicy", functools.partial(RetryPolicy, backoff_s=0.0))
     dead = f"http://127.0.0.1:{free_port()}"
     summary = run_generation(_server_run_config(tmp_path, str(prepare_default_model()), [dead], "smollm2"))
     assert summary.status == "failed" and "SamplerUnavailable" in summary.error and dead in summary.error
