@@ -16,6 +16,17 @@ from prm_factory.storage.sql import query
 CACHED = ["sample", "segment_grade", "verify", "rollouts"]
 
 
+@pytest.fixture(autouse=True)
+def host_reads_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each run's plan reads the host (sampling/cpu_host.detect_host) and, while the load average reads busy,
+    as it does all through the suite, samples /proc/stat for 0.3 s and walks this process's tree: about 0.6 s
+    a run here. It only picks a real engine's thread binding (in no stage's key, flows/plan.py), and these
+    runs are on the fake engine: the host reads idle at once."""
+    from prm_factory.sampling import cpu_host
+
+    monkeypatch.setattr(cpu_host, "busy_cores", lambda *args, **kwargs: 0.0)
+
+
 def labels_at(summary) -> list[tuple[str, float | None]]:
     """(step_id, mc_value) of every step in the dataset version the run committed, sorted."""
     table = query(
