@@ -68,7 +68,20 @@ class FakeEngine:
 
 
 @pytest.fixture()
-def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_retry_delays: None) -> FakeEngine:
+def host_reads_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each run's plan reads the host (sampling/cpu_host.detect_host) and, while the load average reads busy,
+    as it does all through the suite, samples /proc/stat for 0.3 s and walks this process's tree: about 0.6 s
+    a run. It only picks a real engine's thread binding (in no stage's key, flows/plan.py); a fake-engine run
+    reads the host idle at once."""
+    from prm_factory.sampling import cpu_host
+
+    monkeypatch.setattr(cpu_host, "busy_cores", lambda *args, **kwargs: 0.0)
+
+
+@pytest.fixture()
+def fake_engine(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_retry_delays: None, host_reads_idle: None
+) -> FakeEngine:
     import prm_factory.flows.plan as plan
     import prm_factory.flows.tasks as gen
     import prm_factory.rollouts as rollouts

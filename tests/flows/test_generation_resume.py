@@ -17,14 +17,8 @@ CACHED = ["sample", "segment_grade", "verify", "rollouts"]
 
 
 @pytest.fixture(autouse=True)
-def host_reads_idle(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each run's plan reads the host (sampling/cpu_host.detect_host) and, while the load average reads busy,
-    as it does all through the suite, samples /proc/stat for 0.3 s and walks this process's tree: about 0.6 s
-    a run here. It only picks a real engine's thread binding (in no stage's key, flows/plan.py), and these
-    runs are on the fake engine: the host reads idle at once."""
-    from prm_factory.sampling import cpu_host
-
-    monkeypatch.setattr(cpu_host, "busy_cores", lambda *args, **kwargs: 0.0)
+def _host_reads_idle(host_reads_idle: None) -> None:
+    """Every run here reads the host idle at once (tests/flows/conftest.py), the fake engine's or not."""
 
 
 def labels_at(summary) -> list[tuple[str, float | None]]:
