@@ -50,15 +50,25 @@ class HeadSpec:
         return cls("classes", TRL_SEPARATOR, None)
 
 
-def load_model(path: Path, *, num_labels: int | None = None) -> tuple[Any, Any]:
-    """(model, tokenizer) in float32; `num_labels` replaces the head (a base model), None keeps it."""
+def load_tokenizer(path: Path) -> Any:
+    """The model's tokenizer, padding with its end token where it names no pad token."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
+    from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(path)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def load_model(path: Path, *, num_labels: int | None = None, tokenizer: Any | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) in float32; `num_labels` replaces the head (a base model), None keeps it;
+    `tokenizer` one `load_tokenizer(path)` gave already."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import AutoModelForTokenClassification
+
+    tokenizer = tokenizer if tokenizer is not None else load_tokenizer(path)
     # a new head for the task; a checkpoint with another head (a hard PRM trained on soft labels) gets one too
     extra: dict[str, Any] = {}
     if num_labels is not None:

@@ -35,7 +35,14 @@ from typing import Any
 
 from prm_factory.training.chain_source import RowSource, as_source
 from prm_factory.training.layout import Skipped
-from prm_factory.training.model import HeadSpec, collate, load_model, position_logits, step_loss
+from prm_factory.training.model import (
+    HeadSpec,
+    collate,
+    load_model,
+    load_tokenizer,
+    position_logits,
+    step_loss,
+)
 from prm_factory.training.rows import TrainRow
 from prm_factory.training.step_metrics import THRESHOLD, StepMetrics, ThresholdChoice
 from prm_factory.training.stream import (
@@ -155,7 +162,7 @@ def train(
         say = lambda _line: None  # noqa: E731
     processes, rank = accelerator.num_processes, accelerator.process_index
 
-    model, tokenizer = load_model(settings.base_model, num_labels=1 if settings.soft else 2)
+    tokenizer = load_tokenizer(settings.base_model)
     source = as_source(rows)
     spec = ExampleSpec(tokenizer, settings.separator, settings.max_length, settings.held_out)
     census = take_census(source, spec, rank, processes, gather_object if processes > 1 else None)
@@ -167,6 +174,11 @@ def train(
         f"{census.held_out} held out ({census.total('held_out_steps')} steps), "
         f"{len(census.skipped)} skipped by the alignment check"
     )
+
+    stamp = fingerprint(census.digests, settings, processes)
+    # a resume from another run is refused before the model loads (minutes for a large one)
+    checkpoint = _resumable(settings.output_dir, stamp) if resume else None
+    model, _ = load_model(settings.base_model, num_labels=1 if settings.soft else 2, tokenizer=tokenizer)
 
     n_batches = batches_per_process(census.train, settings.batch_size, processes)
     steps_per_epoch = math.ceil(n_batches / settings.gradient_accumulation)
@@ -180,10 +192,9 @@ def train(
     scheduler = get_linear_schedule_with_warmup(optimizer, 0, max(total_steps, 1))
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
 
-    stamp = fingerprint(census.digests, settings, processes)
     state = {"global_step": 0, "epoch": 0, "batches_done": 0, "fingerprint": stamp}
-    if resume:
-        state = _resume(accelerator, settings.output_dir, stamp)
+    if checkpoint is not None:
+        state = _resume(accelerator, checkpoint)
         folder = state.pop("checkpoint")
         say(f"resumed from {folder} (step {state['global_step']}, epoch {state['epoch'] + 1})")
 
@@ -343,9 +354,9 @@ def _check_census(census: Census, settings: TrainSettings) -> None:
         )
 
 
-def _resume(accelerator: Any, output_dir: Path, stamp: str) -> dict[str, Any]:
-    """The saved state of the latest checkpoint (with its folder under "checkpoint"), loaded into
-    `accelerator`; refused unless it was made from the same rows and settings."""
+def _resumable(output_dir: Path, stamp: str) -> Path:
+    """The latest checkpoint under `output_dir`; refused unless it was made from the same rows and
+    settings (its saved fingerprint is `stamp`)."""
     checkpoint = latest_checkpoint(output_dir)
     if checkpoint is None:
         raise TrainingError(f"--resume: no checkpoint under {output_dir / 'checkpoints'}")
@@ -355,6 +366,12 @@ def _resume(accelerator: Any, output_dir: Path, stamp: str) -> dict[str, Any]:
             f"--resume: {checkpoint} was made from other rows, settings or number of processes "
             f"(fingerprint {saved['fingerprint']}, now {stamp}); train into a new --output-dir"
         )
+    return checkpoint
+
+
+def _resume(accelerator: Any, checkpoint: Path) -> dict[str, Any]:
+    """The saved state of `checkpoint` (with its folder under "checkpoint"), loaded into `accelerator`."""
+    saved = json.loads((checkpoint / STATE_FILE).read_text())
     accelerator.load_state(str(checkpoint))
     return {**saved, "checkpoint": checkpoint}
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from prm_factory.training import trainer as trainer_module
 from prm_factory.training.chain_source import DatasetRows
 from prm_factory.training.rows import rows_from_dataset
 from prm_factory.training.trainer import Provenance, TrainingError, TrainSettings, latest_checkpoint, train
@@ -42,7 +43,9 @@ def tiny_base(tmp_path_factory, tiny_token_classifier) -> Path:
     return tiny_token_classifier(tmp_path_factory.mktemp("tiny"))
 
 
-def test_train_checkpoints_resumes_exactly_and_writes_a_card(tiny_base, committed_dataset, tmp_path) -> None:
+def test_train_checkpoints_resumes_exactly_and_writes_a_card(
+    tiny_base, committed_dataset, tmp_path, monkeypatch
+) -> None:
     import torch
 
     torch.set_num_threads(1)
@@ -69,7 +72,8 @@ def test_train_checkpoints_resumes_exactly_and_writes_a_card(tiny_base, committe
     record = json.loads((tmp_path / "a" / "prm_factory.json").read_text())
     assert record["head"] == "classes" and record["separator"] == " ки\n" and record["global_step"] == 3
 
-    # a checkpoint of other rows is refused, not mixed in
+    # a checkpoint of other rows is refused, not mixed in, and before the model loads (minutes for a big one)
+    monkeypatch.setattr(trainer_module, "load_model", lambda *args, **kwargs: pytest.fail("the model loaded"))
     other = rows_from_dataset(data, None, "mc")
     with pytest.raises(TrainingError, match="other rows, settings"):
         train(other, _settings(tiny_base, tmp_path / "a"), provenance, resume=True)
