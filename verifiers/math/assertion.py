@@ -73,7 +73,7 @@ FRAME_MARKER = re.compile(
 )
 # a claim that is itself a `\\neq` (`162 - 108 - 45 - 3 \\neq 6`): only words negate it, not its own sign
 _NEGATION_WORDS = re.compile(rf"\b(?:{NEGATION})\b", re.IGNORECASE)
-_UNEQUAL = re.compile(r"≠|\\neq?(?![A-Za-z])|\\not\s*=")
+UNEQUAL = re.compile(r"≠|\\neq?(?![A-Za-z])|\\not\s*=")  # an inequality sign (`certainty` too)
 # a value supposed or tried: the marker, then a name given a value (`suppose $a = 2$`, `try n = 5`)
 _VALUE = r"[\s$\\(]*[A-Za-z](?:_\{?\w+\}?)?\s*=(?!=)"
 _SUPPOSED_VALUE = re.compile(
@@ -223,7 +223,7 @@ def _frame_in(claim: str, step: str, next_text: str, names_too: bool) -> Frame |
     offsets = claim_offsets(claim, step)
     if not offsets:
         return _anywhere(step, next_text, names_too)
-    unequal = bool(_UNEQUAL.search(claim))
+    unequal = bool(UNEQUAL.search(claim))
     frames = [_frame_at(step, at, next_text, names_too, unequal) for at in offsets]
     if all(frames):
         return frames[0]

@@ -38,7 +38,7 @@ from fractions import Fraction
 
 import pint
 
-from prm_factory.verifiers.math.assertion import claim_offsets, frame_of, sentences
+from prm_factory.verifiers.math.assertion import UNEQUAL, claim_offsets, frame_of, sentences
 from prm_factory.verifiers.math.claim_grammar import (
     NAMES,
     WORDS,
@@ -654,7 +654,6 @@ def _asked(claim: str, step: str) -> bool:
 
 
 # a relation the chain writes negated (`1 \\neq 7`), one to a line of a math segment
-_UNEQUAL_SIGN = re.compile(r"\\neq?(?![A-Za-z])|≠|\\not\s*=")
 _SEGMENT_LINES = re.compile(r"\\\\|\n|,\s|;|\\q?quad|\\implies|\\Rightarrow|\\therefore")
 
 
@@ -675,8 +674,8 @@ def _negation_written(claim: str, index: int, chain: Sequence[str]) -> bool:
         for match in _MATH_SEGMENT.finditer(text):
             body = next(group for group in match.groups() if group is not None)
             for line in _SEGMENT_LINES.split(body):
-                parts = _UNEQUAL_SIGN.split(line)
-                if len(parts) == 2 and not _RELATION.search(_UNEQUAL_SIGN.sub(" ", line)):
+                parts = UNEQUAL.split(line)
+                if len(parts) == 2 and not _RELATION.search(UNEQUAL.sub(" ", line)):
                     left, right = (re.sub(r"\s+", "", part).strip("$.") for part in parts)
                     if left == first and right and right != second:
                         written.append(right)
