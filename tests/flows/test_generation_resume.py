@@ -16,11 +16,6 @@ from prm_factory.storage.sql import query
 CACHED = ["sample", "segment_grade", "verify", "rollouts"]
 
 
-@pytest.fixture(autouse=True)
-def _host_reads_idle(host_reads_idle: None) -> None:
-    """Every run here reads the host idle at once (tests/flows/conftest.py), the fake engine's or not."""
-
-
 def labels_at(summary) -> list[tuple[str, float | None]]:
     """(step_id, mc_value) of every step in the dataset version the run committed, sorted."""
     table = query(

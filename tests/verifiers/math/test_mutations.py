@@ -452,16 +452,19 @@ _FRAMES = st.sampled_from(
 )
 
 
+# a name given a value in one step, a frame, a new computation of it
+_CARRIED = {
+    "name": st.sampled_from("BNTx"),
+    "a": st.integers(20, 90),
+    "b": st.integers(20, 90),
+    "c": st.integers(2, 19),
+    "frame": _FRAMES,
+    "word": _FRAME_WORDS,
+}
+
+
 @SETTINGS
-@given(
-    name=st.sampled_from("BNTx"),
-    a=st.integers(20, 90),
-    b=st.integers(20, 90),
-    c=st.integers(2, 19),
-    shift=st.integers(1, 9),
-    frame=_FRAMES,
-    word=_FRAME_WORDS,
-)
+@given(**_CARRIED, shift=st.integers(1, 9))
 def test_a_value_carried_across_a_frame_is_never_held_against_a_new_computation(
     checker, name: str, a: int, b: int, c: int, shift: int, frame: str, word: str
 ) -> None:
@@ -480,15 +483,7 @@ def test_a_value_carried_across_a_frame_is_never_held_against_a_new_computation(
 
 
 @SETTINGS
-@given(
-    name=st.sampled_from("BNTx"),
-    a=st.integers(20, 90),
-    b=st.integers(20, 90),
-    c=st.integers(2, 19),
-    off=st.sampled_from([-3, -1, 1, 4]),
-    frame=_FRAMES,
-    word=_FRAME_WORDS,
-)
+@given(**_CARRIED, off=st.sampled_from([-3, -1, 1, 4]))
 def test_wrong_arithmetic_after_a_frame_and_a_carried_value_without_one_stay_incorrect(
     checker, name: str, a: int, b: int, c: int, off: int, frame: str, word: str
 ) -> None:
