@@ -32,8 +32,8 @@ from prm_factory.reports.weights import (
     dataset_joint_tables_of,
     dataset_tables_of,
     joint_rows,
-    unmeasured_warnings,
     weight_rows,
+    weight_warnings,
 )
 from prm_factory.schemas.step_labels import first_error_column
 from prm_factory.storage.dataset import Dataset
@@ -565,7 +565,7 @@ def render_html(
         search=search,
         search_rows=search_table(search.get("rows", [])) if search else [],
         audit_section=audit,
-        weight_warnings=unmeasured_warnings(data.consensus_weights),
+        weight_warnings=weight_warnings(data.consensus_weights),
     )
 
 

@@ -142,7 +142,7 @@ def weights_used(dataset: Dataset, version: int | None, sources: Sequence[str]) 
     return weight_rows(counts, dataset_tables_of(dataset)) + together
 
 
-def unmeasured_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
+def weight_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
     """One line per source whose votes weighed the unmeasured default, and one per source whose labels
     are of another version than the one its table measured (a changed labeler's precision may have moved:
     its table is a measurement of the old one)."""

@@ -229,10 +229,10 @@ def stats_command(
     costs = pa.Table.from_pylist(run_costs(data, resolved, run))
     if run is not None and costs.num_rows == 0:
         raise typer.BadParameter(f"no run {run!r} in this version", param_hint="--run")
-    from prm_factory.reports.weights import unmeasured_warnings, weights_used
+    from prm_factory.reports.weights import weight_warnings, weights_used
 
     weights = weights_used(data, resolved, registered_names())  # what each vote weighed, and its origin
-    for line in unmeasured_warnings(weights):
+    for line in weight_warnings(weights):
         Console(stderr=True).print(line, highlight=False, soft_wrap=True)
     if fmt != "table":
         stats = headline_stats(data, resolved, registered_names())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prm_factory.labels.calibration import CalibrationTable, Cell
 from prm_factory.labels.registry import registered_names
-from prm_factory.reports.weights import unmeasured_warnings, weight_rows, weights_used
+from prm_factory.reports.weights import weight_rows, weight_warnings, weights_used
 from tests.storage_fixtures import committed_fixture_dataset
 
 TABLE = CalibrationTable(
@@ -33,7 +33,7 @@ def test_a_measured_vote_names_its_table_and_cell():
 def test_a_source_without_a_table_is_unmeasured_and_warned_of():
     rows = weight_rows([count("verifier"), count("lengthy", "correct", "")], {"verifier": TABLE})
     assert rows[1]["from"] == "unmeasured default" and rows[1]["precision"] == 0.75
-    warnings = unmeasured_warnings(rows)
+    warnings = weight_warnings(rows)
     assert len(warnings) == 1 and "lengthy" in warnings[0] and "never make a step negative" in warnings[0]
 
 
@@ -117,6 +117,6 @@ def test_labels_of_another_version_than_the_table_measured_are_warned_of():
     ]
     rows = weight_rows(labelled, {"verifier": TABLE})
     assert [row["measured_labeler"] for row in rows] == ["math-sympy@2", "math-sympy@2"]
-    warnings = unmeasured_warnings(rows)
+    warnings = weight_warnings(rows)
     assert len(warnings) == 1 and "math-sympy@3" in warnings[0] and "measured math-sympy@2" in warnings[0]
-    assert unmeasured_warnings(weight_rows(labelled[1:], {"verifier": TABLE})) == []
+    assert weight_warnings(weight_rows(labelled[1:], {"verifier": TABLE})) == []
