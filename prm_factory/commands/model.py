@@ -43,7 +43,7 @@ def model_warm(
     from prm_factory.config.run_config import ConfigError, load_config
     from prm_factory.flows.engines import engine_settings
     from prm_factory.sampling.protocol import GenerationParams
-    from prm_factory.sampling.vllm_sampler import VLLMSampler
+    from prm_factory.sampling.vllm_sampler import VLLMSampler, engine_choice
 
     try:
         cfg = load_config(config)
@@ -52,6 +52,10 @@ def model_warm(
     if cfg.model.backend != "vllm":
         fail("model.backend is not vllm: the servers keep their own compile caches")
     settings = engine_settings(cfg)
+    choice = engine_choice(settings)
+    if choice.eager:
+        Console().print(f"the engine runs eagerly here ({choice.eager_reason}): nothing to compile")
+        return
     stamp = _warm_stamp(settings)
     if once and stamp.exists():
         Console().print(f"engine compile cache already warm for these settings ({stamp.name})")
@@ -65,7 +69,7 @@ def model_warm(
     stamp.write_text(f"{start_seconds:.1f}\n")
     Console().print(
         f"engine started in {start_seconds:.0f}s (dtype {sampler.host_choice.dtype}, "
-        f"{'eager' if settings.enforce_eager else 'compiled'}); its compile cache is warm"
+        f"{'eager' if sampler.host_choice.eager else 'compiled'}); its compile cache is warm"
     )
 
 

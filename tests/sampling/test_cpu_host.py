@@ -12,6 +12,7 @@ from prm_factory.sampling.cpu_host import (
     _cpu_list,
     choose_cpu_engine,
     choose_dtype,
+    choose_eager,
     choose_thread_env,
     detect_host,
     parse_cpuinfo,
@@ -119,6 +120,30 @@ def test_the_run_default_is_auto() -> None:
     from prm_factory.config.run_config import ModelConfig
 
     assert ModelConfig().cpu_threads == "auto"
+    assert ModelConfig().enforce_eager == "auto"
+
+
+@pytest.mark.parametrize(
+    ("flags", "on_cpu", "eager"),
+    [(AVX2, True, True), (AVX512, True, True), (SAPPHIRE, True, False), (AVX2, False, False)],
+)
+def test_auto_eager_only_where_the_cpu_computes_in_float32(
+    flags: frozenset[str], on_cpu: bool, eager: bool
+) -> None:
+    """Eager generated as fast as compiled on a float32 CPU and started sooner; bf16 CPUs (not measured eager)
+    and GPUs (CUDA graphs) stay compiled."""
+    host = HostCpu(flags, (0, 1))
+    choice = choose_cpu_engine("auto", "all", host, {}, on_cpu=on_cpu, eager="auto")
+    assert choice.eager is eager and choice.eager_reason.startswith("auto: ")
+    assert choice.as_record()["enforce_eager"] is eager
+
+
+def test_an_explicit_eager_setting_wins_and_a_bad_one_is_refused() -> None:
+    assert choose_eager(False, "float32", on_cpu=True) == (False, "set in the config")
+    assert choose_eager(True, "bfloat16", on_cpu=False) == (True, "set in the config")
+    assert choose_eager("auto", "float16", on_cpu=True)[0] is False  # an explicit dtype other than float32
+    with pytest.raises(ValueError, match="enforce_eager"):
+        choose_eager("sometimes", "float32", on_cpu=True)
 
 
 def test_busy_cores_reads_proc_stat_and_is_none_where_it_cannot(tmp_path) -> None:
@@ -221,7 +246,8 @@ def test_the_compile_key_reads_the_same_with_and_without_ci_set() -> None:
 
     seen = set()
     for ci in ({"CI": "true"}, {}):
-        env = {k: v for k, v in os.environ.items() if k != "CI"} | ci
+        # a running engine of this process (the session's) holds the pinned value in os.environ
+        env = {k: v for k, v in os.environ.items() if k != "CI" and k not in COMPILE_CACHE_ENV} | ci
         seen.add(read(env | COMPILE_CACHE_ENV))
         if ci:
             assert read(env) == "True"  # what made the keys differ: torch's default under CI

@@ -67,7 +67,7 @@ def test_a_cpu_engine_records_fixed_batch_with_the_numerics_it_needs(monkeypatch
     assert record["mode"] == "fixed-batch"
     numerics = record["numerics"]
     assert numerics["device"] == "cpu" and numerics["dtype"] == "float32"
-    assert {"cpu_flags", "threads_bind", "usable_cpus", "vllm", "torch"} <= set(numerics)
+    assert {"cpu_flags", "threads_bind", "usable_cpus", "vllm", "torch", "enforce_eager"} <= set(numerics)
     # the same settings on the same host give the same numerics: what two runs compare
     assert numerics == numerics_record(settings, engine_choice(settings), cpu=True)
 

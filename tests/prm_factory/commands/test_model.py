@@ -37,3 +37,20 @@ def test_the_warm_stamp_lies_in_the_compile_cache_and_names_the_environment() ->
     assert stamp == model.warm_stamp(Path("/cache"), "settings", *args, "/a/.venv")
     assert stamp != model.warm_stamp(Path("/cache"), "settings", *args, "/b/.venv")
     assert stamp != model.warm_stamp(Path("/cache"), "other settings", *args, "/a/.venv")
+
+
+def test_warm_starts_no_engine_where_the_engine_runs_eagerly(
+    command_app, tmp_path: Path, monkeypatch
+) -> None:
+    """An eager engine compiles nothing, so `setup.sh`'s warm-up has nothing to do there."""
+    from prm_factory.sampling import vllm_sampler
+
+    def no_engine(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an engine was started")
+
+    monkeypatch.setattr(vllm_sampler, "VLLMSampler", no_engine)
+    eager = tmp_path / "eager.toml"
+    eager.write_text("[model]\nenforce_eager = true\n")
+    result = CliRunner().invoke(command_app(model.register), ["model", "warm", "--config", str(eager)])
+    assert result.exit_code == 0, result.output
+    assert "nothing to compile" in " ".join(result.output.split())
