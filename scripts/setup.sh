@@ -18,8 +18,8 @@ done
 export HF_HUB_OFFLINE=1 DO_NOT_TRACK=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # Independent steps run side by side, each logging to its own file (printed if it fails): the Debian packages
-# beside the venv (apt waits on dpkg and the network while uv unpacks wheels), the model and the engine's warm-up beside
-# the sandbox image build (both minutes on a fresh machine, the one mostly compute, the other mostly dpkg and disk).
+# beside the venv (apt waits on dpkg and the network while uv unpacks wheels), the model and the engine's
+# warm-up beside the sandbox image build (the one mostly compute, the other mostly dpkg and disk).
 logs=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT  # a failed step stops the others too
 background() {  # background NAME COMMAND...: run COMMAND in the background, its output in $logs/NAME.log
