@@ -177,7 +177,7 @@ def train(
 
     stamp = fingerprint(census.digests, settings, processes)
     # a resume from another run is refused before the model loads (minutes for a large one)
-    checkpoint = _resumable(settings.output_dir, stamp) if resume else None
+    resumed = _resumable(settings.output_dir, stamp) if resume else None
     model, _ = load_model(settings.base_model, num_labels=1 if settings.soft else 2, tokenizer=tokenizer)
 
     n_batches = batches_per_process(census.train, settings.batch_size, processes)
@@ -193,10 +193,10 @@ def train(
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
 
     state = {"global_step": 0, "epoch": 0, "batches_done": 0, "fingerprint": stamp}
-    if checkpoint is not None:
-        state = _resume(accelerator, checkpoint)
-        folder = state.pop("checkpoint")
-        say(f"resumed from {folder} (step {state['global_step']}, epoch {state['epoch'] + 1})")
+    if resumed is not None:
+        checkpoint, state = resumed
+        accelerator.load_state(str(checkpoint))
+        say(f"resumed from {checkpoint} (step {state['global_step']}, epoch {state['epoch'] + 1})")
 
     pad_id = tokenizer.pad_token_id
     losses: list[float] = []
@@ -354,9 +354,9 @@ def _check_census(census: Census, settings: TrainSettings) -> None:
         )
 
 
-def _resumable(output_dir: Path, stamp: str) -> Path:
-    """The latest checkpoint under `output_dir`; refused unless it was made from the same rows and
-    settings (its saved fingerprint is `stamp`)."""
+def _resumable(output_dir: Path, stamp: str) -> tuple[Path, dict[str, Any]]:
+    """The latest checkpoint under `output_dir` and its saved state; refused unless it was made from the
+    same rows and settings (its saved fingerprint is `stamp`)."""
     checkpoint = latest_checkpoint(output_dir)
     if checkpoint is None:
         raise TrainingError(f"--resume: no checkpoint under {output_dir / 'checkpoints'}")
@@ -366,14 +366,7 @@ def _resumable(output_dir: Path, stamp: str) -> Path:
             f"--resume: {checkpoint} was made from other rows, settings or number of processes "
             f"(fingerprint {saved['fingerprint']}, now {stamp}); train into a new --output-dir"
         )
-    return checkpoint
-
-
-def _resume(accelerator: Any, checkpoint: Path) -> dict[str, Any]:
-    """The saved state of `checkpoint` (with its folder under "checkpoint"), loaded into `accelerator`."""
-    saved = json.loads((checkpoint / STATE_FILE).read_text())
-    accelerator.load_state(str(checkpoint))
-    return {**saved, "checkpoint": checkpoint}
+    return checkpoint, saved
 
 
 class _NoBar:
