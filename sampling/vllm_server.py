@@ -100,7 +100,9 @@ class VLLMServer:
         self.kv_cache_gib = kv_cache_gib
         self.extra_args = tuple(engine_arg_flags(engine_args or {})) + tuple(extra_args)
         # the same host rule as the in-process engine (sampling.cpu_host): float32 on CPUs without bf16
-        self.host_choice = choose_cpu_engine(dtype, cpu_threads, detect_host(), os.environ, on_cpu=on_cpu())
+        self.host_choice = choose_cpu_engine(
+            dtype, cpu_threads, detect_host(), os.environ, on_cpu=on_cpu(), eager=enforce_eager
+        )
         self.log_path = Path(log_path) if log_path else Path(tempfile.mkdtemp()) / "vllm-server.log"
         self.process: subprocess.Popen[bytes] | None = None
 
