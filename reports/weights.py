@@ -14,6 +14,7 @@ from typing import Any
 from prm_factory.labels.calibration import CalibrationTable, load_tables, shipped_tables
 from prm_factory.labels.consensus import UNMEASURED_RATIO, domains_of
 from prm_factory.labels.joint_calibration import JointTable, load_joint_tables
+from prm_factory.schemas.step_labels import split_labeler
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
 
@@ -142,10 +143,25 @@ def weights_used(dataset: Dataset, version: int | None, sources: Sequence[str]) 
     return weight_rows(counts, dataset_tables_of(dataset)) + together
 
 
+def same_release(labeler: str, measured: str) -> bool:
+    """Do labels of `labeler` read with a table measured on `measured` without a warning? The same source
+    and the same `major.minor`: a patch release (`2.14.0` -> `2.14.1`) keeps its rules and only fails
+    closed more often or runs faster (CHANGELOG.md: every eval set's figures identical), so its precision is
+    the one measured; a minor or major release changes rules, whose precision the old table does not know.
+
+    >>> table = "math-sympy@2.14.0"
+    >>> same_release("math-sympy@2.14.1", table), same_release("math-sympy@2.15.0", table)
+    (True, False)
+    """
+    name, version, _ = split_labeler(labeler)
+    measured_name, measured_version, _ = split_labeler(measured)
+    return name == measured_name and version.split(".")[:2] == measured_version.split(".")[:2]
+
+
 def weight_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
     """One line per source whose votes weighed the unmeasured default, and one per source whose labels
-    are of another version than the one its table measured (a changed labeler's precision may have moved:
-    its table is a measurement of the old one)."""
+    are of another release than the one its table measured (`same_release`: a changed labeler's precision
+    may have moved, its table is a measurement of the old one)."""
     sources = sorted({row["source"] for row in rows if row["from"] == "unmeasured default"})
     lines = [
         f"warning: {source} has no calibration table for some of its verdicts: they weigh the conservative "
@@ -157,7 +173,9 @@ def weight_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
         {
             (row["source"], row["labeler"], row["measured_labeler"])
             for row in rows
-            if row.get("labeler") and row.get("measured_labeler") not in ("", None, row["labeler"])
+            if row.get("labeler")
+            and row.get("measured_labeler")
+            and not same_release(row["labeler"], row["measured_labeler"])
         }
     )
     lines += [

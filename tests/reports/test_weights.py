@@ -120,3 +120,13 @@ def test_labels_of_another_version_than_the_table_measured_are_warned_of():
     warnings = weight_warnings(rows)
     assert len(warnings) == 1 and "math-sympy@3" in warnings[0] and "measured math-sympy@2" in warnings[0]
     assert weight_warnings(weight_rows(labelled[1:], {"verifier": TABLE})) == []
+
+
+def test_a_patch_release_reads_its_minor_release_table_without_a_warning():
+    table = CalibrationTable("verifier", "math-sympy@2.14.0", "shipped", 0.6, TABLE.cells)
+    patch = [{**count("verifier"), "labeler": "math-sympy@2.14.1"}]
+    minor = [{**count("verifier"), "labeler": "math-sympy@2.15.0"}]
+    other = [{**count("verifier"), "labeler": "other-checker@2.14.0"}]
+    assert weight_warnings(weight_rows(patch, {"verifier": table})) == []
+    assert len(weight_warnings(weight_rows(minor, {"verifier": table}))) == 1
+    assert len(weight_warnings(weight_rows(other, {"verifier": table}))) == 1

@@ -662,7 +662,9 @@ def _negation_written(claim: str, index: int, chain: Sequence[str]) -> bool:
     is the claim's first side as written and `b` the value of its second side (`1 = \\sqrt{11 - 2(1)} + 4`,
     lines later `1 \\neq 7`)? Then the chain tested the relation and refuted it: it is right, not wrong
     (a slip on the way to the refutation gives a value other than `b`, and stays an error). The values are
-    compared by the bounded worker; a comparison that could not run leaves the claim judged."""
+    compared by the bounded worker; a comparison that timed out or whose worker failed counts as a
+    negation found (fail closed: a refutation the checker could not read leaves the claim unjudged, never
+    `incorrect`), as `_holds_at_found_values` treats its own."""
     sides = re.split(r"(?<![<>!\\])=", claim)
     if len(sides) != 2 or not sides[0].strip() or not sides[1].strip():
         return False
@@ -681,11 +683,11 @@ def _negation_written(claim: str, index: int, chain: Sequence[str]) -> bool:
                         written.append(right)
     if not written:
         return False
-    from prm_factory.verifiers.math.bounded import run_items
+    from prm_factory.verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, run_items
 
     target = "prm_factory.verifiers.math.solution_sets:equal_values"
     outcomes = run_items(target, [(sides[1], value) for value in written], 3.0)
-    return any(outcome is True for outcome in outcomes)
+    return any(outcome is True or outcome in (TIMED_OUT, WORKER_FAILED) for outcome in outcomes)
 
 
 def _on_case_heading(claim: str, step: str) -> bool:

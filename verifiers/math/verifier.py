@@ -124,7 +124,10 @@ class MathVerifier:
     # remainder; the chain's written negation of a claim (`1 \neq 7`, lines later) leaves it unjudged, and
     # so does an identity that is the chain's equation with a stated relation put in, and a claim holding a
     # constant's symbol the text names as a quantity ("its parallax angle, $\\pi$")
-    version = "2.14.0"
+    # 2.14.1: a negation's comparison that timed out or whose worker failed counts as the negation found
+    # (the claim unjudged, as the found-values check already did): fail closed; patch, as only a lost
+    # comparison moves a verdict, and only away from `incorrect`
+    version = "2.14.1"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

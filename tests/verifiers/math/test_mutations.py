@@ -571,6 +571,33 @@ def test_a_relation_the_chain_refutes_with_its_negation_lines_later_is_never_inc
     assert _labels(checker, [other], problem) == ["incorrect"], other
 
 
+@pytest.mark.parametrize("outcome", ["timed out", "worker failed"])
+def test_a_refutation_whose_comparison_could_not_run_leaves_the_relation_unjudged(
+    checker, monkeypatch: pytest.MonkeyPatch, outcome: str
+) -> None:
+    """Fail closed: when the bounded worker cannot compare the refuted value with the relation's (it timed
+    out or died), the chain may have refuted the relation, so it is never `incorrect`."""
+    from prm_factory.verifiers.math import bounded
+
+    real = bounded.run_items
+    lost = {"timed out": bounded.TIMED_OUT, "worker failed": bounded.WORKER_FAILED}[outcome]
+    compared: list[object] = []
+
+    def comparison_lost(target: str, items: list, *args: object, **kwargs: object) -> list:
+        if target.endswith(":equal_values"):
+            compared.extend(items)
+            return [lost] * len(items)
+        return real(target, items, *args, **kwargs)
+
+    monkeypatch.setattr(bounded, "run_items", comparison_lost)
+    step = (
+        "- For \\( x = 3 \\):\n  \\[\n  3 = 2(3) + 4\n  \\]\n  Adding the terms:\n  \\[\n  3 = 10\n  \\]\n"
+        "  \\[\n  3 \\neq 10\n  \\]\n  So we keep the other root."
+    )
+    assert "incorrect" not in _labels(checker, [step], NEUTRAL), step
+    assert compared, "the negation's comparison was not asked: the test would pass without the rule"
+
+
 # --- an equation with a relation the chain states put in: an equation still, never a false identity ---------
 
 
