@@ -4,8 +4,9 @@ load → plan (model, labelers, every stage key: flows/plan.py) → start engine
 `resume.chunk_problems` problems: sample → segment+grade → verify steps → rollouts → the run's other label
 sources (the reference, the judge, plug-ins: labels/registry.py) → records staged as Parquet
 (storage/staging.py) → commit all staged chunks as one dataset version. The tasks are in flows/tasks.py,
-the cached stages and their keys are declared in flows/stages.py; the verify and rollouts stages give the
-`verifier` and `mc` sources' labels (labels/sources/). Memory is bounded by a chunk: the flow keeps running
+the cached stages and their keys are declared in flows/stages.py; the verify and rollouts stages compute
+what the registry's `verifier` and `mc` sources turn into labels (`labels_of`, labels/sources/), as `label`
+has them label its chains, so every label is made by a registered source. Memory is bounded by a chunk: the flow keeps running
 totals (labels/tally.py) and the staged chunks' paths, never the run's chains or steps, and readers see the
 run only once it commits. Math and code runs differ only in their `Domain` (flows/domains.py). A failing run
 still records itself, with the error, in the runs table.
@@ -49,15 +50,15 @@ from prm_factory.flows.stage_clock import StageClock
 from prm_factory.flows.stages import GENERATION
 from prm_factory.flows.tasks import RolloutStage
 from prm_factory.labels.assemble import SampledChain, chunk_records
+from prm_factory.labels.registry import stage_source
 from prm_factory.labels.source import ChainLabels
-from prm_factory.labels.sources.mc import from_values
-from prm_factory.labels.sources.verifier import from_verdicts
+from prm_factory.labels.sources.mc import MonteCarloSource
+from prm_factory.labels.sources.verifier import VerifierSource
 from prm_factory.labels.tally import RunTally
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.vllm_sampler import engine_record
 from prm_factory.schemas.records import Problem, Rejection
 from prm_factory.storage.staging import chunk_dir
-from prm_factory.verifiers.identity import identity_tag
 from prm_factory.verifiers.protocol import Verdict
 
 __all__ = ["RunFailed", "RunSummary", "engine_settings", "generation_run", "run_generation"]
@@ -124,13 +125,12 @@ def chunk_labels(
 ) -> dict[str, list[ChainLabels | None]]:
     """Every source's labels of the chunk's chains: the verifier's and MC's from their cached stages, then
     the run's other sources in order (each reads the labels before it)."""
-    tag = identity_tag(run.plan.labelers["verifier"])
-    policy = run.plan.settings.model_id
+    registry, setup = run.sources.registry, run.sources.setup
     labels: dict[str, list[ChainLabels | None]] = {
-        "verifier": [from_verdicts(chain_verdicts, tag) for chain_verdicts in verdicts],
-        "mc": [from_values(values.get(c.chain_id), len(c.steps), policy) for c in sampled],
+        "verifier": stage_source(registry, "verifier", VerifierSource).labels_of(verdicts, setup),
+        "mc": stage_source(registry, "mc", MonteCarloSource).labels_of(sampled, list(values.values()), setup),
     }
-    return run.executor.label_sources(run.sources.others, sampled, labels, run.sources.setup)
+    return run.executor.label_sources(run.sources.others, sampled, labels, setup)
 
 
 @flow(name="prm-generation-run", log_prints=True)

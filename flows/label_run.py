@@ -37,7 +37,8 @@ from prm_factory.flows.run_record import RunOutput, run_record, utc_now
 from prm_factory.flows.stages import EXTERNAL
 from prm_factory.flows.stored_rows import committed_rows
 from prm_factory.labels.assemble import SampledChain, chunk_records
-from prm_factory.labels.sources.mc import from_values
+from prm_factory.labels.registry import stage_source
+from prm_factory.labels.sources.mc import MonteCarloSource
 from prm_factory.labels.tally import RunTally
 from prm_factory.rollouts import ChainValues
 from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
@@ -92,9 +93,8 @@ def label_chunk(plan: LabelPlan, index: int, part: list[ExternalChain], seen: se
         values = chunk_rollouts(plan, index, sampled)
     labels = plan.executor.label_sources([plan.registry["verifier"]], sampled, {}, plan.setup)
     if plan.policy is not None:
-        by_chain = {v.chain_id: v for v in values}
-        model = plan.policy.settings.model_id
-        labels["mc"] = [from_values(by_chain.get(c.chain_id), len(c.steps), model) for c in sampled]
+        mc = stage_source(plan.registry, "mc", MonteCarloSource)
+        labels["mc"] = mc.labels_of(sampled, values, plan.setup)
     labels = plan.executor.label_sources(plan.others, sampled, labels, plan.setup)
     chains, steps = chunk_records(sampled, labels, plan.context, plan.registry)
     # each problem as first read; one an earlier chunk staged too is kept from there by the commit (its

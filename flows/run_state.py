@@ -82,7 +82,8 @@ class ChunkRun:
 @dataclass(frozen=True)
 class RunSources:
     """The run's label sources: the registry its labels vote by, what they are handed, and those that run
-    after the verifier and MC (whose labels come from the cached verify and rollouts stages)."""
+    after the verifier and MC (whose labels the registry's two sources make from the cached verify and
+    rollouts stages: `labels_of`)."""
 
     registry: Registry
     setup: SourceSetup

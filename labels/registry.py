@@ -20,12 +20,13 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import Any, TypeVar
 
 from prm_factory.labels.source import NEEDS, ChainLabels, LabelSource
 from prm_factory.schemas.step_labels import StepLabel
 
 ENTRY_POINT_GROUP = "prm_factory.label_sources"
+S = TypeVar("S")
 
 BUILTIN: dict[str, str] = {
     "verifier": "prm_factory.labels.sources.verifier:SOURCE",
@@ -47,6 +48,18 @@ _NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 
 class RegistryError(ValueError):
     """A source that cannot be registered or found (bad name, clash, failed import, wrong shape)."""
+
+
+def stage_source(registry: Registry, name: str, kind: type[S]) -> S:
+    """The registered source `name`, as the built-in class `kind` whose stage output it turns into labels
+    (`labels_of`: `run`'s cached verify and rollouts stages, `label --rollouts`' cached rollouts): the labels
+    are made by the source the registry holds, in every pipeline."""
+    source = registry[name]
+    if not isinstance(source, kind):
+        raise RegistryError(
+            f"source {name!r} is a {type(source).__name__}, not the {kind.__name__} its stage's output is for"
+        )
+    return source
 
 
 class LabelSourceFailed(RuntimeError):

@@ -47,7 +47,15 @@ class MonteCarloSource(BaseSource):
         prior: Mapping[str, Sequence[ChainLabels | None]],
         setup: SourceSetup,
     ) -> list[ChainLabels | None]:
-        by_chain = {v.chain_id: v for v in chain_values(chains, setup)}
+        return self.labels_of(chains, chain_values(chains, setup), setup)
+
+    def labels_of(
+        self, chains: Sequence[SampledChain], values: Sequence[ChainValues], setup: SourceSetup
+    ) -> list[ChainLabels | None]:
+        """The labels of chains whose rollouts were drawn already (`values`, by chain id; a chain without
+        any: every step `unverifiable`): how `label` turns its own rollouts into labels, and how `run` and
+        `label --rollouts` turn their cached rollout stages' (flows/generation_run.py, flows/label_run.py)."""
+        by_chain = {v.chain_id: v for v in values}
         policy = setup.engine.model_id if setup.engine else ""
         return [from_values(by_chain.get(c.chain_id), len(c.steps), policy) for c in chains]
 

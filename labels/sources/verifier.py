@@ -37,11 +37,18 @@ class VerifierSource(BaseSource):
         prior: Mapping[str, Sequence[ChainLabels | None]],
         setup: SourceSetup,
     ) -> list[ChainLabels | None]:
-        tag = self.labeler(setup)  # labels.source.source_identity
-        return [
-            from_verdicts(setup.verifier.check_steps(c.problem, [s.text for s in c.steps]), tag)
-            for c in chains
-        ]
+        return self.labels_of(
+            [setup.verifier.check_steps(c.problem, [s.text for s in c.steps]) for c in chains], setup
+        )
+
+    def labels_of(
+        self, verdicts: Sequence[Sequence[Verdict]], setup: SourceSetup
+    ) -> list[ChainLabels | None]:
+        """The labels of chains already checked, one list of verdicts a chain: how `label` turns its own
+        checks into labels, and how `run` turns its cached verify stage's (flows/generation_run.py), so
+        both carry this source's identity (`labeler`: labels.source.source_identity)."""
+        tag = self.labeler(setup)
+        return [from_verdicts(chain_verdicts, tag) for chain_verdicts in verdicts]
 
 
 def from_verdicts(verdicts: Sequence[Verdict], labeler: str) -> ChainLabels:

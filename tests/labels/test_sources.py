@@ -181,3 +181,29 @@ def _hash() -> str:
 )
 def test_the_judges_first_error_is_the_step_it_named(verdicts, first) -> None:
     assert judge.SOURCE.first_error([StepLabel("judge", v) for v in verdicts]) == first
+
+
+def test_the_verifier_and_mc_sources_make_a_runs_labels_from_its_cached_stages_as_label_does() -> None:
+    """`run` computes verdicts and rollouts in cached stages and hands them to the registry's sources
+    (`labels_of`): the labels are the ones the sources' own batch calls give `label`, with their identity."""
+    from prm_factory.labels.registry import RegistryError, registry, stage_source
+    from prm_factory.verifiers.math.verifier import MathVerifier
+
+    checker = MathVerifier()
+    engine = EngineSettings(checkpoint="/none", model_id="policy", seed=0)
+    setup = SourceSetup(RunConfig(), "math", checker, engine)
+    chains = [chain(["2 + 2 = 5", "So 4."], chain_id="c"), chain(["1 + 1 = 3"], chain_id="d")]
+    try:
+        checked = [checker.check_steps(c.problem, [s.text for s in c.steps]) for c in chains]
+        source = stage_source(registry(), "verifier", verifier.VerifierSource)
+        assert source.labels_of(checked, setup) == source.label(chains, {}, setup)
+    finally:
+        checker.close()
+    made = source.labels_of(checked, setup)
+    assert made[0][0].verdict == "incorrect" and made[0][0].labeler == source.labeler(setup)
+
+    values = [ChainValues("d", (StepValue(0, 0.0, 2, 0, False, 0.0, "rollouts", 20, 0.1, 2),), 0, 2, 20)]
+    drawn = stage_source(registry(), "mc", mc.MonteCarloSource).labels_of(chains, values, setup)
+    assert drawn == [mc.from_values(None, 2, "policy"), mc.from_values(values[0], 1, "policy")]
+    with pytest.raises(RegistryError, match="'mc' is a MonteCarloSource, not the VerifierSource"):
+        stage_source(registry(), "mc", verifier.VerifierSource)
