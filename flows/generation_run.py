@@ -6,10 +6,10 @@ sources (the reference, the judge, plug-ins: labels/registry.py) → records sta
 (storage/staging.py) → commit all staged chunks as one dataset version. The tasks are in flows/tasks.py,
 the cached stages and their keys are declared in flows/stages.py; the verify and rollouts stages compute
 what the registry's `verifier` and `mc` sources turn into labels (`labels_of`, labels/sources/), as `label`
-has them label its chains, so every label is made by a registered source. Memory is bounded by a chunk: the flow keeps running
-totals (labels/tally.py) and the staged chunks' paths, never the run's chains or steps, and readers see the
-run only once it commits. Math and code runs differ only in their `Domain` (flows/domains.py). A failing run
-still records itself, with the error, in the runs table.
+has them label its chains, so every label is made by a registered source. Memory is bounded by a chunk:
+the flow keeps running totals (labels/tally.py) and the staged chunks' paths, never the run's chains or
+steps, and readers see the run only once it commits. Math and code runs differ only in their `Domain`
+(flows/domains.py). A failing run still records itself, with the error, in the runs table.
 
 Resume: sample, segment+grade, verify and rollouts are cached per chunk under `<dataset root>/_cache` by
 content keys (flows/resume.py), and a chunk whose rows were staged is reused whole, so the same config
