@@ -683,11 +683,12 @@ def _negation_written(claim: str, index: int, chain: Sequence[str]) -> bool:
                         written.append(right)
     if not written:
         return False
-    from prm_factory.verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, run_items
+    from prm_factory.verifiers.math.bounded import run_items
 
     target = "prm_factory.verifiers.math.solution_sets:equal_values"
     outcomes = run_items(target, [(sides[1], value) for value in written], 3.0)
-    return any(outcome is True or outcome in (TIMED_OUT, WORKER_FAILED) for outcome in outcomes)
+    # TIMED_OUT / WORKER_FAILED: not read, so a refutation may stand (as in `_holds_at_found_values`)
+    return any(outcome is True or isinstance(outcome, str) for outcome in outcomes)
 
 
 def _on_case_heading(claim: str, step: str) -> bool:
