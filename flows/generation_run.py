@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import traceback
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from prefect import State, flow, get_run_logger
@@ -90,7 +91,7 @@ def label_chunk(run: ChunkRun, chunk: ChunkPlan) -> None:
     stage: RolloutStage = step(GENERATION["rollouts"], keys["rollouts"], values)["rollout_stage"]
     run.progress.add_rollouts(stage, with_steps)
     by_chain = {v.chain_id: v for v in stage.values}
-    labels = chunk_labels(run, sampled, values["verdicts"], by_chain)
+    labels = chunk_labels(run, sampled, values["verdicts"], stage.values)
     chains, steps = chunk_records(sampled, labels, plan.context, run.sources.registry)
     tally = RunTally.of(chains, steps, by_chain.values())
     tally.problems = len(part)
@@ -121,14 +122,14 @@ CHUNK_GIVEN = ("problems", "settings", "params", "domain", "verifier", "identity
 
 
 def chunk_labels(
-    run: ChunkRun, sampled: list[SampledChain], verdicts: list[list[Verdict]], values: dict[str, ChainValues]
+    run: ChunkRun, sampled: list[SampledChain], verdicts: list[list[Verdict]], values: Sequence[ChainValues]
 ) -> dict[str, list[ChainLabels | None]]:
     """Every source's labels of the chunk's chains: the verifier's and MC's from their cached stages, then
     the run's other sources in order (each reads the labels before it)."""
     registry, setup = run.sources.registry, run.sources.setup
     labels: dict[str, list[ChainLabels | None]] = {
         "verifier": stage_source(registry, "verifier", VerifierSource).labels_of(verdicts, setup),
-        "mc": stage_source(registry, "mc", MonteCarloSource).labels_of(sampled, list(values.values()), setup),
+        "mc": stage_source(registry, "mc", MonteCarloSource).labels_of(sampled, values, setup),
     }
     return run.executor.label_sources(run.sources.others, sampled, labels, setup)
 
