@@ -153,7 +153,12 @@ def streams_until(at: float | None) -> Iterator[Deadline | None]:
     try:
         yield deadline
     finally:
-        _DEADLINE.reset(token)
+        try:
+            _DEADLINE.reset(token)
+        except ValueError:
+            # Finalized in another context: an interruption (reward.watchdog) cut the `with` short, and
+            # the context copy the call ran in, which holds this deadline, was dropped with the call.
+            pass
         if outer is not None and deadline is not None and deadline.cut and deadline.at >= outer.at:
             outer.cut = True
 

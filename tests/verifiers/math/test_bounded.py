@@ -183,6 +183,25 @@ def test_under_a_deadline_a_stream_waits_for_a_worker_that_starts_until_the_dead
         pool.close()
 
 
+def test_a_deadline_left_open_by_an_interruption_is_closed_quietly_from_another_context() -> None:
+    """An interruption can land between `streams_until`'s set and the `with` taking hold: the context
+    manager is left open in the context copy the call ran in (reward.watchdog.run_until) and finalized
+    later wherever it is collected. That close neither raises (it was an unraisable warning at garbage
+    collection) nor touches the collecting context's deadline."""
+    from contextvars import copy_context
+
+    from prm_factory.verifiers.math import bounded
+
+    left_open = streams_until(time.time() + 60.0)
+    call = copy_context()
+    opened = call.run(left_open.__enter__)
+    assert opened is not None and call.run(bounded._DEADLINE.get) is opened
+    with streams_until(time.time() + 30.0) as here:
+        left_open.gen.close()  # what the garbage collector does with the abandoned generator
+        assert bounded._DEADLINE.get() is here
+    assert bounded._DEADLINE.get() is None
+
+
 class Stop(BaseException):
     """What a watchdog raises into a thread past its deadline (reward/watchdog.py)."""
 
