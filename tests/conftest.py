@@ -205,6 +205,10 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
         side = [item for item in grouped if _group(item) == SIDE_GROUP]
         servers = [item for item in side if "served_model" in getattr(item, "fixturenames", ())]
         side = [item for item in side if item not in servers] + servers  # Docker first, the server after
+        # the dockerd restarts first of all: they take the engine exclusively, which costs nothing while the
+        # engine group's worker waits for its engine to start, and 1-2 minutes of waiting for that worker's
+        # code runs to give their turns back once they are under way
+        side = sorted(side, key=lambda item: "dockerd" not in getattr(item, "fixturenames", ()))
         # each group's first test opens the work queue, so the first two workers take one group each at the
         # very start; each group's engine starts in the background with the group's first test
         items[:] = engine_group + side + [item for item in items if not _group(item)]
