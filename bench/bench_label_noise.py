@@ -197,26 +197,38 @@ def consensus_labels(chain: LabelledChain, hard: Sequence[bool | None] | None) -
     return [label for label, _ in consensus_steps(chain, hard)]
 
 
-def step_rows(chains: Sequence[LabelledChain]) -> list[dict]:
+def step_rows(chains: Sequence[LabelledChain], mc: Sequence[ChainValues] | None = None) -> list[dict]:
     """Every step with its truth, the sources' verdicts and the consensus without MC (`p_correct`), for a
-    reliability table of the probability (`--out`: label_noise_steps.jsonl)."""
+    reliability table of the probability (`--out`: label_noise_steps.jsonl). With `mc` (each chain's
+    values, in order: the exhaustive strategy at k_max), also MC's hard label, where its value came from
+    (`rollouts`, the chain's own `outcome`, `none`) and the consensus with it (`p_correct_mc`), so MC's
+    part in the calibration can be read without drawing the rollouts again."""
     out = []
-    for chain in chains:
+    for position, chain in enumerate(chains):
         kinds = chain.verifier_kinds or (None,) * len(chain.steps)
+        hard = [s.hard_label for s in mc[position].steps] if mc is not None else None
+        sources = [s.value_source for s in mc[position].steps] if mc is not None else None
+        with_mc = consensus_steps(chain, hard) if hard is not None else None
         for index, (label, p) in enumerate(consensus_steps(chain, None)):
-            out.append(
-                {
-                    "chain": chain.item.chain_id,
-                    "step": index,
-                    "truth": chain.truth.labels[index],
-                    "verifier": chain.verifier[index],
-                    "kind": kinds[index],
-                    "reference": chain.reference[index],
-                    "consensus": label,
-                    "p_correct": p,
-                    "text": chain.steps[index],
+            row = {
+                "chain": chain.item.chain_id,
+                "step": index,
+                "truth": chain.truth.labels[index],
+                "verifier": chain.verifier[index],
+                "kind": kinds[index],
+                "reference": chain.reference[index],
+                "consensus": label,
+                "p_correct": p,
+                "text": chain.steps[index],
+            }
+            if hard is not None and sources is not None and with_mc is not None:
+                row |= {
+                    "mc": hard[index],
+                    "mc_source": sources[index],
+                    "consensus_mc": with_mc[index][0],
+                    "p_correct_mc": with_mc[index][1],
                 }
-            )
+            out.append(row)
     return out
 
 
@@ -593,7 +605,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             json.dumps({"summary": summary, "rows": [asdict(row) for row in rows]}, indent=2)
         )
         (args.out / "label_noise.md").write_text(markdown + "\n")
-        steps = "".join(json.dumps(row) + "\n" for row in step_rows(chains))
+        exhaustive = replay(
+            [c.item for c in chains],
+            recorded,
+            make_strategy_at("exhaustive", ks[-1], args.max_prefixes),
+            rollout_params,
+        )
+        steps = "".join(json.dumps(row) + "\n" for row in step_rows(chains, exhaustive))
         (args.out / "label_noise_steps.jsonl").write_text(steps)
         print(f"wrote {args.out / 'label_noise.json'} and {args.out / 'label_noise.md'}")
     return 0

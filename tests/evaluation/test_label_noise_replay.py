@@ -215,3 +215,21 @@ def test_each_step_is_kept_with_its_truth_and_probability(bench, wrong_chain):
         (2, "incorrect", "unverifiable"),
     ]
     assert all(0.0 <= r["p_correct"] <= 1.0 for r in rows) and rows[0]["p_correct"] > rows[1]["p_correct"]
+
+
+def test_with_mc_values_each_step_keeps_mcs_label_its_origin_and_the_consensus_with_it(bench, wrong_chain):
+    """`--out` keeps MC's part too (the exhaustive strategy at k_max): read without drawing again."""
+    item, recorded = wrong_chain
+    chain = _labelled(
+        bench, item, WRONG, "incorrect", ["correct", "incorrect", "unverifiable"], ["correct"] * 3
+    )
+    values = bench.replay([item], recorded, bench.make_strategy_at("exhaustive", 1), PARAMS)
+    rows = bench.step_rows([chain], values)
+    assert [(r["mc"], r["mc_source"]) for r in rows] == [
+        (False, "rollouts"),
+        (False, "rollouts"),
+        (False, "outcome"),
+    ]
+    with_mc = bench.consensus_steps(chain, [False, False, False])
+    assert [(r["consensus_mc"], r["p_correct_mc"]) for r in rows] == with_mc
+    assert "mc" not in bench.step_rows([chain])[0]  # without values, the rows are as before
