@@ -209,6 +209,9 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
         # engine group's worker waits for its engine to start, and 1-2 minutes of waiting for that worker's
         # code runs to give their turns back once they are under way
         side = sorted(side, key=lambda item: "dockerd" not in getattr(item, "fixturenames", ()))
+        # and in the engine group last: its restart holds the engine for a whole code run (about a minute),
+        # which the Docker group's worker, done with Docker by then, no longer waits for
+        engine_group = sorted(engine_group, key=lambda item: "dockerd" in getattr(item, "fixturenames", ()))
         # each group's first test opens the work queue, so the first two workers take one group each at the
         # very start; each group's engine starts in the background with the group's first test
         items[:] = engine_group + side + [item for item in items if not _group(item)]
