@@ -15,6 +15,7 @@ from prm_factory.config.run_config import RunConfig
 from prm_factory.labels.calibration import DATASET_TABLES, audit_tables, load_tables
 from prm_factory.labels.consensus import domains_of
 from prm_factory.labels.joint_calibration import joint_file, load_joint_tables, refine_joint
+from prm_factory.labels.registry import registry
 from prm_factory.labels.relabel import StoredChain
 
 VOTED = ("correct", "incorrect")
@@ -35,6 +36,8 @@ def calibrate_from_audit(
         store.close()
     truth = {(a.chain_id, a.step_index): a.verdict == "correct" for a in answers if a.verdict in VOTED}
     rows = []
+    sources = registry()
+    labelers: dict[str, str] = {}  # the audited labeler of each source whose tables are per labeler
     verdicts: list[tuple[dict[str, str], tuple[str, ...], bool]] = []  # a reviewed step's verdicts
     for step, problem in ((s, item.problem) for part in stored for item in part for s in item.steps):
         right = truth.get((step.chain_id, step.step_index))
@@ -45,9 +48,14 @@ def calibrate_from_audit(
                 for label in step.labels
                 if label.source != "human" and label.verdict in VOTED
             )
+            labelers.update(
+                (label.source, label.labeler)
+                for label in step.labels
+                if label.verdict in VOTED and getattr(sources.get(label.source), "tables_per_labeler", False)
+            )
             read_in = domains_of(problem.domain, problem.source, problem.text)
             verdicts.append(({label.source: label.verdict for label in step.labels}, read_in, right))
-    tables = audit_tables(rows, load_tables(config.labels.consensus.tables), Path(audit).name)
+    tables = audit_tables(rows, load_tables(config.labels.consensus.tables), Path(audit).name, labelers)
     for source, table in tables.items():
         table.write(Path(root) / DATASET_TABLES / f"{source}.json")
     for (

@@ -249,15 +249,22 @@ def audit_tables(
     labels: Iterable[tuple[str, str, str | None, str, bool]],
     prior: Mapping[str, CalibrationTable],
     audit_name: str,
+    per_labeler: Mapping[str, str] | None = None,
 ) -> dict[str, CalibrationTable]:
     """The tables refined by an audit: each source's audited counts (`audited_rows`) added to its table in
-    `prior` (the shipped one), or a table of the audit alone for a source that had none."""
+    `prior` (the shipped one), or a table of the audit alone for a source that had none. `per_labeler`:
+    the audited labeler of each source whose tables weigh only their own labeler's labels (MC: its policy);
+    its prior counts only where it measured that labeler, and the table names it."""
     tables = {}
     for source, rows in audited_rows(labels).items():
-        answers = tally(
-            rows, source, prior[source].labeler if source in prior else "", "audit", (audit_name,)
-        )
-        tables[source] = refine(prior.get(source), answers)
+        earlier = prior.get(source)
+        labeler = earlier.labeler if earlier is not None else ""
+        if per_labeler and source in per_labeler:
+            labeler = per_labeler[source]
+            if earlier is not None and earlier.labeler and earlier.labeler != labeler:
+                earlier = None  # measured on another policy: nothing to lean on
+        answers = tally(rows, source, labeler, "audit", (audit_name,))
+        tables[source] = refine(earlier, answers)
     return tables
 
 

@@ -166,9 +166,15 @@ class Weighed:
     reviewed: bool = False  # a reviewer's answer (a vote of strength REVIEWED, or one that overrules)
 
 
-def weigh_label(label: StepLabel, vote: Vote, weighing: Weighing, domains: Sequence[str]) -> Weighed:
-    """A vote's log odds ratio from its source's table (module docstring), or the unmeasured default."""
+def weigh_label(
+    label: StepLabel, vote: Vote, weighing: Weighing, domains: Sequence[str], per_labeler: bool = False
+) -> Weighed:
+    """A vote's log odds ratio from its source's table (module docstring), or the unmeasured default.
+    `per_labeler` (a source whose precision is its labeler's, MC's policy): a table that names another
+    labeler than the label's does not weigh it."""
     table = weighing.tables.get(label.source)
+    if per_labeler and table is not None and table.labeler and table.labeler != label.labeler:
+        table = None
     found = table.precision(label.verdict, label.kind, domains) if table is not None else None
     reviewed = vote.overrules or vote.strength >= Strength.REVIEWED
     if found is None:
@@ -196,7 +202,8 @@ def step_votes(
             raise ValueError(f"a label of {label.source!r}, which is no registered source")
         vote = sources[label.source].vote(label)
         if vote is not None:
-            weighed.append(weigh_label(label, vote, weighing, domains))
+            per_labeler = bool(getattr(sources[label.source], "tables_per_labeler", False))
+            weighed.append(weigh_label(label, vote, weighing, domains, per_labeler))
     return weighed
 
 

@@ -136,6 +136,9 @@ class BaseSource:
     negative: Strength = Strength.STRONG
     positive_overrules: bool = False
     code_modules: tuple[str, ...] = ()  # modules whose source the identity's code digest covers
+    # True: a calibration table weighs only the labels of the labeler it measured (labels.consensus): MC's
+    # precision is its policy's, so a table measured on one model says nothing of another's rollouts
+    tables_per_labeler: bool = False
 
     def applies(self, setup: SourceSetup) -> bool:
         return True

@@ -254,15 +254,23 @@ class McColumns(LabelColumns):
         }
 
 
+MC_KINDS = ("rollouts", "inferred", "outcome")
+"""Where an MC value came from, its label's reading kind: drawn from the step's prefix, implied by a search
+(no rollouts of its own), or the chain's own graded outcome (the last step). Their precisions differ."""
+
+
 def mc_label(hard: bool | None, value: float | None, evidence: Mapping[str, Any], labeler: str) -> StepLabel:
-    """The MC source's label of a step from its hard label, MC value and rollout counts."""
+    """The MC source's label of a step from its hard label, MC value and rollout counts; its kind is where
+    the value came from (`MC_KINDS`, from the evidence, so a stored label reads back the same)."""
     verdict = "unverifiable" if hard is None else ("correct" if hard else "incorrect")
     judged, correct = evidence.get("n_judged", 0), evidence.get("n_correct", 0)
     if judged:
         reason = f"{correct} of {judged} judged rollouts reached the answer"
     else:
         reason = str(evidence.get("value_source", "none"))
-    return StepLabel("mc", verdict, value, reason, json.dumps(dict(evidence), sort_keys=True), labeler)
+    source = evidence.get("value_source")
+    kind = source if source in MC_KINDS else None
+    return StepLabel("mc", verdict, value, reason, json.dumps(dict(evidence), sort_keys=True), labeler, kind)
 
 
 LEGACY_COLUMNS: dict[str, LabelColumns] = {"verifier": VerifierColumns(), "mc": McColumns()}

@@ -27,6 +27,7 @@ class MonteCarloSource(BaseSource):
     needs = frozenset({"engine"})
     positive = Strength.STRONG
     negative = Strength.WEAK
+    tables_per_labeler = True  # a rollout's fate is its policy's: a table of another model does not apply
 
     def applies(self, setup: SourceSetup) -> bool:
         return setup.rollouts and setup.engine is not None

@@ -115,3 +115,16 @@ def test_expected_calibration_error_is_the_size_weighed_gap_per_bin():
     assert math.isclose(expected_calibration_error(pairs, bins=1), abs(0.525 - 0.25))
     assert expected_calibration_error([(1.0, True)]) == 0.0  # p = 1 falls in the top bin
     assert expected_calibration_error([]) is None
+
+
+def test_an_audit_of_a_per_labeler_source_leans_only_on_a_prior_of_its_own_labeler():
+    """MC's tables are its policy's: an audit of another model's MC labels starts from nothing, not from
+    the shipped table of the embedded model; one of the same model refines it."""
+    shipped = CalibrationTable(
+        "mc", "mc@small", "shipped", 0.4, (Cell("incorrect", "rollouts", "math", 10, 4),)
+    )
+    audited = [("mc", "incorrect", "rollouts", "math", False)] * 20
+    other = audit_tables(audited, {"mc": shipped}, "audit.sqlite", {"mc": "mc@large"})["mc"]
+    assert other.labeler == "mc@large" and other.cell("incorrect", "rollouts", "math").n == 20
+    same = audit_tables(audited, {"mc": shipped}, "audit.sqlite", {"mc": "mc@small"})["mc"]
+    assert same.labeler == "mc@small" and same.cell("incorrect", "rollouts", "math").n == 30

@@ -228,3 +228,28 @@ def test_the_shipped_weighing_holds_the_joint_table_and_its_digest_follows_it():
     assert {c.domain for c in shipped.joint["verifier", "reference"].cells} == {"math/synthetic"}
     assert JOINTLY.digest() != WEIGHING.digest()
     assert weighing(RunConfig()).joint == shipped.joint
+
+
+def test_an_mc_vote_weighs_the_table_of_its_own_policy_and_no_other():
+    """MC's labels name their kind (where the value came from) and their policy; a table measured on one
+    policy weighs that policy's votes by kind, and says nothing of another model's rollouts."""
+    mc = CalibrationTable(
+        "mc",
+        "mc@small",
+        "dev set",
+        0.4,
+        (Cell("incorrect", "rollouts", "math", 150, 60), Cell("incorrect", "outcome", "math", 150, 108)),
+    )
+    w = Weighing({"mc": mc}, prior_correct=0.4)
+    rollouts = {"value_source": "rollouts", "n_judged": 1, "n_correct": 0}
+    mine = mc_label(False, 0.0, rollouts, "mc@small")
+    outcome = mc_label(False, 0.0, {"value_source": "outcome"}, "mc@small")
+    assert (mine.kind, outcome.kind) == ("rollouts", "outcome")
+    # a lone vote reads its measured precision: this policy's failed rollout is on a wrong step 40 % of the
+    # time (it fails from right prefixes), so the step is right with P = 0.6, above the prior
+    assert step_probability([mine], registry(), w)[2] == pytest.approx(0.6, abs=0.01)
+    assert step_probability([outcome], registry(), w)[2] < 0.35  # its wrong outcomes are 72 % wrong steps
+    other = mc_label(False, 0.0, rollouts, "mc@large")
+    p_other = step_probability([other], registry(), w)[2]
+    assert p_other == pytest.approx(1 / (1 + UNMEASURED_RATIO * 0.6 / 0.4))  # the unmeasured default
+    assert step_probability([other], registry(), w)[0] == "disputed"
