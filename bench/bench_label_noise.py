@@ -46,6 +46,7 @@ from prm_factory.rollouts import (  # noqa: E402
     estimate_values,
 )
 from prm_factory.rollouts.strategies import Strategy  # noqa: E402
+from prm_factory.sampling.model_prep import DEFAULT_MODEL_ID  # noqa: E402
 from prm_factory.sampling.protocol import Generation, GenerationParams, Sampler  # noqa: E402
 from prm_factory.schemas.records import Problem  # noqa: E402
 from prm_factory.schemas.step_labels import StepLabel as SourceLabel  # noqa: E402
@@ -146,6 +147,7 @@ class LabelledChain:
     verifier: tuple[str, ...]  # correct | incorrect | unverifiable
     reference: tuple[str, ...]
     verifier_kinds: tuple[str | None, ...] = ()  # the reading kind of each verdict (empty: none named)
+    mc_labeler: str = f"mc@{DEFAULT_MODEL_ID}"  # the policy its rollouts were drawn from (MC tables are its)
 
 
 def verdict_labels(verdicts: Sequence[str]) -> list[StepLabel]:
@@ -165,23 +167,26 @@ def mc_labels(values: ChainValues, kind: Literal["hard", "soft"]) -> list[StepLa
 
 
 def consensus_steps(
-    chain: LabelledChain, hard: Sequence[bool | None] | None
+    chain: LabelledChain,
+    hard: Sequence[bool | None] | None,
+    value_sources: Sequence[str] | None = None,
 ) -> list[tuple[StepLabel, float | None]]:
     """`labels.consensus` per step, as `label` computes it (the shipped tables, each verdict's reading kind,
     the problem's domains): negative is `incorrect`, positive `correct`, disputed / unlabeled `unlabelled`;
     with each step's `p_correct` (None: no source voted)."""
     hard = hard if hard is not None else [None] * len(chain.steps)
+    origins = value_sources if value_sources is not None else ["none"] * len(chain.steps)
     kinds = chain.verifier_kinds or (None,) * len(chain.steps)
     problem = chain.item.problem
     domains = domains_of(problem.domain, problem.source, problem.text)
     out: list[tuple[StepLabel, float | None]] = []
     sources = registry()
-    for verdict, kind, reference, hard_label in zip(
-        chain.verifier, kinds, chain.reference, hard, strict=True
+    for verdict, kind, reference, hard_label, origin in zip(
+        chain.verifier, kinds, chain.reference, hard, origins, strict=True
     ):
         labels = [
             SourceLabel("verifier", verdict, kind=kind),
-            mc_label(hard_label, None, {}, "mc@policy"),
+            mc_label(hard_label, None, {"value_source": origin}, chain.mc_labeler),
             SourceLabel("reference", reference),
         ]
         label, _, p = step_probability(labels, sources, domains=domains)
@@ -208,7 +213,7 @@ def step_rows(chains: Sequence[LabelledChain], mc: Sequence[ChainValues] | None 
         kinds = chain.verifier_kinds or (None,) * len(chain.steps)
         hard = [s.hard_label for s in mc[position].steps] if mc is not None else None
         sources = [s.value_source for s in mc[position].steps] if mc is not None else None
-        with_mc = consensus_steps(chain, hard) if hard is not None else None
+        with_mc = consensus_steps(chain, hard, sources) if hard is not None else None
         for index, (label, p) in enumerate(consensus_steps(chain, None)):
             row = {
                 "chain": chain.item.chain_id,
@@ -394,7 +399,7 @@ def noise_table(
             hard = [mc_labels(v, "hard") for v in values]
             soft = [mc_labels(v, "soft") for v in values]
             agreed = [
-                consensus_steps(c, [s.hard_label for s in v.steps])
+                consensus_steps(c, [s.hard_label for s in v.steps], [s.value_source for s in v.steps])
                 for c, v in zip(chains, values, strict=True)
             ]
             rows.append(score("mc-hard", name, k, chains, hard, tokens, unlabelled_blocks=True))
@@ -489,6 +494,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from prm_factory.labels.reference import reference_step_labels
     from prm_factory.sampling.backends import drop_sampler, get_sampler
     from prm_factory.sampling.chains import draw_chains
+    from prm_factory.sampling.model_prep import resolve_model
     from prm_factory.sampling.prompts import MATH_SYSTEM_PROMPT, math_user_prompt
     from prm_factory.sampling.segment import segment
     from prm_factory.verifiers.math import MathVerifier, MathVerifierConfig
@@ -499,6 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     walls: dict[str, float] = {}
     problems = synthetic_problems(args.problems, [int(s) for s in args.steps.split(",")], args.seed)
     by_id = {p.problem.problem_id: p for p in problems}
+    _, policy = resolve_model(config.model.path)
     verifier = MathVerifier(MathVerifierConfig(timeout_s=config.verifier.timeout_seconds))
 
     started = time.perf_counter()
@@ -542,6 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tuple(v.label for v in checked),
                 tuple(v.label for v in reference_step_labels(d.problem, texts, outcome)),
                 tuple(v.kind for v in checked),
+                f"mc@{policy}",
             )
         )
     walls["segment, grade, truth, verifier, reference"] = time.perf_counter() - started

@@ -230,6 +230,6 @@ def test_with_mc_values_each_step_keeps_mcs_label_its_origin_and_the_consensus_w
         (False, "rollouts"),
         (False, "outcome"),
     ]
-    with_mc = bench.consensus_steps(chain, [False, False, False])
+    with_mc = bench.consensus_steps(chain, [False, False, False], ["rollouts", "rollouts", "outcome"])
     assert [(r["consensus_mc"], r["p_correct_mc"]) for r in rows] == with_mc
     assert "mc" not in bench.step_rows([chain])[0]  # without values, the rows are as before
