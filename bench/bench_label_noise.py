@@ -230,6 +230,7 @@ def step_rows(chains: Sequence[LabelledChain], mc: Sequence[ChainValues] | None 
                 row |= {
                     "mc": hard[index],
                     "mc_source": sources[index],
+                    "mc_labeler": chain.mc_labeler,
                     "consensus_mc": with_mc[index][0],
                     "p_correct_mc": with_mc[index][1],
                 }

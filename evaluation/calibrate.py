@@ -31,6 +31,14 @@ dev set, and counting those steps in the pooled cells would move every other dom
 
     python -m prm_factory.evaluation.calibrate --out labels/calibration_tables \
         --apart DIR/label_noise_steps.jsonl:synthetic
+
+`--mc STEPS:WHERE` writes MC's table (`mc.json`) from the bench's MC columns (the exhaustive strategy at the
+bench's k, one policy): MC's precision is its policy's (a model that fails from right prefixes makes its
+`incorrect` weak), so the table names that policy and weighs only its labels (labels.consensus), by kind
+(`rollouts`, `inferred`, the chain's own `outcome` on the last step), in `math/<WHERE>` only.
+
+    python -m prm_factory.evaluation.calibrate --out labels/calibration_tables \
+        --mc DIR/label_noise_steps.jsonl:synthetic --notes "k=1, exhaustive, ..."
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ from prm_factory.schemas.reference_solutions import (
     attach_reference_solutions,
     read_reference_solutions,
 )
+from prm_factory.schemas.step_labels import MC_KINDS
 from prm_factory.verifiers.identity import labeler_identity
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
@@ -186,6 +195,34 @@ def bench_step_rows(path: Path, where: str) -> list[MeasuredLabel]:
             kind = row.get("kind") if source == "verifier" else None
             measured.append(MeasuredLabel(row["chain"], row["step"], source, row[source], kind, where, right))
     return measured
+
+
+def bench_mc_rows(path: Path, where: str) -> tuple[list[MeasuredLabel], set[str]]:
+    """MC's labels in the label-noise bench's steps (its `mc`, `mc_source` and `mc_labeler` columns: the
+    exhaustive strategy at the run's k) as measured labels of kind `mc_source`, with the labelers (policies)
+    they came from; a file without MC columns gives none."""
+    measured, labelers = [], set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if "mc" not in row:
+            continue
+        verdict = "unverifiable" if row["mc"] is None else "correct" if row["mc"] else "incorrect"
+        kind = row["mc_source"] if row["mc_source"] in MC_KINDS else None
+        right = row["truth"] == "correct"
+        measured.append(MeasuredLabel(row["chain"], row["step"], "mc", verdict, kind, where, right))
+        labelers.add(row.get("mc_labeler", ""))
+    return measured, labelers
+
+
+def mc_table_from(
+    measured: Iterable[MeasuredLabel], labeler: str, sets: Sequence[str], domain: str = "math", note: str = ""
+) -> CalibrationTable:
+    """MC's table of one policy (`labeler`): its labels counted under `domain/<where>` only, as `--apart`
+    counts the bench's other sources (the bench's truth is of its own kind), by verdict and kind."""
+    rows = [(m.verdict, m.kind, f"{domain}/{m.where}", m.right) for m in measured if m.source == "mc"]
+    return replace(tally(rows, "mc", labeler, "dev set", sets), notes=note)
 
 
 def with_apart_cells(
@@ -346,7 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="--from-rows: SOURCE=TAG, the version the rows measured",
     )
     parser.add_argument(
-        "--notes", default="", help="--from-rows: a note kept in every table; --apart: one added to it"
+        "--notes",
+        default="",
+        help="--from-rows: a note kept in every table; --apart: one added to it; --mc: the MC table's",
     )
     parser.add_argument(
         "--adjudication",
@@ -364,12 +403,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--base", type=Path, help="--apart: the tables to add to (default: the shipped ones)")
     parser.add_argument(
+        "--mc",
+        type=parse_set,
+        action="append",
+        default=[],
+        help="STEPS:WHERE, the label-noise bench's steps: MC's table of their policy, in math/WHERE only",
+    )
+    parser.add_argument(
         "--solutions",
         type=Path,
         help="worked solutions by question (as `eval --solutions`), for the reference where a chain has none",
     )
     args = parser.parse_args(argv)
     slips = {k: v for path in args.adjudication for k, v in read_adjudication(path).items()}
+    if args.mc:
+        mc_rows = [bench_mc_rows(path, where) for path, where in args.mc]
+        policies = {labeler for _, labelers in mc_rows for labeler in labelers}
+        if len(policies) != 1:  # MC's table is its policy's
+            raise SystemExit(f"--mc: MC labels of {len(policies)} policies {sorted(policies)}; give one")
+        names = [f"{path.name} ({where}, counted apart)" for path, where in args.mc]
+        measured = [m for rows, _ in mc_rows for m in rows]
+        for path in write_tables(
+            {"mc": mc_table_from(measured, policies.pop(), names, note=args.notes)}, args.out
+        ):
+            print(path)
+        return 0
     if args.apart:
         base = {s: read_table(args.base / f"{s}.json") for s in CALIBRATED} if args.base else shipped_tables()
         joint_path = (args.base / SHIPPED_JOINT.name if args.base else SHIPPED_JOINT) / JOINT_FILE

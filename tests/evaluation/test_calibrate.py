@@ -233,3 +233,42 @@ def test_apart_on_the_command_line_writes_the_joint_table_beside_the_tables(tmp_
     )
     extended = read_joint_table(tmp_path / "o2" / "joint" / "verifier+reference.json")
     assert {c.domain for c in extended.cells} == {"math/synthetic", "math/other"}
+
+
+def _bench_mc_steps(tmp_path, policies=("mc@small",)):
+    """Bench steps with MC's columns: a failed rollout on a right step, one on a wrong step, a wrong outcome
+    on a wrong last step, and a step MC did not reach."""
+    rows = [
+        ("a", 0, "correct", False, "rollouts"),
+        ("b", 0, "incorrect", False, "rollouts"),
+        ("b", 1, "incorrect", False, "outcome"),
+        ("b", 2, "correct", None, "none"),
+    ]
+    path = tmp_path / "mc_steps.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"chain": c, "step": i, "truth": t, "verifier": "unverifiable", "reference": "unverifiable"}
+                | {"mc": mc, "mc_source": src, "mc_labeler": policies[i % len(policies)]}
+            )
+            + "\n"
+            for c, i, t, mc, src in rows
+        )
+    )
+    return path
+
+
+def test_mc_on_the_command_line_writes_its_policys_table_by_kind_and_refuses_two_policies(tmp_path):
+    out = tmp_path / "out"
+    assert main(["--out", str(out), "--mc", f"{_bench_mc_steps(tmp_path)}:synthetic", "--notes", "k=1"]) == 0
+    mc = read_table(out / "mc.json")
+    assert (mc.source, mc.labeler, mc.notes) == ("mc", "mc@small", "k=1")
+    rollouts = mc.cell("incorrect", "rollouts", "math/synthetic")
+    assert (rollouts.n, rollouts.n_right) == (2, 1)  # one of its two failed rollouts was on a wrong step
+    assert (mc.cell("incorrect", "outcome", "math/synthetic").n_right, len(mc.cells)) == (1, 2)
+    assert {c.domain for c in mc.cells} == {"math/synthetic"}  # counted apart, never in pooled `math`
+    assert not (out / "verifier.json").exists()  # the other sources' tables are left alone
+    (tmp_path / "two").mkdir()
+    two = _bench_mc_steps(tmp_path / "two", ("mc@small", "mc@large"))
+    with pytest.raises(SystemExit, match="2 policies"):
+        main(["--out", str(out), "--mc", f"{two}:synthetic"])
