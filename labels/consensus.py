@@ -18,7 +18,10 @@ under that table's base rate b of right steps) multiplies the odds of a right st
 
 and `p_correct` = the prior odds (`[labels.consensus] prior_correct`, by default the voting sources' base
 rates) times every vote's ratio, as a probability. A lone vote therefore reads its measured precision. An
-`unverifiable` label casts no vote. A source with no table (a plug-in, MC) weighs `UNMEASURED_RATIO` either
+`unverifiable` label casts no vote. MC's table is its policy's (a model that fails from right prefixes makes
+its `incorrect` weak): it weighs only the labels of the labeler it measured, by kind (a value drawn from
+rollouts, or the chain's own outcome on the last step), and another policy's MC votes are unmeasured. A
+source with no table for a label (a plug-in, MC of another policy) weighs `UNMEASURED_RATIO` either
 way, the conservative default (a lone such vote reads P = 0.75 at an even prior), and votes of unmeasured
 precision alone never make a step `negative` or `positive`, whatever the prior: it stays `disputed`. A
 reviewer's answer (a source whose vote overrules or is of strength REVIEWED, `human`) weighs as a vote

@@ -32,6 +32,7 @@ from prm_factory.reports.weights import (
     dataset_joint_tables_of,
     dataset_tables_of,
     joint_rows,
+    per_labeler_sources,
     weight_rows,
     weight_warnings,
 )
@@ -247,7 +248,9 @@ def collect(dataset: Dataset, version: int | None = None, n_samples: int = 6) ->
                 for chain in chains
             ],
             label_sources=label_sources,
-            consensus_weights=weight_rows(_rows(connection, USED_SQL), dataset_tables_of(dataset))
+            consensus_weights=weight_rows(
+                _rows(connection, USED_SQL), dataset_tables_of(dataset), per_labeler_sources()
+            )
             + joint_rows(lambda sql: _rows(connection, sql), dataset_joint_tables_of(dataset)),
         )
     finally:

@@ -14,6 +14,7 @@ from typing import Any
 from prm_factory.labels.calibration import CalibrationTable, load_tables, shipped_tables
 from prm_factory.labels.consensus import UNMEASURED_RATIO, domains_of
 from prm_factory.labels.joint_calibration import JointTable, load_joint_tables
+from prm_factory.labels.registry import registry
 from prm_factory.schemas.step_labels import split_labeler
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
@@ -27,9 +28,12 @@ GROUP BY ALL ORDER BY source, verdict, kind, domain, problem_source
 
 
 def weight_rows(
-    counts: Sequence[dict[str, Any]], tables: dict[str, CalibrationTable]
+    counts: Sequence[dict[str, Any]],
+    tables: dict[str, CalibrationTable],
+    per_labeler: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """One row per (source, verdict, kind, domain, problem source) of `counts` with the precision used.
+    """One row per (source, verdict, kind, domain, problem source) of `counts` with the precision used
+    (`per_labeler`: sources whose tables weigh only the labels of the labeler they measured, MC).
 
     >>> from prm_factory.labels.calibration import Cell
     >>> cells = (Cell("incorrect", "k", "math", 20, 19),)
@@ -43,6 +47,9 @@ def weight_rows(
     for count in counts:
         source, verdict, kind = count["source"], count["verdict"], count["kind"] or None
         table = tables.get(source)
+        labeler = count.get("labeler") or ""
+        if source in per_labeler and table is not None and table.labeler and table.labeler != labeler:
+            table = None  # its tables weigh their own labeler's labels only (labels.consensus.weigh_label)
         domains = domains_of(count["domain"] or "math", count["problem_source"])
         found = table.precision(verdict, kind, domains) if table is not None else None
         row = {
@@ -140,7 +147,12 @@ def weights_used(dataset: Dataset, version: int | None, sources: Sequence[str]) 
     together = joint_rows(
         lambda sql: query(dataset, sql, version, sources).to_pylist(), dataset_joint_tables_of(dataset)
     )
-    return weight_rows(counts, dataset_tables_of(dataset)) + together
+    return weight_rows(counts, dataset_tables_of(dataset), per_labeler_sources()) + together
+
+
+def per_labeler_sources() -> list[str]:
+    """The registered sources whose tables weigh only their own labeler's labels (MC: its policy's)."""
+    return [name for name, source in registry().items() if getattr(source, "tables_per_labeler", False)]
 
 
 def same_release(labeler: str, measured: str) -> bool:

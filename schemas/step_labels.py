@@ -250,7 +250,9 @@ class McColumns(LabelColumns):
             "n_rollouts_judged::VARCHAR || ' judged rollouts reached the answer' ELSE value_source END",
             "evidence": f"to_json({{{evidence}}})::VARCHAR",
             "labeler": "'mc@' || model",
-            "kind": "CAST(NULL AS VARCHAR)",
+            "kind": "CASE WHEN value_source IN ("
+            + ", ".join(f"'{kind}'" for kind in MC_KINDS)
+            + ") THEN value_source END",  # as `mc_label` reads it
         }
 
 

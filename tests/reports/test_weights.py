@@ -130,3 +130,20 @@ def test_a_patch_release_reads_its_minor_release_table_without_a_warning():
     assert weight_warnings(weight_rows(patch, {"verifier": table})) == []
     assert len(weight_warnings(weight_rows(minor, {"verifier": table}))) == 1
     assert len(weight_warnings(weight_rows(other, {"verifier": table}))) == 1
+
+
+def test_an_mc_table_of_another_policy_is_not_shown_as_the_weight_used():
+    """`stats` shows what the consensus used: MC votes of a policy the shipped table did not measure weigh
+    the unmeasured default (and warn), its own policy's votes the table's cell by kind."""
+    from prm_factory.reports.weights import per_labeler_sources
+
+    mc = CalibrationTable("mc", "mc@small", "shipped", 0.4, (Cell("incorrect", "outcome", "math", 150, 108),))
+    rows = [
+        {"source": "mc", "verdict": "incorrect", "kind": "outcome", "domain": "math", "problem_source": "x"}
+        | {"n": 5, "labeler": labeler}
+        for labeler in ("mc@small", "mc@large")
+    ]
+    assert "mc" in per_labeler_sources()
+    own, other = weight_rows(rows, {"mc": mc}, per_labeler_sources())
+    assert own["measured"] == "108 / 150" and other["from"] == "unmeasured default"
+    assert any(line.startswith("warning: mc has no calibration table") for line in weight_warnings([other]))

@@ -128,3 +128,18 @@ def test_the_long_view_reads_each_field_of_each_source() -> None:
     assert "hard_label" in sql["verdict"] and sql["value"] == "mc_value"
     assert columns_of("prm").sql()["kind"] == "prm_kind"
     assert pa.types.is_boolean(columns_of("mc").arrow_fields()[0].type)
+
+
+def test_mcs_kind_is_where_its_value_came_from_in_a_label_and_in_sql_alike():
+    """The consensus reads MC's kind from the label (its table has cells per kind); `stats` reads it from the
+    step_labels view: both take it from the stored `value_source`."""
+    import duckdb
+
+    from prm_factory.schemas.step_labels import McColumns
+
+    origins = ["rollouts", "inferred", "outcome", "none"]
+    kinds = [mc_label(True, 1.0, {"value_source": o}, "mc@m").kind for o in origins]
+    assert kinds == ["rollouts", "inferred", "outcome", None]
+    values = ", ".join(f"('{o}')" for o in origins)
+    sql = f"SELECT {McColumns().sql()['kind']} FROM (VALUES {values}) AS t(value_source)"
+    assert [row[0] for row in duckdb.sql(sql).fetchall()] == kinds
