@@ -17,6 +17,7 @@ from prm_factory.labels.consensus import domains_of
 from prm_factory.labels.joint_calibration import joint_file, load_joint_tables, refine_joint
 from prm_factory.labels.registry import registry
 from prm_factory.labels.relabel import StoredChain
+from prm_factory.labels.source import tables_per_labeler
 
 VOTED = ("correct", "incorrect")
 
@@ -51,7 +52,7 @@ def calibrate_from_audit(
             labelers.update(
                 (label.source, label.labeler)
                 for label in step.labels
-                if label.verdict in VOTED and getattr(sources.get(label.source), "tables_per_labeler", False)
+                if label.verdict in VOTED and tables_per_labeler(sources.get(label.source))
             )
             read_in = domains_of(problem.domain, problem.source, problem.text)
             verdicts.append(({label.source: label.verdict for label in step.labels}, read_in, right))

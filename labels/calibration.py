@@ -112,6 +112,11 @@ class CalibrationTable:
     notes: str = ""
     domain_base_rates: tuple[tuple[str, float], ...] = ()  # the base rate of each domain's steps
 
+    def measured(self, labeler: str) -> bool:
+        """Did this table measure `labeler`'s labels? A table that names no labeler measured any. Only the
+        sources whose tables are per labeler (MC: its policy) ask (labels.source.tables_per_labeler)."""
+        return not self.labeler or self.labeler == labeler
+
     def base_rate_of(self, domain: str) -> float:
         """The share of right steps where `domain`'s cells were measured (the table's own without one)."""
         return dict(self.domain_base_rates).get(domain, self.base_rate)
@@ -261,7 +266,7 @@ def audit_tables(
         labeler = earlier.labeler if earlier is not None else ""
         if per_labeler and source in per_labeler:
             labeler = per_labeler[source]
-            if earlier is not None and earlier.labeler and earlier.labeler != labeler:
+            if earlier is not None and not earlier.measured(labeler):
                 earlier = None  # measured on another policy: nothing to lean on
         answers = tally(rows, source, labeler, "audit", (audit_name,))
         tables[source] = refine(earlier, answers)

@@ -55,7 +55,7 @@ from typing import Literal
 from prm_factory.config.run_config import RunConfig
 from prm_factory.labels.calibration import CalibrationTable, Precision, load_tables
 from prm_factory.labels.joint_calibration import JointTable, load_joint_tables
-from prm_factory.labels.source import LabelSource, Strength, Vote
+from prm_factory.labels.source import LabelSource, Strength, Vote, tables_per_labeler
 from prm_factory.rollouts.first_error import first_error_mc
 from prm_factory.schemas.step_labels import StepLabel
 
@@ -176,7 +176,7 @@ def weigh_label(
     `per_labeler` (a source whose precision is its labeler's, MC's policy): a table that names another
     labeler than the label's does not weigh it."""
     table = weighing.tables.get(label.source)
-    if per_labeler and table is not None and table.labeler and table.labeler != label.labeler:
+    if per_labeler and table is not None and not table.measured(label.labeler):
         table = None
     found = table.precision(label.verdict, label.kind, domains) if table is not None else None
     reviewed = vote.overrules or vote.strength >= Strength.REVIEWED
@@ -203,10 +203,10 @@ def step_votes(
     for label in labels:
         if label.source not in sources:
             raise ValueError(f"a label of {label.source!r}, which is no registered source")
-        vote = sources[label.source].vote(label)
+        source = sources[label.source]
+        vote = source.vote(label)
         if vote is not None:
-            per_labeler = bool(getattr(sources[label.source], "tables_per_labeler", False))
-            weighed.append(weigh_label(label, vote, weighing, domains, per_labeler))
+            weighed.append(weigh_label(label, vote, weighing, domains, tables_per_labeler(source)))
     return weighed
 
 

@@ -124,6 +124,12 @@ class LabelSource(Protocol):
         ...
 
 
+def tables_per_labeler(source: object) -> bool:
+    """Do `source`'s calibration tables weigh only the labels of the labeler they measured (MC: its
+    policy)? A source of the `LabelSource` shape that does not say is weighed by any table of its name."""
+    return bool(getattr(source, "tables_per_labeler", False))
+
+
 class BaseSource:
     """Defaults of the `LabelSource` shape: runs everywhere, first error = earliest `incorrect`, votes
     `correct` and `incorrect` with the strengths set below, nothing read from other sources."""

@@ -15,6 +15,7 @@ from prm_factory.labels.calibration import CalibrationTable, load_tables, shippe
 from prm_factory.labels.consensus import UNMEASURED_RATIO, domains_of
 from prm_factory.labels.joint_calibration import JointTable, load_joint_tables
 from prm_factory.labels.registry import registry
+from prm_factory.labels.source import tables_per_labeler
 from prm_factory.schemas.step_labels import split_labeler
 from prm_factory.storage.dataset import Dataset
 from prm_factory.storage.sql import query
@@ -48,7 +49,7 @@ def weight_rows(
         source, verdict, kind = count["source"], count["verdict"], count["kind"] or None
         table = tables.get(source)
         labeler = count.get("labeler") or ""
-        if source in per_labeler and table is not None and table.labeler and table.labeler != labeler:
+        if source in per_labeler and table is not None and not table.measured(labeler):
             table = None  # its tables weigh their own labeler's labels only (labels.consensus.weigh_label)
         domains = domains_of(count["domain"] or "math", count["problem_source"])
         found = table.precision(verdict, kind, domains) if table is not None else None
@@ -152,7 +153,7 @@ def weights_used(dataset: Dataset, version: int | None, sources: Sequence[str]) 
 
 def per_labeler_sources() -> list[str]:
     """The registered sources whose tables weigh only their own labeler's labels (MC: its policy's)."""
-    return [name for name, source in registry().items() if getattr(source, "tables_per_labeler", False)]
+    return [name for name, source in registry().items() if tables_per_labeler(source)]
 
 
 def same_release(labeler: str, measured: str) -> bool:
