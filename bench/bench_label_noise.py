@@ -211,9 +211,20 @@ def step_rows(chains: Sequence[LabelledChain], mc: Sequence[ChainValues] | None 
     out = []
     for position, chain in enumerate(chains):
         kinds = chain.verifier_kinds or (None,) * len(chain.steps)
-        hard = [s.hard_label for s in mc[position].steps] if mc is not None else None
-        sources = [s.value_source for s in mc[position].steps] if mc is not None else None
-        with_mc = consensus_steps(chain, hard, sources) if hard is not None else None
+        mc_steps: list[dict] = []  # MC's part of each step, where its values were given
+        if mc is not None:
+            hard = [s.hard_label for s in mc[position].steps]
+            sources = [s.value_source for s in mc[position].steps]
+            mc_steps = [
+                {
+                    "mc": h,
+                    "mc_source": o,
+                    "mc_labeler": chain.mc_labeler,
+                    "consensus_mc": c,
+                    "p_correct_mc": p,
+                }
+                for h, o, (c, p) in zip(hard, sources, consensus_steps(chain, hard, sources), strict=True)
+            ]
         for index, (label, p) in enumerate(consensus_steps(chain, None)):
             row = {
                 "chain": chain.item.chain_id,
@@ -226,15 +237,7 @@ def step_rows(chains: Sequence[LabelledChain], mc: Sequence[ChainValues] | None 
                 "p_correct": p,
                 "text": chain.steps[index],
             }
-            if hard is not None and sources is not None and with_mc is not None:
-                row |= {
-                    "mc": hard[index],
-                    "mc_source": sources[index],
-                    "mc_labeler": chain.mc_labeler,
-                    "consensus_mc": with_mc[index][0],
-                    "p_correct_mc": with_mc[index][1],
-                }
-            out.append(row)
+            out.append(row | mc_steps[index] if mc_steps else row)
     return out
 
 

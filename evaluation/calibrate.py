@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -65,7 +65,7 @@ from prm_factory.schemas.reference_solutions import (
     attach_reference_solutions,
     read_reference_solutions,
 )
-from prm_factory.schemas.step_labels import MC_KINDS
+from prm_factory.schemas.step_labels import mc_label
 from prm_factory.verifiers.identity import labeler_identity
 from prm_factory.verifiers.protocol import Verdict, Verifier
 
@@ -182,14 +182,18 @@ def tables_from(
     return tables
 
 
+def _bench_rows(path: Path) -> Iterator[dict]:
+    """The rows of the label-noise bench's `label_noise_steps.jsonl`."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            yield json.loads(line)
+
+
 def bench_step_rows(path: Path, where: str) -> list[MeasuredLabel]:
     """The label-noise bench's steps (`label_noise_steps.jsonl`: chain, step, truth, verifier with its kind,
     reference) as measured labels; every step's truth is exact, so every step counts."""
     measured = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        row = json.loads(line)
+    for row in _bench_rows(path):
         right = row["truth"] == "correct"
         for source in CALIBRATED:
             kind = row.get("kind") if source == "verifier" else None
@@ -202,17 +206,13 @@ def bench_mc_rows(path: Path, where: str) -> tuple[list[MeasuredLabel], set[str]
     exhaustive strategy at the run's k) as measured labels of kind `mc_source`, with the labelers (policies)
     they came from; a file without MC columns gives none."""
     measured, labelers = [], set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        if "mc" not in row:
-            continue
-        verdict = "unverifiable" if row["mc"] is None else "correct" if row["mc"] else "incorrect"
-        kind = row["mc_source"] if row["mc_source"] in MC_KINDS else None
+    for row in (row for row in _bench_rows(path) if "mc" in row):
+        label = mc_label(row["mc"], None, {"value_source": row["mc_source"]}, row.get("mc_labeler", ""))
         right = row["truth"] == "correct"
-        measured.append(MeasuredLabel(row["chain"], row["step"], "mc", verdict, kind, where, right))
-        labelers.add(row.get("mc_labeler", ""))
+        measured.append(
+            MeasuredLabel(row["chain"], row["step"], "mc", label.verdict, label.kind, where, right)
+        )
+        labelers.add(label.labeler)
     return measured, labelers
 
 
