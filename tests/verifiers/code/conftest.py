@@ -46,12 +46,14 @@ def sandbox_image() -> str:
 
 
 @pytest.fixture(scope="module")
-def pool(sandbox_image: str) -> Iterator[object]:
+def pool(request: pytest.FixtureRequest, sandbox_image: str) -> Iterator[object]:
     from prm_factory.verifiers.code.sandbox import SandboxLimits, SandboxPool
 
     # PRM_SANDBOX_DISPATCH=exec runs the whole suite through `docker exec` dispatch instead.
     dispatch = os.environ.get("PRM_SANDBOX_DISPATCH", "server")
-    limits = SandboxLimits(**FAST_LIMITS)
+    # A module whose tests judge verdicts, not limits, sets POOL_LIMITS (a longer wall clock): a tight 2 s
+    # wall turns a right program into `timeout` when the suite loads the machine.
+    limits = SandboxLimits(**getattr(request.module, "POOL_LIMITS", FAST_LIMITS))
     # its containers live across the module's tests: no dockerd restart in between (tests/docker_turns.py)
     with DOCKER_TURNS.shared(), SandboxPool(sandbox_image, size=2, limits=limits, dispatch=dispatch) as warm:
         yield warm

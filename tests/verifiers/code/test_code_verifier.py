@@ -11,6 +11,11 @@ from prm_factory.verifiers.code.verifier import CodeVerifier, program_of_complet
 
 pytestmark = pytest.mark.docker
 
+# These tests judge verdicts, not limits: the module's pool (conftest) gets a 10 s wall clock instead of
+# 2 s, which a right program reached under a loaded suite (`timeout` for the tolerance test). Idle, no test
+# waits on it.
+POOL_LIMITS = dict(memory_mb=128, pids=32, cpus=1.0, wall_seconds=10.0, output_cap_bytes=1 << 20, tmpfs_mb=16)
+
 
 def _fenced(code: str) -> str:
     return f"Here is my solution.\n```python\n{code}\n```\nThat should work."
