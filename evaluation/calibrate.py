@@ -222,7 +222,7 @@ def mc_table_from(
     """MC's table of one policy (`labeler`): its labels counted under `domain/<where>` only, as `--apart`
     counts the bench's other sources (the bench's truth is of its own kind), by verdict and kind."""
     rows = [(m.verdict, m.kind, f"{domain}/{m.where}", m.right) for m in measured if m.source == "mc"]
-    return replace(tally(rows, "mc", labeler, "dev set", sets), notes=note)
+    return replace(tally(rows, "mc", labeler, "dev set", sets, by_kind=True), notes=note)
 
 
 def with_apart_cells(

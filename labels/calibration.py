@@ -8,6 +8,12 @@ kind's precision depends on the problems, `math/<problem source>` (`math/gsm8k`,
 cell there is read first. `base_rate` is the share of right steps among the steps measured, the prior the
 precisions were measured under (labels.consensus turns a precision into a likelihood ratio with it).
 
+A source whose kinds say *where* it votes rather than what it read (MC: a value from rollouts, drawn on the
+early prefixes; the chain's outcome, on the last step) measures each kind against its own steps: first
+steps are right more often than last ones, so one base rate for all would read a vote's place as evidence.
+Its table keeps a base rate per kind and domain (`kind_base_rates`, written by `tally(by_kind=True)`), and a
+cell of that kind is read against it; a table without them reads every kind against its domain's.
+
 Tables ship with the package (`calibration_tables/<source>.json`, written by `prm-factory eval --calibrate`
 from labelled dev sets) and are refined by a user's audit answers (`relabel --calibrate-from-audit`), each
 table saying where it came from (`origin`: shipped, dev set, audit N steps).
@@ -111,14 +117,20 @@ class CalibrationTable:
     sets: tuple[str, ...] = ()  # the labelled sets measured
     notes: str = ""
     domain_base_rates: tuple[tuple[str, float], ...] = ()  # the base rate of each domain's steps
+    kind_base_rates: tuple[tuple[str, float], ...] = ()  # "kind@domain" -> its steps' base rate (by_kind)
 
     def measured(self, labeler: str) -> bool:
         """Did this table measure `labeler`'s labels? A table that names no labeler measured any. Only the
         sources whose tables are per labeler (MC: its policy) ask (labels.source.tables_per_labeler)."""
         return not self.labeler or self.labeler == labeler
 
-    def base_rate_of(self, domain: str) -> float:
-        """The share of right steps where `domain`'s cells were measured (the table's own without one)."""
+    def base_rate_of(self, domain: str, kind: str | None = None) -> float:
+        """The share of right steps where `domain`'s cells (of `kind`, where the table measured each kind's
+        own) were measured; the domain's, then the table's own, where it has no finer one."""
+        if kind is not None and self.kind_base_rates:
+            found = dict(self.kind_base_rates).get(f"{kind}@{domain}")
+            if found is not None:
+                return found
         return dict(self.domain_base_rates).get(domain, self.base_rate)
 
     def digest(self) -> str:
@@ -130,6 +142,10 @@ class CalibrationTable:
         data["cells"] = [asdict(c) for c in self.cells]
         data["sets"] = list(self.sets)
         data["domain_base_rates"] = dict(self.domain_base_rates)
+        if self.kind_base_rates:
+            data["kind_base_rates"] = dict(self.kind_base_rates)
+        else:  # a table without them keeps the content (and digest) it had before they existed
+            del data["kind_base_rates"]
         return data
 
     @classmethod
@@ -144,6 +160,7 @@ class CalibrationTable:
             tuple(data.get("sets", ())),
             data.get("notes", ""),
             tuple(sorted(dict(data.get("domain_base_rates", {})).items())),
+            tuple(sorted(dict(data.get("kind_base_rates", {})).items())),
         )
 
     def write(self, path: Path) -> None:
@@ -173,7 +190,9 @@ class CalibrationTable:
                 return Precision(prior, pooled.n, pooled.n_right, self.origin, base, f"{verdict}/*@{domain}")
             value = (found.n_right + SHRINK * prior) / (found.n + SHRINK)
             name = f"{verdict}/{kind or '-'}@{domain}"
-            return Precision(value, found.n, found.n_right, self.origin, base, name)
+            return Precision(
+                value, found.n, found.n_right, self.origin, self.base_rate_of(domain, kind or ""), name
+            )
         return None
 
 
@@ -183,18 +202,25 @@ def tally(
     labeler: str,
     origin: str,
     sets: Sequence[str],
+    by_kind: bool = False,
 ) -> CalibrationTable:
     """A table from measured labels: (verdict, kind, domain, step is right) per label of a step whose truth
-    is known. `unverifiable` labels count toward the base rate only (they cast no vote)."""
+    is known. `unverifiable` labels count toward the base rate only (they cast no vote). `by_kind`: also the
+    base rate of each kind's steps in each domain (module docstring: a source whose kinds say where it
+    votes)."""
     counts: dict[tuple[str, str, str], list[int]] = {}
     steps = right = 0
     by_domain: dict[str, list[int]] = {}
+    kind_steps: dict[str, list[int]] = {}
     for verdict, kind, domain, is_right in rows:
         steps += 1
         right += int(is_right)
-        seen = by_domain.setdefault(domain, [0, 0])
-        seen[0] += 1
-        seen[1] += int(is_right)
+        tallied = [by_domain.setdefault(domain, [0, 0])]
+        if by_kind:
+            tallied.append(kind_steps.setdefault(f"{kind or ''}@{domain}", [0, 0]))
+        for seen in tallied:
+            seen[0] += 1
+            seen[1] += int(is_right)
         if verdict not in ("correct", "incorrect"):
             continue
         agreed = is_right if verdict == "correct" else not is_right
@@ -204,7 +230,8 @@ def tally(
     cells = tuple(Cell(v, k, d, n, r) for (v, k, d), (n, r) in sorted(counts.items()))
     bases = tuple((d, r / n) for d, (n, r) in sorted(by_domain.items()))
     base = right / steps if steps else 0.5
-    return CalibrationTable(source, labeler, origin, base, cells, tuple(sets), "", bases)
+    kinds = tuple((key, r / n) for key, (n, r) in sorted(kind_steps.items()))
+    return CalibrationTable(source, labeler, origin, base, cells, tuple(sets), "", bases, kinds)
 
 
 def refine(table: CalibrationTable | None, answers: CalibrationTable) -> CalibrationTable:
@@ -225,6 +252,13 @@ def refine(table: CalibrationTable | None, answers: CalibrationTable) -> Calibra
         now = sum(c.n for c in answers.cells if c.domain == domain)
         earlier = bases.get(domain, rate)
         bases[domain] = (earlier * before + rate * now) / (before + now) if before + now else rate
+    kinds = dict(table.kind_base_rates)
+    for key, rate in answers.kind_base_rates:  # likewise each kind's, weighed by its cells' counts
+        kind, domain = key.rsplit("@", 1)
+        before = sum(c.n for c in table.cells if (c.kind, c.domain) == (kind, domain))
+        now = sum(c.n for c in answers.cells if (c.kind, c.domain) == (kind, domain))
+        earlier = kinds.get(key, rate)
+        kinds[key] = (earlier * before + rate * now) / (before + now) if before + now else rate
     return CalibrationTable(
         table.source,
         table.labeler,
@@ -234,6 +268,7 @@ def refine(table: CalibrationTable | None, answers: CalibrationTable) -> Calibra
         (*table.sets, *answers.sets),
         table.notes,
         tuple(sorted(bases.items())),
+        tuple(sorted(kinds.items())),
     )
 
 
@@ -268,7 +303,9 @@ def audit_tables(
             labeler = per_labeler[source]
             if earlier is not None and not earlier.measured(labeler):
                 earlier = None  # measured on another policy: nothing to lean on
-        answers = tally(rows, source, labeler, "audit", (audit_name,))
+        # MC's kinds are where it votes: its audit counts each kind's base rate, as its dev-set table did
+        by_kind = bool(per_labeler and source in per_labeler) or bool(earlier and earlier.kind_base_rates)
+        answers = tally(rows, source, labeler, "audit", (audit_name,), by_kind)
         tables[source] = refine(earlier, answers)
     return tables
 

@@ -267,6 +267,13 @@ def test_mc_on_the_command_line_writes_its_policys_table_by_kind_and_refuses_two
     assert (rollouts.n, rollouts.n_right) == (2, 1)  # one of its two failed rollouts was on a wrong step
     assert (mc.cell("incorrect", "outcome", "math/synthetic").n_right, len(mc.cells)) == (1, 2)
     assert {c.domain for c in mc.cells} == {"math/synthetic"}  # counted apart, never in pooled `math`
+    # each kind against its own steps: failed rollouts on a right and a wrong first step, a wrong outcome,
+    # and the step MC did not reach (no kind)
+    assert dict(mc.kind_base_rates) == {
+        "rollouts@math/synthetic": 0.5,
+        "outcome@math/synthetic": 0.0,
+        "@math/synthetic": 1.0,
+    }
     assert not (out / "verifier.json").exists()  # the other sources' tables are left alone
     (tmp_path / "two").mkdir()
     two = _bench_mc_steps(tmp_path / "two", ("mc@small", "mc@large"))

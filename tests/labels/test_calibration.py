@@ -106,6 +106,49 @@ def test_each_domain_keeps_its_own_base_rate():
     assert found.base_rate == 0.0
 
 
+def test_a_source_whose_kinds_are_where_it_votes_reads_each_kind_against_its_own_steps(tmp_path):
+    """MC's failed rollouts fall on first steps (right 3 of 4 here), its wrong outcomes on last steps (right
+    1 of 4): a kind's cell is read against its own steps' base rate, not the table's 0.5."""
+    rows = [("incorrect", "rollouts", "math", right) for right in (True, True, True, False)]
+    rows += [("incorrect", "outcome", "math", right) for right in (True, False, False, False)]
+    table = tally(rows, "mc", "mc@small", "dev set", [], by_kind=True)
+    assert table.base_rate == 0.5
+    assert dict(table.kind_base_rates) == {"rollouts@math": 0.75, "outcome@math": 0.25}
+    assert table.precision("incorrect", "rollouts", ("math",)).base_rate == 0.75
+    assert table.precision("incorrect", "outcome", ("math",)).base_rate == 0.25
+    assert table.precision("incorrect", "unseen", ("math",)).base_rate == 0.5  # pooled: the domain's
+    table.write(tmp_path / "mc.json")
+    assert read_table(tmp_path / "mc.json") == table
+    plain = tally(rows, "mc", "mc@small", "dev set", [])  # without by_kind: one base rate, and no key
+    assert plain.kind_base_rates == () and "kind_base_rates" not in plain.to_json()
+    assert plain.precision("incorrect", "rollouts", ("math",)).base_rate == 0.5
+
+
+def test_the_shipped_tables_read_back_to_the_content_they_were_written_with():
+    """A table without kind base rates writes what it did before they existed: the digest a dataset
+    version recorded for its consensus still names the same table."""
+    import json
+
+    from prm_factory.labels.calibration import SHIPPED
+
+    for path in sorted(SHIPPED.glob("*.json")):
+        assert read_table(path).to_json() == json.loads(path.read_text(encoding="utf-8")), path
+
+
+def test_an_audit_of_mc_refines_each_kinds_base_rate_by_its_counts():
+    shipped = tally(
+        [("incorrect", "rollouts", "math", r) for r in (True,) * 6 + (False,) * 4],
+        "mc",
+        "mc@small",
+        "dev set",
+        [],
+        by_kind=True,
+    )
+    audited = [("mc", "incorrect", "rollouts", "math", False)] * 10
+    refined = audit_tables(audited, {"mc": shipped}, "audit.sqlite", {"mc": "mc@small"})["mc"]
+    assert dict(refined.kind_base_rates) == {"rollouts@math": 0.3}  # (0.6 * 10 + 0.0 * 10) / 20
+
+
 def test_expected_calibration_error_is_the_size_weighed_gap_per_bin():
     from prm_factory.labels.calibration import expected_calibration_error
 

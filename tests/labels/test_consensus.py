@@ -253,3 +253,27 @@ def test_an_mc_vote_weighs_the_table_of_its_own_policy_and_no_other():
     p_other = step_probability([other], registry(), w)[2]
     assert p_other == pytest.approx(1 / (1 + UNMEASURED_RATIO * 0.6 / 0.4))  # the unmeasured default
     assert step_probability([other], registry(), w)[0] == "disputed"
+
+
+def test_a_failed_rollout_on_a_first_step_is_no_evidence_that_the_step_is_right():
+    """MC's rollouts are drawn on early prefixes, which are right more often than steps overall: read against
+    the whole table's base rate (0.4), a failed rollout that lands on a right first step 60 % of the time
+    raised a step's P(right) above what the verifier said; read against the rollouts' own steps (right
+    62 % of the time), it lowers it, as a failure should (at one prior: `[labels.consensus] prior_correct`).
+    """
+    cells = (Cell("incorrect", "rollouts", "math", 150, 60), Cell("correct", "k", "math", 100, 90))
+    one_base = CalibrationTable("mc", "mc@small", "dev set", 0.4, cells)
+    by_kind = CalibrationTable(
+        "mc", "mc@small", "dev set", 0.4, cells, kind_base_rates=(("rollouts@math", 0.62),)
+    )
+    verifier = CalibrationTable("verifier", "", "dev set", 0.4, (Cell("correct", "k", "math", 100, 90),))
+    failed = mc_label(False, 0.0, {"value_source": "rollouts", "n_judged": 1, "n_correct": 0}, "mc@small")
+    says_right = StepLabel("verifier", "correct", kind="k")
+    alone = step_probability([says_right], registry(), Weighing({"verifier": verifier}, prior_correct=0.5))[2]
+    before = step_probability(
+        [says_right, failed], registry(), Weighing({"verifier": verifier, "mc": one_base}, prior_correct=0.5)
+    )[2]
+    now = step_probability(
+        [says_right, failed], registry(), Weighing({"verifier": verifier, "mc": by_kind}, prior_correct=0.5)
+    )[2]
+    assert before > alone > now
