@@ -11,7 +11,8 @@ The model (`p_correct`). Sources are independent noisy readers of one hidden tru
 label's reliability measured per source, verdict, reading kind and domain in a calibration table
 (labels/calibration.py): a one-coin model per kind, combined as naive Bayes in log-odds. A label of
 measured precision q (the share of such labels that agreed with the truth where the table was measured,
-under that table's base rate b of right steps) multiplies the odds of a right step by
+under that table's base rate b of right steps, or of the kind's own steps where the table keeps one: MC's)
+multiplies the odds of a right step by
 
     (q / (1 - q)) / (b / (1 - b))            for a `correct`
     ((1 - q) / q) / (b / (1 - b))            for an `incorrect`

@@ -103,9 +103,16 @@ def test_a_shared_prefix_is_charged_once_and_asking_past_the_record_fails(bench,
         bench.replay([item], recorded, bench.make_strategy_at("exhaustive", 8), PARAMS)
 
 
+RECORDED_POLICY = "mc@hand-made-record"
+"""The policy of these recorded rollouts: no table measured it, so its MC votes weigh the unmeasured default
+(a shipped MC table weighs only its own policy's labels: labels/consensus.py)."""
+
+
 def _labelled(bench, item, steps, outcome, verifier, reference):
     truth = chain_truth(PLUMS, steps, outcome)
-    return bench.LabelledChain(item, tuple(steps), outcome, truth, tuple(verifier), tuple(reference))
+    return bench.LabelledChain(
+        item, tuple(steps), outcome, truth, tuple(verifier), tuple(reference), mc_labeler=RECORDED_POLICY
+    )
 
 
 def test_the_table_scores_each_source_against_the_truth(bench, wrong_chain):
@@ -145,7 +152,8 @@ def test_the_table_scores_each_source_against_the_truth(bench, wrong_chain):
     assert soft4.precision == pytest.approx(2 / 3)  # 0.25 < 0.5 flags the sound step 0
 
     agreed = rows["consensus", "exhaustive", 4]
-    # the wrong answer step: MC's weak negative against the reference's `correct` is disputed, unlabelled
+    # the wrong answer step: MC's weak negative (unmeasured policy) against the reference's `correct` is
+    # disputed, unlabelled
     assert (agreed.precision, agreed.recall, agreed.first_error_f1) == (1.0, 0.5, 1.0)
     # the shipped math/synthetic cells (a synthetic problem's steps are read there first): a verifier
     # `correct` was right 27 times in 190 on the synthetic dev run (its arithmetic holds on a misread value),
