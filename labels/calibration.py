@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -234,6 +234,32 @@ def tally(
     return CalibrationTable(source, labeler, origin, base, cells, tuple(sets), "", bases, kinds)
 
 
+def _cell_domain(cell: Cell) -> str:
+    return cell.domain
+
+
+def _cell_kind(cell: Cell) -> str:
+    return f"{cell.kind}@{cell.domain}"  # the key of `kind_base_rates`
+
+
+def _merged_rates(
+    table: CalibrationTable,
+    answers: CalibrationTable,
+    earlier: Iterable[tuple[str, float]],
+    audited: Iterable[tuple[str, float]],
+    key_of: Callable[[Cell], str],
+) -> dict[str, float]:
+    """`earlier` base rates with each of `audited` merged in, weighed by the counts of the cells of its key
+    (`key_of`) in `table` and in `answers`."""
+    rates = dict(earlier)
+    for key, rate in audited:
+        before = sum(c.n for c in table.cells if key_of(c) == key)
+        now = sum(c.n for c in answers.cells if key_of(c) == key)
+        prior = rates.get(key, rate)
+        rates[key] = (prior * before + rate * now) / (before + now) if before + now else rate
+    return rates
+
+
 def refine(table: CalibrationTable | None, answers: CalibrationTable) -> CalibrationTable:
     """A table with a user's audited counts added to the shipped (or earlier) one, cell by cell: the shipped
     table is the prior, the audit's answers the evidence. Its origin names the audit's size."""
@@ -246,19 +272,9 @@ def refine(table: CalibrationTable | None, answers: CalibrationTable) -> Calibra
     audited = sum(c.n for c in answers.cells)
     measured = sum(c.n for c in table.cells) or 1
     base = (table.base_rate * measured + answers.base_rate * audited) / (measured + audited)
-    bases = dict(table.domain_base_rates)
-    for domain, rate in answers.domain_base_rates:  # a domain the audit measured: its rate, weighed by counts
-        before = sum(c.n for c in table.cells if c.domain == domain)
-        now = sum(c.n for c in answers.cells if c.domain == domain)
-        earlier = bases.get(domain, rate)
-        bases[domain] = (earlier * before + rate * now) / (before + now) if before + now else rate
-    kinds = dict(table.kind_base_rates)
-    for key, rate in answers.kind_base_rates:  # likewise each kind's, weighed by its cells' counts
-        kind, domain = key.rsplit("@", 1)
-        before = sum(c.n for c in table.cells if (c.kind, c.domain) == (kind, domain))
-        now = sum(c.n for c in answers.cells if (c.kind, c.domain) == (kind, domain))
-        earlier = kinds.get(key, rate)
-        kinds[key] = (earlier * before + rate * now) / (before + now) if before + now else rate
+    # a domain (or kind in a domain) the audit measured: its base rate, weighed by the cells' counts
+    bases = _merged_rates(table, answers, table.domain_base_rates, answers.domain_base_rates, _cell_domain)
+    kinds = _merged_rates(table, answers, table.kind_base_rates, answers.kind_base_rates, _cell_kind)
     return CalibrationTable(
         table.source,
         table.labeler,
