@@ -51,9 +51,9 @@ def pool(request: pytest.FixtureRequest, sandbox_image: str) -> Iterator[object]
 
     # PRM_SANDBOX_DISPATCH=exec runs the whole suite through `docker exec` dispatch instead.
     dispatch = os.environ.get("PRM_SANDBOX_DISPATCH", "server")
-    # A module whose tests judge verdicts, not limits, sets POOL_LIMITS (a longer wall clock): a tight 2 s
-    # wall turns a right program into `timeout` when the suite loads the machine.
-    limits = SandboxLimits(**getattr(request.module, "POOL_LIMITS", FAST_LIMITS))
+    # A module whose tests judge verdicts, not limits, sets POOL_LIMITS over FAST_LIMITS (a longer wall
+    # clock): a tight 2 s wall turns a right program into `timeout` when the suite loads the machine.
+    limits = SandboxLimits(**{**FAST_LIMITS, **getattr(request.module, "POOL_LIMITS", {})})
     # its containers live across the module's tests: no dockerd restart in between (tests/docker_turns.py)
     with DOCKER_TURNS.shared(), SandboxPool(sandbox_image, size=2, limits=limits, dispatch=dispatch) as warm:
         yield warm
