@@ -152,6 +152,7 @@ class ModelChain:
     error_class: str | None = None  # PRMBench's class of the inserted error
     final_answer_correct: bool | None = None  # the project's grade against the reference
     reference_answer: str | None = None
+    grade_alone: bool = False  # the source grades nothing: the project's `correct` alone makes it right
 
 
 def unnumbered(steps: Sequence[str]) -> tuple[str, ...]:
@@ -300,6 +301,72 @@ def eval_output_chains(
     return chains
 
 
+def theoremqa_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """TheoremQA's committed outputs (`question`, `correct`: the reference as a string and a value,
+    `solution`: the model's response, `pred`: the answer the harness extracted, no grade): one chain a
+    row, of its paragraphs. With no grade of the source's own, the project's answer checker alone makes a
+    chain right (`grade_alone`). Ids are `TAG-N`, N the row's line (the file has no id)."""
+    chains = []
+    for n, row in enumerate(rows):
+        steps = tuple(paragraph_steps(str(row["solution"])))
+        if len(steps) < 2:
+            continue
+        reference = row["correct"][0] if isinstance(row["correct"], list) else row["correct"]
+        chains.append(
+            ModelChain(
+                f"{tag}-{n}",
+                row["question"],
+                steps,
+                Provenance(repo, commit, file, model),
+                reference_answer=str(reference),
+                grade_alone=True,
+            )
+        )
+    return chains
+
+
+MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
+_READERS = {"harness": harness_chains, "aime-preview": eval_output_chains, "theoremqa": theoremqa_chains}
+
+
+def _slug(text: str) -> str:
+    """`qwen2-5-math-1-5b` for `Qwen/Qwen2.5-Math-1.5B`: the last path part, lower case, runs of other
+    characters as one `-`.
+
+    >>> _slug("Qwen/Qwen2.5-Math-1.5B"), _slug("hkust-nlp/simpleRL-reason")
+    ('qwen2-5-math-1-5b', 'simplerl-reason')
+    """
+    return re.sub(r"[^a-z0-9]+", "-", text.rsplit("/", 1)[-1].lower()).strip("-")
+
+
+def manifest_chains(manifest: Path) -> list[ModelChain]:
+    """Every chain of the harness output files a manifest lists: a tab-separated table with a header
+    naming at least `MANIFEST_FIELDS` (one file a row: its repository, commit, path in the repository,
+    the model that wrote it, the problem set and the file's format, one of `_READERS`), each
+    file read from `<the manifest's folder>/<owner>+<name>/tree/<path>`, as `git show COMMIT:PATH`
+    wrote it. Ids are `REPO-DATASET-MODEL-IDX-sK` (slugs), so files of one repository stay apart."""
+    lines = [line.split("\t") for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
+    header, rows = lines[0], lines[1:]
+    missing = [f for f in MANIFEST_FIELDS if f not in header]
+    if missing:
+        raise ValueError(f"{manifest}: line 1: the header lacks {', '.join(missing)}")
+    chains: list[ModelChain] = []
+    for number, values in enumerate(rows, start=2):
+        entry = dict(zip(header, values, strict=False))
+        reader = _READERS.get(entry.get("format", ""))
+        if reader is None:
+            raise ValueError(
+                f"{manifest}: line {number}: format {entry.get('format')!r} is not one of {sorted(_READERS)}"
+            )
+        repo, path = entry["repo"], entry["path"]
+        file = manifest.parent / repo.replace("/", "+") / "tree" / path
+        tag = "-".join(_slug(part) for part in (repo, entry["dataset"], entry["model"]))
+        chains += reader(_jsonl(file), path, entry["commit"], repo, entry["model"], tag)
+    return chains
+
+
 def mrmath_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain]:
     """ReasonEval's MR-MATH rows: MATH test answers with a hand-marked first error (`invalid_errors`:
     `model_output_solution_first_error_step`, 1-based, `N/A` when every step is valid) or PRM800K's
@@ -418,6 +485,8 @@ def build_chains(
             label = -1
         if label is None and chain.source_correct and graded:
             label = -1
+        if label is None and chain.grade_alone and graded:
+            label = -1
         kept[chain.id] = replace(chain, reference_answer=reference, final_answer_correct=graded, label=label)
     return list(kept.values())
 
@@ -489,6 +558,8 @@ def read_sources(args: argparse.Namespace) -> list[ModelChain]:
             chains += harness_chains(
                 _jsonl(args.skythought / file), file, args.skythought_commit, SKYTHOUGHT_REPO, model, tag
             )
+    if args.manifest:
+        chains += manifest_chains(args.manifest)
     for path in args.mrmath or []:
         chains += mrmath_chains(_jsonl(path), f"dataset/{path.name}", args.mrmath_commit)
     if args.bbm:
@@ -670,6 +741,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"a tree of {SKYTHOUGHT_REPO} at --skythought-commit (AIME/AMC/MATH500)",
     )
     build.add_argument("--skythought-commit", default="")
+    build.add_argument(
+        "--manifest",
+        type=Path,
+        help="a TSV of harness output files (repo, commit, path, model, dataset, format), each under "
+        "OWNER+NAME/tree/PATH beside it",
+    )
     build.add_argument("--mrmath", type=Path, nargs="*", help="ReasonEval's dataset/mr-math_*.json files")
     build.add_argument("--mrmath-commit", default="")
     build.add_argument("--bbm", type=Path, help=f"{BBM_REPO}'s {BBM_FILE}")

@@ -21,6 +21,7 @@ from prm_factory.evaluation.model_written import (
     chain_row,
     eval_output_chains,
     main,
+    manifest_chains,
     math_references,
     mrmath_chains,
     prmbench_chains,
@@ -306,6 +307,49 @@ def test_harness_outputs_of_a_repository_build_a_second_set_named_by_the_suffix(
     assert right["source"] == {"repo": repo, "commit": "c0", "file": next(iter(files))}
     # a wrong answer, or the harness and our checker disagreeing, leaves the chain without a gold
     assert all("label" not in r and r["final_answer_correct"] is False for r in wrong)
+
+
+def test_a_manifest_reads_each_listed_file_by_its_format_with_its_provenance(tmp_path: Path) -> None:
+    harness = "eval/outputs/Org/Model-7B/math_eval/amc23/test.jsonl"
+    preview = "results/aime24.jsonl"
+    for path, row in (
+        (
+            harness,
+            {"idx": 3, "question": PENCILS, "gt": "29", "code": ["A.\n\nSo $\\boxed{29}$."], "score": [True]},
+        ),
+        (
+            preview,
+            {
+                "id": 7,
+                "question": PENCILS,
+                "gold_answer": "29",
+                "generated_responses": ["B.\n\nSo $\\boxed{30}$."],
+                "answers_correctness": [False],
+            },
+        ),
+    ):
+        file = tmp_path / "owner+some-repo" / "tree" / path
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(json.dumps(row) + "\n")
+    manifest = tmp_path / "SOURCES.tsv"
+    lines = [
+        "repo\tcommit\tpath\tmodel\tdataset\trows\tformat\tlicence",
+        f"owner/some-repo\tc1\t{harness}\tOrg/Model-7B\tamc23\t1\tharness\tMIT",
+        f"owner/some-repo\tc2\t{preview}\tR1-Distill-1.5B\taime24\t1\taime-preview\tMIT",
+    ]
+    manifest.write_text("\n".join(lines) + "\n")
+    chains = {c.id: c for c in manifest_chains(manifest)}
+    assert set(chains) == {"some-repo-amc23-model-7b-3-s0", "some-repo-aime24-r1-distill-1-5b-7-s0"}
+    first = chains["some-repo-amc23-model-7b-3-s0"]
+    assert first.provenance == Provenance("owner/some-repo", "c1", harness, "Org/Model-7B")
+    assert first.source_correct is True and first.reference_answer == "29" and len(first.steps) == 2
+    assert chains["some-repo-aime24-r1-distill-1-5b-7-s0"].source_correct is False
+    manifest.write_text("\n".join([*lines[:2], lines[2].replace("aime-preview", "csv")]) + "\n")
+    with pytest.raises(ValueError, match="line 3: format 'csv'"):
+        manifest_chains(manifest)
+    manifest.write_text("repo\tcommit\tpath\n")
+    with pytest.raises(ValueError, match="line 1: the header lacks model, dataset, format"):
+        manifest_chains(manifest)
 
 
 def test_summary_counts_real_slips_as_right_and_misread_chains_as_flagged(tmp_path: Path, capsys) -> None:
