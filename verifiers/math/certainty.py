@@ -250,6 +250,56 @@ def _unknown_on_both_sides(claim: str) -> bool:
     return any(a & b & alone for k, a in enumerate(found) for b in found[k + 1 :])
 
 
+_SHOWN_TOKEN = re.compile(r"\d+(?:\.\d+)?|[A-Za-z]|\\(?:cdot|times)|[-+*/^()×·]")
+_SHOWN_VALUE = r"-?\d+(?:\.\d+)?"
+_SHOWN_TIMES = r"(?:\*|\\cdot|\\times|×|·)"
+
+
+def _substitution_shown(claim: str) -> bool:
+    """Is one side of the claim the side before it with a number put in for each of its one-letter names
+    (`3x + y = 3*0 + 1`, `2(a) - b = 2(4) - 1`)? Then the claim shows a substitution whose values are its
+    own (a point the step evaluates at), whatever values the chain bound those names to before; the
+    arithmetic after it (`3*0 + 1 = 1`) is a claim of its own. A product written by juxtaposition needs
+    a sign or brackets around the value put in, so `2x = 25` is no substitution of x = 5.
+
+    >>> _substitution_shown("3x + y = 3*0 + 1"), _substitution_shown("3x + y = 3(2) + 0")
+    (True, True)
+    >>> _substitution_shown("2x = 25"), _substitution_shown("3x + y = 7")
+    (False, False)
+    >>> _substitution_shown("x + x = 2 + 3"), _substitution_shown("m = 1000")
+    (False, False)
+    """
+    sides = [re.sub(r"\s+", "", side) for side in claim.split("=")]
+    for left, right in zip(sides, sides[1:], strict=False):
+        tokens = _SHOWN_TOKEN.findall(left)
+        named = [t for t in tokens if len(t) == 1 and t.isalpha()]
+        # (an expression in the names: `m = 4` alone gives a value, it shows no substitution)
+        if "".join(tokens) != left or not named or len(named) == len(tokens) or re.search(r"[A-Za-z]", right):
+            continue
+        pattern, names, previous = "", [], ""
+        for token in tokens:
+            if len(token) == 1 and token.isalpha():
+                glued = previous[:1].isdigit() or previous == ")"
+                value = f"(?:{_SHOWN_TIMES}({_SHOWN_VALUE})|\\(({_SHOWN_VALUE})\\))"
+                pattern += value if glued else f"(?:({_SHOWN_VALUE})|\\(({_SHOWN_VALUE})\\))"
+                names.append(token)
+            elif token in ("*", "\\cdot", "\\times", "×", "·"):
+                pattern += _SHOWN_TIMES
+            else:
+                pattern += re.escape(token)
+            previous = token
+        found = re.fullmatch(pattern, right)
+        if found is None:
+            continue
+        values = [
+            a if a is not None else b for a, b in zip(found.groups()[::2], found.groups()[1::2], strict=True)
+        ]
+        given: dict[str, str] = {}
+        if all(given.setdefault(name, value) == value for name, value in zip(names, values, strict=True)):
+            return True
+    return False
+
+
 def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     """Is the claim only a name and a written number (`n = 4`), where the chain gave that name another
     written number before (`n = 7`)? Then it gives the name a new value ("the same formula with n = 4"); a
@@ -262,7 +312,9 @@ def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     step = chain[index]
     # (where the claim is written whole: `m = 2` is not the start of `m = 200`; its last place, as `b = 9`
     # may end `a + b = 9` before the list that gives `b` its values)
-    offsets = [m.start() for m in re.finditer(re.escape(claim.strip(" $.")) + r"(?![\d]|[.,]\d)", step)]
+    # (spacing aside: the claim `n = 5` is read from `$n=5$`)
+    written = r"\s*".join(map(re.escape, re.sub(r"\s+", "", claim.strip(" $."))))
+    offsets = [m.start() for m in re.finditer(written + r"(?![\d]|[.,]\d)", step)]
     before = [*chain[:index], step[: offsets[-1] if offsets else 0]]
     # (a number followed by an operator or a command is part of an expression; the `\\)` or `\\]` closing the
     # math it stands in is not: `So \\(n = 57\\)` gives n the value 57)
@@ -333,6 +385,10 @@ def uncertain_reason(
         and _SOLVED_FORM.match(claim)
     ):
         return "a name worked out again in a step that checks or tries a value: a new use of it"
+    if kind in (WORD_PROBLEM_ARITHMETIC, SUBSTITUTED_ARITHMETIC) and _substitution_shown(claim):
+        return (
+            "one side is the other with numbers put in for its names (`3x + y = 3*0 + 1`): values of its own"
+        )
     if kind == WORD_PROBLEM_ARITHMETIC and _converted_units(claim, step):
         return "the sides are in different units (`3 * 12 inches = 3 feet`): a conversion, not arithmetic"
     if kind == WORD_PROBLEM_ARITHMETIC and reading != _REWRITE_READ and _unknown_on_both_sides(claim):
@@ -543,10 +599,32 @@ _EQUATION_BEFORE = re.compile(
 _MATH_SEGMENT = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 
 
+# "simplify that equation to get 2(r+6)^2 = 8r^2": prose that derives the claim from an equation
+_FROM_EQUATION_BEFORE = re.compile(
+    r"\bequations?\b[^.;:$\\]{0,40}\b(?:to\s+get|we\s+get|gets?|gives?|becomes|yields?|to\s+obtain|obtain)\s*:?\s*"
+    r"(?:\$\$?|\\\(|\\\[)?\s*$",
+    re.I,
+)
+
+
 def _introduced_as_equation(claim: str, step: str) -> bool:
     """Is the claim a math segment of its own, the only relation in it, right after words that call it an
-    equation or solve it? (A rewrite chain after "the equation:" is still read as identities.)"""
+    equation or solve it? Or is it written whole right after words that derive it from an equation
+    ("simplify that equation to get ...")? (A rewrite chain after "the equation:" is still read as
+    identities.)
+
+    >>> _introduced_as_equation("2(r+6)^2 = 8r^2", "So we simplify that equation to get 2(r+6)^2 = 8r^2.")
+    True
+    >>> _introduced_as_equation("a^2 = 4a", "The equation becomes $a^2 = 4a$.")
+    True
+    >>> _introduced_as_equation("2(r+6)^2 = 8r^2", "We can simplify to get 2(r+6)^2 = 8r^2.")
+    False
+    """
     wanted = re.sub(r"\s+", "", claim)
+    written = r"\s*".join(map(re.escape, wanted))
+    for match in re.finditer(written, step):
+        if _FROM_EQUATION_BEFORE.search(step[max(0, match.start() - 80) : match.start()]):
+            return True
     for match in _MATH_SEGMENT.finditer(step):
         body = next(group for group in match.groups() if group is not None)
         if re.sub(r"\s+", "", body).strip(".,;") != wanted:

@@ -179,6 +179,8 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
     True
     """
     length = written_length(claim, step, offsets)
+    if offsets and not length:
+        return _head_cut_in_prose(claim, step, offsets)
     cuts = []
     for at in offsets:
         if not length.get(at) or _inside_math(step, at):
@@ -192,6 +194,53 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
             cuts.append(Unread(end, end + 1, step[end : end + 1]))
         else:
             return None
+    return cuts[0] if cuts else None
+
+
+# before a claim's first side, what makes it an operand of something longer: an operator, in signs or words,
+# or `of` (`half of 6 times 4, which is 12`); and the phrase a bare number can end (`11111111 in base 2`):
+# another number, then words, in the same clause
+_OPERAND_BEFORE = re.compile(
+    r"(?:[-+*/×÷^]|\\times|\\cdot|\b(?:times|over|plus|minus|of|(?:divided|multiplied)\s+by))\s*$",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(r"[.!?;:](?:\s|$)|,\s|\n")
+_NUMBER_THEN_WORDS = re.compile(r"\d[^\d]*[A-Za-z]{2,}[^\d]*$")
+_BARE_NUMBER = re.compile(r"\$?-?\d[\d,.]*%?")
+
+
+def _head_cut_in_prose(claim: str, step: str, offsets: list[int]) -> Unread | None:
+    """For a claim said in words (`X is equal to Y`, `X, which is Y`: not written whole), is its first side,
+    at every place `offsets` finds it outside math, cut out of a longer expression: glued to what stands
+    before it (`31_8`), an operand of an operator or of `of` before it (`half of 6 times 4`), or a bare
+    number ending a phrase that names another number (`11111111 in base 2`)? None where one place stands
+    whole.
+
+    >>> step = "That is, 11111111 in base 2 is equal to 1 + 2 + 4 in base 10."
+    >>> _head_cut_in_prose("2 = 1 + 2 + 4", step, [m.start() for m in re.finditer("2", step)]).text
+    ' '
+    >>> step = "So the area is half of 6 times 4, which is 12."
+    >>> _head_cut_in_prose("6 times 4 = 12", step, [step.index("6")]) is not None
+    True
+    >>> step = "So 400 hours is equal to 400 * 20."
+    >>> _head_cut_in_prose("400 = 400 * 20", step, [3, step.index("400 *")]) is None
+    True
+    """
+    head = re.split(r"=|\\approx|≈", claim, maxsplit=1)[0].strip()
+    cuts = []
+    for at in offsets:
+        if _inside_math(step, at):
+            return None
+        before = step[:at]
+        clause = _CLAUSE_BREAK.split(before)[-1]
+        if (
+            _GLUED_BEFORE.search(before)
+            or _OPERAND_BEFORE.search(before[-24:])
+            or (_BARE_NUMBER.fullmatch(head) and _NUMBER_THEN_WORDS.search(clause))
+        ):
+            cuts.append(Unread(max(0, at - 1), at, step[max(0, at - 1) : at]))
+            continue
+        return None
     return cuts[0] if cuts else None
 
 

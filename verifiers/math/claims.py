@@ -862,6 +862,9 @@ def _judge_with(
         # side, "5 + 3 = 8 + 1" is just false.
         if match_rule(left_value.const, lead, approximate=approximate):
             return ClaimResult(claim, None, expected, "a running total or a false equation: ambiguous")
+    if running_total_ok and _first_terms(left, right):
+        # "a + b + c = a + b = 104400 + c = ...": the right side starts working the left out term by term
+        return ClaimResult(claim, None, expected, "the left's first terms, the rest added on: ambiguous")
     if _has_cents(left) or _has_cents(right):
         # "900 cents / 100 = 9 dollars": cents read as a count of cents, not as dollars, on both sides
         as_count = _cents_as_count(left), _cents_as_count(right)
@@ -869,6 +872,23 @@ def _judge_with(
         if plain.holds is True:
             return ClaimResult(claim, True, plain.expected, rule="cents as a count")
     return ClaimResult(claim, False, expected, "arithmetic does not hold")
+
+
+def _first_terms(left: tuple, right: tuple) -> bool:
+    """Is `right` the first terms of the sum or difference `left` (`a + b + c` and `a + b`), as a running
+    total restarted in a continued chain writes it?
+
+    >>> from prm_factory.verifiers.math.arithmetic import lex, parse_side
+    >>> _first_terms(parse_side(lex("9 + 4 + 5")), parse_side(lex("9 + 4"))), _first_terms(
+    ...     parse_side(lex("9 + 4 + 5")), parse_side(lex("4 + 5")))
+    (True, False)
+    """
+    node = left
+    while node[0] in ("+", "-"):
+        node = node[1]
+        if node == right:
+            return True
+    return False
 
 
 def _has_cents(node: tuple) -> bool:

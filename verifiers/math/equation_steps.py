@@ -57,14 +57,15 @@ REWRITE = re.compile(
     r"|both sides|cancel\w*)\b",
     re.IGNORECASE,
 )
-# words of another source, a case, a trial, a second value
+# words of another source, a case, a trial, a second value, a correction ("No, we subtract ...")
 _OTHER_SOURCE = re.compile(
     r"\b(?:substitut\w*|plug\w*|equations|system|eliminat\w*|other|another|second|next|also|case|cases"
     r"|if|when|whenever|suppose|assum\w*|check\w*|verif\w*|test\w*|try\w*|trial|example|instance|for"
     r"|first|similarly|likewise|let|given|recall|original|previous|earlier|above|where|but|however|not"
     r"|approximately|about|either|or|possible|could|might|would|domain|extraneous|valid|reject\w*"
     r"|discard\w*|positive|negative|integer|since|because|conditions?|constraints?|intersect\w*|union"
-    r"|together|both(?! sides)|combin\w*(?! like)|should|wrong|mistake|error|incorrect|recheck\w*|instead)\b"
+    r"|together|both(?! sides)|combin\w*(?! like)|should|wrong|mistake|error|incorrect|recheck\w*|instead"
+    r"|correct\w*|actually|wait|oops|hmm|redo|no(?=\s*[,.!]))\b"
     r"|\(\d\)|\\[lg]eq?(?![A-Za-z])|[<>?]",
     re.IGNORECASE,
 )

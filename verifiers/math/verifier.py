@@ -127,7 +127,14 @@ class MathVerifier:
     # 2.14.1: a negation's comparison that timed out or whose worker failed counts as the negation found
     # (the claim unjudged, as the found-values check already did): fail closed; patch, as only a lost
     # comparison moves a verdict, and only away from `incorrect`
-    version = "2.14.1"
+    # 2.15.0: a side said in words (`X is equal to Y`, `X, which is Y`) cut out of a longer phrase where it
+    # is written (`31_8`, `11111111 in base 2`, `half of 6 times 4`) is unjudged; a sum restarted term by
+    # term in a continued chain (`a + b + c = a + b = s + c`) is ambiguous, as a running total is; a name's
+    # earlier value is seen whatever the spacing (`from $n=1$ to $n=5$`); a side that is the other with
+    # numbers put in for its names (`3x + y = 3*0 + 1`) shows a substitution, not the names' values; an
+    # equation step never pairs across a correction ("No, we subtract ..."); a relation prose derives from
+    # an equation ("simplify that equation to get ...") is no identity
+    version = "2.15.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

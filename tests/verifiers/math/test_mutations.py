@@ -693,3 +693,103 @@ def test_a_constants_symbol_named_as_a_quantity_is_never_read_as_the_constant(
     assert _labels(checker, [step], NEUTRAL) == ["incorrect"], step
     # the named symbol excuses no arithmetic in written numbers
     assert _labels(checker, [rf"So \( {claim.latex} \)."], named) == ["incorrect"], claim.latex
+
+
+# --- a side said in words cut out of a longer phrase: `31_8 is equal to ...`, `half of 6 times 4, which is`
+
+
+@SETTINGS
+@given(a=st.integers(2, 60), b=st.integers(2, 60), base=st.integers(2, 9), off=st.sampled_from([-3, 1, 5]))
+def test_a_side_said_in_words_is_never_judged_as_a_piece_of_a_longer_phrase(
+    checker, a: int, b: int, base: int, off: int
+) -> None:
+    digits = "".join(str(d) for d in (1, base - 1, 0, 1))
+    value = int(digits, base)
+    expansion = f"1*{base}^3+{base - 1}*{base}^2+0*{base}^1+1*{base}^0"
+    phrases = [
+        # the number before "is equal to" is the base of a numeral, glued or named
+        f"So we know that {digits}_{base} is equal to {expansion}.",
+        f"That is, {digits} in base {base} is equal to {expansion} in base 10.",
+        # "half of" before the product the words call equal to its half
+        f"So the area is half of {a} times {2 * b}, which is {a * b}.",
+        f"The share is a third of {3 * a} plus {3 * b}, which is {a + b}.",
+    ]
+    for problem in (WORD, NEUTRAL):
+        for step in phrases:
+            assert "incorrect" not in _labels(checker, [step], problem), step
+    # a side that stands whole is still judged
+    wrong = f"So the area is {a} times {2 * b}, which is {2 * a * b + off}."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+    assert value == int(digits, base)  # (the numeral's value, as the expansion gives it)
+
+
+# --- a running total restarted inside a continued chain: `a + b + c = a + b = s + c = t` --------------------
+
+
+@SETTINGS
+@given(
+    a=st.integers(100, 99999),
+    b=st.integers(100, 9999),
+    c=st.integers(2, 999),
+    off=st.sampled_from([-10, -1, 1, 100]),
+)
+def test_a_sum_worked_term_by_term_in_a_continued_chain_is_never_a_false_equation(
+    checker, a: int, b: int, c: int, off: int
+) -> None:
+    chain = f"So, {a} + {b} + {c}= {a} +{b}={a + b} +{c}={a + b + c}."
+    for problem in (COMPETITION, WORD):
+        assert "incorrect" not in _labels(checker, [chain], problem), chain
+    # the running total worked out wrong is still an error, and so is the restart with nothing after it
+    wrong = f"So, {a} + {b} + {c}= {a} +{b}={a + b} +{c}={a + b + c + off}."
+    assert _labels(checker, [wrong], COMPETITION) == ["incorrect"], wrong
+    alone = f"So {a} + {b} + {c} = {a} + {b}."
+    assert _labels(checker, [alone], COMPETITION) == ["incorrect"], alone
+
+
+# --- a name given its bounds, `from $n=1$ to $n=5$`, and a substitution shown, `3x + y = 3*0 + 1` -----------
+
+
+@SETTINGS
+@given(low=st.integers(0, 5), high=st.integers(6, 40), x=st.integers(0, 9), y=st.integers(0, 9))
+def test_bounds_and_shown_substitutions_give_names_values_of_their_own(
+    checker, low: int, high: int, x: int, y: int
+) -> None:
+    bounds = f"Then sum this quantity from $n={low}$ to $n={high}$."
+    assert "incorrect" not in _labels(checker, [bounds], WORD), bounds
+    # names bound before (the axes x = 0 and y = 0), then the objective evaluated at a point of its own
+    axes = "The region is bounded by the axes x = 0 and y = 0."
+    point = f"- At ({x}, {y}), 3x + y = 3*{x} + {y} = {3 * x + y}"
+    assert "incorrect" not in _labels(checker, [axes, point], WORD), point
+    # the arithmetic after the substitution is still the chain's own
+    wrong = f"- At ({x}, {y}), 3x + y = 3*{x} + {y} = {3 * x + y + 1}"
+    assert _labels(checker, [axes, wrong], WORD)[-1] == "incorrect", wrong
+
+
+# --- a correction restarts from an earlier equation: "No, we subtract ..." ----------------------------------
+
+
+@SETTINGS
+@given(a=st.integers(2, 9), b=st.integers(10, 40), c=st.integers(2, 9), slip=st.integers(1, 5))
+def test_an_equation_after_a_correction_is_never_read_as_a_rewrite_of_the_refuted_one(
+    checker, a: int, b: int, c: int, slip: int
+) -> None:
+    # a x + b = c x + d, with a > c: one step slips, the next says "No," and restarts from the equation
+    d = b + (a + c) * 3
+    start = f"After we multiply, we get ${a + c}x + {b} = {c}x + {d}$."
+    slipped = f"Now we subtract ${a + c}x$ from both sides and get ${b} = {a + slip}x + {d}$."
+    corrected = f"No, we subtract ${c}x$ from both sides to get ${a}x={d - b}$."
+    labels = _labels(checker, [start, slipped, corrected], COMPETITION)
+    assert labels[1] == "incorrect" and labels[2] != "incorrect", labels
+
+
+# --- an equation derived in prose: "simplify that equation to get 2(r+6)^2 = 8r^2" --------------------------
+
+
+@SETTINGS
+@given(k=st.integers(2, 9), m=st.integers(2, 9))
+def test_a_relation_prose_derives_from_an_equation_is_never_a_false_identity(checker, k: int, m: int) -> None:
+    derived = f"Ok, so we can simplify that equation to get 2(r+{k})^2 = {m}r^2."
+    assert "incorrect" not in _labels(checker, [derived], COMPETITION), derived
+    # a relation the words do not call an equation is still read as an identity
+    claimed = f"Expanding, we get (r+{k})^2 = r^2 + {k * k}."
+    assert _labels(checker, [claimed], COMPETITION) == ["incorrect"], claimed
