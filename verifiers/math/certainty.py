@@ -255,49 +255,77 @@ _SHOWN_VALUE = r"-?\d+(?:\.\d+)?"
 _SHOWN_TIMES = r"(?:\*|\\cdot|\\times|×|·)"
 
 
-def _substitution_shown(claim: str) -> bool:
+def _substitution_shown(claim: str, step: str) -> bool:
     """Is one side of the claim the side before it with a number put in for each of its one-letter names
-    (`3x + y = 3*0 + 1`, `2(a) - b = 2(4) - 1`)? Then the claim shows a substitution whose values are its
-    own (a point the step evaluates at), whatever values the chain bound those names to before; the
-    arithmetic after it (`3*0 + 1 = 1`) is a claim of its own. A product written by juxtaposition needs
-    a sign or brackets around the value put in, so `2x = 25` is no substitution of x = 5.
+    (`3x + y = 3*0 + 1`, `2(a) - b = 2(4) - 1`), at a point the step names before it (`At (0, 1), ...`,
+    `for x = 0 and y = 1, ...`)? Then the claim shows a substitution whose values are the step's own,
+    whatever values the chain bound those names to before; the arithmetic after it (`3*0 + 1 = 1`) is a
+    claim of its own. Without a point named, a substitution is judged against the names' values (a value
+    copied wrong, `A - B = 71 - 17` for B = 18, is an error). A product written by juxtaposition needs a
+    sign or brackets around the value put in, so `2x = 25` is no substitution of x = 5.
 
-    >>> _substitution_shown("3x + y = 3*0 + 1"), _substitution_shown("3x + y = 3(2) + 0")
-    (True, True)
-    >>> _substitution_shown("2x = 25"), _substitution_shown("3x + y = 7")
-    (False, False)
-    >>> _substitution_shown("x + x = 2 + 3"), _substitution_shown("m = 1000")
-    (False, False)
+    >>> _substitution_shown("3x + y = 3*0 + 1", "At (0, 1), 3x + y = 3*0 + 1 = 1")
+    True
+    >>> _substitution_shown("3x + y = 3(2) + 0", "For x = 2 and y = 0: 3x + y = 3(2) + 0 = 6")
+    True
+    >>> _substitution_shown("3x + y = 3*0 + 1", "So 3x + y = 3*0 + 1 = 1")
+    False
+    >>> _substitution_shown("2x = 25", "At (5), 2x = 25")
+    False
+    >>> _substitution_shown("m = 1000", "At (1000), m = 1000")
+    False
     """
+    at = claim_offsets(claim, step)
+    before = step[: at[0]] if at else step
     sides = [re.sub(r"\s+", "", side) for side in claim.split("=")]
     for left, right in zip(sides, sides[1:], strict=False):
-        tokens = _SHOWN_TOKEN.findall(left)
-        named = [t for t in tokens if len(t) == 1 and t.isalpha()]
-        # (an expression in the names: `m = 4` alone gives a value, it shows no substitution)
-        if "".join(tokens) != left or not named or len(named) == len(tokens) or re.search(r"[A-Za-z]", right):
-            continue
-        pattern, names, previous = "", [], ""
-        for token in tokens:
-            if len(token) == 1 and token.isalpha():
-                glued = previous[:1].isdigit() or previous == ")"
-                value = f"(?:{_SHOWN_TIMES}({_SHOWN_VALUE})|\\(({_SHOWN_VALUE})\\))"
-                pattern += value if glued else f"(?:({_SHOWN_VALUE})|\\(({_SHOWN_VALUE})\\))"
-                names.append(token)
-            elif token in ("*", "\\cdot", "\\times", "×", "·"):
-                pattern += _SHOWN_TIMES
-            else:
-                pattern += re.escape(token)
-            previous = token
-        found = re.fullmatch(pattern, right)
-        if found is None:
-            continue
-        values = [
-            a if a is not None else b for a, b in zip(found.groups()[::2], found.groups()[1::2], strict=True)
-        ]
-        given: dict[str, str] = {}
-        if all(given.setdefault(name, value) == value for name, value in zip(names, values, strict=True)):
+        shown = _shown_values(left, right)
+        if shown is not None and _point_named(shown, before):
             return True
     return False
+
+
+def _shown_values(left: str, right: str) -> list[tuple[str, str]] | None:
+    """The (name, value) pairs, in the order the names stand, where `right` is `left` with a number put
+    in for each one-letter name (the same number for a name each time); None where it is not."""
+    tokens = _SHOWN_TOKEN.findall(left)
+    named = [t for t in tokens if len(t) == 1 and t.isalpha()]
+    # (an expression in the names: `m = 4` alone gives a value, it shows no substitution)
+    if "".join(tokens) != left or not named or len(named) == len(tokens) or re.search(r"[A-Za-z]", right):
+        return None
+    pattern, previous = "", ""
+    for token in tokens:
+        if len(token) == 1 and token.isalpha():
+            glued = previous[:1].isdigit() or previous == ")"
+            value = f"(?:{_SHOWN_TIMES}({_SHOWN_VALUE})|\\(({_SHOWN_VALUE})\\))"
+            pattern += value if glued else f"(?:({_SHOWN_VALUE})|\\(({_SHOWN_VALUE})\\))"
+        elif token in ("*", "\\cdot", "\\times", "×", "·"):
+            pattern += _SHOWN_TIMES
+        else:
+            pattern += re.escape(token)
+        previous = token
+    found = re.fullmatch(pattern, right)
+    if found is None:
+        return None
+    groups = found.groups()
+    values = [a if a is not None else b for a, b in zip(groups[::2], groups[1::2], strict=True)]
+    given: dict[str, str] = {}
+    if not all(given.setdefault(name, value) == value for name, value in zip(named, values, strict=True)):
+        return None
+    return list(given.items())
+
+
+def _point_named(shown: list[tuple[str, str]], before: str) -> bool:
+    """Does the text before the claim name the point the values make: their tuple, in the order the names
+    stand or in alphabetical order (`(0, 1)`), or each name set to its value (`x = 0`)?"""
+    for order in (shown, sorted(shown)):
+        point = r"\(\s*" + r"\s*,\s*".join(re.escape(value) for _, value in order) + r"\s*\)"
+        if re.search(point, before):
+            return True
+    return all(
+        re.search(rf"(?<![A-Za-z0-9_\\]){name}\s*=\s*{re.escape(value)}(?![\d.])", before)
+        for name, value in shown
+    )
 
 
 def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
@@ -385,7 +413,7 @@ def uncertain_reason(
         and _SOLVED_FORM.match(claim)
     ):
         return "a name worked out again in a step that checks or tries a value: a new use of it"
-    if kind in (WORD_PROBLEM_ARITHMETIC, SUBSTITUTED_ARITHMETIC) and _substitution_shown(claim):
+    if kind in (WORD_PROBLEM_ARITHMETIC, SUBSTITUTED_ARITHMETIC) and _substitution_shown(claim, step):
         return (
             "one side is the other with numbers put in for its names (`3x + y = 3*0 + 1`): values of its own"
         )

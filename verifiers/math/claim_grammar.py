@@ -198,10 +198,13 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
 
 
 # before a claim's first side, what makes it an operand of something longer: an operator, in signs or words,
-# or `of` (`half of 6 times 4, which is 12`); and the phrase a bare number can end (`11111111 in base 2`):
-# another number, then words, in the same clause
+# or a share or multiple of it (`half of 6 times 4, which is 12`; not `the result of 12 times 1`, which names
+# it); and the phrase a bare number can end (`11111111 in base 2`): another number, then words, in the same
+# clause
 _OPERAND_BEFORE = re.compile(
-    r"(?:[-+*/×÷^]|\\times|\\cdot|\b(?:times|over|plus|minus|of|(?:divided|multiplied)\s+by))\s*$",
+    r"(?:[-+*/×÷^]|\\times|\\cdot|\b(?:times|over|plus|minus|(?:divided|multiplied)\s+by)"
+    r"|(?:\b(?:half|halves|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?"
+    r"|twice|double|triple|percent)|\d%?|\d\s*/\s*\d+)\s+of)\s*$",
     re.IGNORECASE,
 )
 _CLAUSE_BREAK = re.compile(r"[.!?;:](?:\s|$)|,\s|\n")
@@ -221,6 +224,9 @@ def _head_cut_in_prose(claim: str, step: str, offsets: list[int]) -> Unread | No
     ' '
     >>> step = "So the area is half of 6 times 4, which is 12."
     >>> _head_cut_in_prose("6 times 4 = 12", step, [step.index("6")]) is not None
+    True
+    >>> step = "Add 1 to the result of 12 times 1, which is 14."
+    >>> _head_cut_in_prose("12 times 1 = 14", step, [step.index("12")]) is None
     True
     >>> step = "So 400 hours is equal to 400 * 20."
     >>> _head_cut_in_prose("400 = 400 * 20", step, [3, step.index("400 *")]) is None

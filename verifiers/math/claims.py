@@ -559,6 +559,9 @@ def _check_run(
             result = ClaimResult(claim, None, reason=str(exc))
         if continuation[k] and result.holds is True:
             result = ClaimResult(result.claim, True, result.expected, result.reason, rule="running total")
+        if result.holds is False and followed and _restarted(left, right, asts[k + 2], state.bindings):
+            why = "the left's first terms, then the rest added on (a running total restarted): ambiguous"
+            result = ClaimResult(claim, None, result.expected, why)
         if k == 0 and result.holds is False:
             result = _prose_operator_reading(run, sides[0], right, claim, state, approximate, result)
         if result.holds is False:
@@ -862,9 +865,6 @@ def _judge_with(
         # side, "5 + 3 = 8 + 1" is just false.
         if match_rule(left_value.const, lead, approximate=approximate):
             return ClaimResult(claim, None, expected, "a running total or a false equation: ambiguous")
-    if running_total_ok and _first_terms(left, right):
-        # "a + b + c = a + b = 104400 + c = ...": the right side starts working the left out term by term
-        return ClaimResult(claim, None, expected, "the left's first terms, the rest added on: ambiguous")
     if _has_cents(left) or _has_cents(right):
         # "900 cents / 100 = 9 dollars": cents read as a count of cents, not as dollars, on both sides
         as_count = _cents_as_count(left), _cents_as_count(right)
@@ -872,6 +872,24 @@ def _judge_with(
         if plain.holds is True:
             return ClaimResult(claim, True, plain.expected, rule="cents as a count")
     return ClaimResult(claim, False, expected, "arithmetic does not hold")
+
+
+def _restarted(left: tuple, right: tuple, following: tuple, bindings: Mapping[str, Fraction]) -> bool:
+    """`a + b + c = a + b = s + c`: is `right` the first terms of `left`, and the side after it that sum's
+    value with the rest added on (it leads with `right`'s value and comes to `left`'s)? Then the chain works
+    `left` out term by term; read pairwise, the middle link would be a false equation. A side after it
+    that drops the rest (`8 - 6 + 7 = 8 - 6 = 2`) leaves the link false."""
+    if not _first_terms(left, right):
+        return False
+    try:
+        values = [_value(node, bindings) for node in (left, right, following)]
+    except (NotEvaluable, TooLarge):
+        return False
+    lead = leading_literal(following)
+    if lead is None or not all(v.is_number for v in values):
+        return False
+    whole, first, after = (v.const for v in values)
+    return _close(lead.value, first) and _close(after, whole)
 
 
 def _first_terms(left: tuple, right: tuple) -> bool:

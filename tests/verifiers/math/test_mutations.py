@@ -744,6 +744,9 @@ def test_a_sum_worked_term_by_term_in_a_continued_chain_is_never_a_false_equatio
     assert _labels(checker, [wrong], COMPETITION) == ["incorrect"], wrong
     alone = f"So {a} + {b} + {c} = {a} + {b}."
     assert _labels(checker, [alone], COMPETITION) == ["incorrect"], alone
+    # terms dropped for good: the side after the restart does not add them back
+    dropped = f"So A = ({a} + {b} + {c}) = ({a} + {b}) = {a + b}."
+    assert _labels(checker, [dropped], WORD) == ["incorrect"], dropped
 
 
 # --- a name given its bounds, `from $n=1$ to $n=5$`, and a substitution shown, `3x + y = 3*0 + 1` -----------
@@ -763,6 +766,9 @@ def test_bounds_and_shown_substitutions_give_names_values_of_their_own(
     # the arithmetic after the substitution is still the chain's own
     wrong = f"- At ({x}, {y}), 3x + y = 3*{x} + {y} = {3 * x + y + 1}"
     assert _labels(checker, [axes, wrong], WORD)[-1] == "incorrect", wrong
+    # with no point named, values put in are read against the names' own: a value copied wrong is an error
+    bound = [f"So A = {x + 10} and B = {y + 20}.", f"Then A + B = {x + 11} + {y + 20} = {x + y + 31}."]
+    assert _labels(checker, bound, WORD)[-1] == "incorrect", bound
 
 
 # --- a correction restarts from an earlier equation: "No, we subtract ..." ----------------------------------
