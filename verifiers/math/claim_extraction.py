@@ -205,6 +205,20 @@ def _attached(prev: Token | None, tok: Token) -> bool:
     return prev is not None and prev.start + len(prev.text) == tok.start
 
 
+def _applied(tokens: list[Token], j: int) -> bool:
+    """Is token `j` a name of several letters glued to an opening bracket (`sqrt(4)`, `exp(0.02)`): a
+    function applied, which this reader does not evaluate (never a unit: `4 / sqrt(4)` is no rate)?"""
+    tok = tokens[j]
+    following = tokens[j + 1] if j + 1 < len(tokens) else None
+    return (
+        tok.kind == "word"
+        and len(tok.text) > 1
+        and following is not None
+        and following.kind == "lp"
+        and (_attached(tok, following))
+    )
+
+
 def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
     runs: list[Run] = []
     current: list[Token] = []
@@ -249,6 +263,7 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
                 and nxt is not None
                 and nxt.kind == "word"
                 and len(nxt.text) > 1
+                and not _applied(tokens, i + 1)
             ):
                 i += 2  # a rate unit: "7 stickers/page", "$5/hour"
                 continue
@@ -256,6 +271,9 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
         elif kind == "latex":
             current.append(tok)
             hard = True
+        elif kind == "word" and current and _applied(tokens, i):
+            # `4 / sqrt(4) = 2`: the side holding the function is kept unreadable, never read without it
+            current.append(Token("sep", tok.text, tok.start))
         elif kind == "word":
             consumed = _word(tokens, i, current, prev, nxt)
             if consumed == 0:

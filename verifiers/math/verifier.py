@@ -133,7 +133,8 @@ class MathVerifier:
     # earlier value is seen whatever the spacing (`from $n=1$ to $n=5$`); a side that is the other with
     # numbers put in for its names (`3x + y = 3*0 + 1`) shows a substitution, not the names' values; an
     # equation step never pairs across a correction ("No, we subtract ..."); a relation prose derives from
-    # an equation ("simplify that equation to get ...") is no identity
+    # an equation ("simplify that equation to get ...") is no identity; a function applied in plain text
+    # (`4 / sqrt(4) = 2`, read before as `4 (4)`: a false `incorrect`) leaves its side unread
     version = "2.15.0"
 
     def __init__(

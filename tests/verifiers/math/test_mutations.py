@@ -799,3 +799,26 @@ def test_a_relation_prose_derives_from_an_equation_is_never_a_false_identity(che
     # a relation the words do not call an equation is still read as an identity
     claimed = f"Expanding, we get (r+{k})^2 = r^2 + {k * k}."
     assert _labels(checker, [claimed], COMPETITION) == ["incorrect"], claimed
+
+
+# --- a function applied in plain text, `4 / sqrt(4) = 2`: never read without it -----------------------------
+
+
+@SETTINGS
+@given(
+    b=st.integers(2, 30),
+    q=st.integers(2, 30),
+    name=st.sampled_from(["sqrt", "exp", "log", "ln", "abs", "sin"]),
+    off=st.sampled_from([-2, 1, 3]),
+)
+def test_a_function_applied_in_plain_text_is_never_read_without_it(
+    checker, b: int, q: int, name: str, off: int
+) -> None:
+    # right as written for sqrt, anything for the rest: no reading may drop the name and keep its bracket
+    for value in (q, q + off):
+        step = f"So the ratio is {q * b} / {name}({b * b}) = {value}."
+        for problem in (WORD, NEUTRAL):
+            assert "incorrect" not in _labels(checker, [step], problem), step
+    # a rate unit after `/` is still a unit, and its arithmetic still judged
+    rate = f"He pays ${b}/hour * {q} hours = ${b * q + off}."
+    assert _labels(checker, [rate], WORD) == ["incorrect"], rate
