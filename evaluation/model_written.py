@@ -21,6 +21,10 @@ dropped by exact question text):
 - BIG-Bench Mistake (WHGTyen/BIG-Bench-Mistake, Apache-2.0), `multistep_arithmetic.jsonl`: PaLM 2-L's
   traces on BIG-Bench's nested arithmetic, with the first logical mistake located by annotators
   (`bbm_chains`; built as its own set, `--name bbm_arithmetic`: arithmetic, not competition mathematics).
+- TheoremQA (TIGER-AI-Lab/TheoremQA, MIT), `outputs/*.jsonl`: four open models' 5-shot answers to its 800
+  STEM questions, with no grade of their own (`theoremqa_chains`; built as the third set, `--suffix 3`).
+  Harness output files are listed in a manifest (`--manifest`, `manifest_chains`: repository, commit, path,
+  model, problem set and format of each), so a new source of a known format needs no new option.
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
