@@ -215,7 +215,7 @@ def _applied(tokens: list[Token], j: int) -> bool:
         and len(tok.text) > 1
         and following is not None
         and following.kind == "lp"
-        and (_attached(tok, following))
+        and _attached(tok, following)
     )
 
 
