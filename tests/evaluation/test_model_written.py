@@ -352,6 +352,46 @@ def test_a_manifest_reads_each_listed_file_by_its_format_with_its_provenance(tmp
         manifest_chains(manifest)
 
 
+def test_theoremqa_outputs_are_right_only_where_the_projects_checker_grades_them_so(tmp_path: Path) -> None:
+    path = "outputs/Model_5shots.jsonl"
+    file = tmp_path / "TIGER-AI-Lab+TheoremQA" / "tree" / path
+    file.parent.mkdir(parents=True)
+    rows = [
+        {
+            "question": PENCILS,
+            "correct": ["29", 29],
+            "solution": "Two cost 58.\n\nThe answer is 29.",
+            "pred": "29",
+        },
+        {
+            "question": PENCILS,
+            "correct": ["29", 29],
+            "solution": "Two cost 60.\n\nThe answer is 30.",
+            "pred": "30",
+        },
+        {"question": PENCILS, "correct": ["29", 29], "solution": "One paragraph only.", "pred": "29"},
+    ]
+    file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = tmp_path / "SOURCES.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
+        f"TIGER-AI-Lab/TheoremQA\tc3\t{path}\tModel, 5-shot\ttheoremqa\ttheoremqa\n"
+    )
+    out = tmp_path / "out"
+    assert main(["build", "--manifest", str(manifest), "--suffix", "3", "--out", str(out)]) == 0
+    built = {
+        r["id"]: r
+        for name in ("dev3", "untuned3")
+        for r in map(json.loads, (out / f"model_written_{name}.jsonl").open())
+    }
+    # a chain a row of two paragraphs or more; no grade in the file, so the checker's `correct` alone is gold
+    assert set(built) == {"theoremqa-theoremqa-model-5-shot-0", "theoremqa-theoremqa-model-5-shot-1"}
+    right, wrong = built["theoremqa-theoremqa-model-5-shot-0"], built["theoremqa-theoremqa-model-5-shot-1"]
+    assert right["label"] == -1 and right["final_answer_correct"] is True and "source_correct" not in right
+    assert "label" not in wrong and wrong["final_answer_correct"] is False
+    assert right["source"] == {"repo": "TIGER-AI-Lab/TheoremQA", "commit": "c3", "file": path}
+
+
 def test_summary_counts_real_slips_as_right_and_misread_chains_as_flagged(tmp_path: Path, capsys) -> None:
     rows = [
         {"id": "a", "problem": "P", "steps": ["x", "y"], "label": -1},
