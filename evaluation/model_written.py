@@ -247,6 +247,17 @@ def qwen_chains(rows: Iterable[dict], file: str, commit: str) -> list[ModelChain
     )
 
 
+def _response_chain(
+    chain_id: str, problem: str, response: str, provenance: Provenance, **gold: object
+) -> ModelChain | None:
+    """One model response as a chain of its paragraphs (ProcessBench's split), with what the source says
+    of it (`gold`: its grade, the reference); None for a response of fewer than two paragraphs."""
+    steps = tuple(paragraph_steps(response))
+    if len(steps) < 2:
+        return None
+    return ModelChain(chain_id, problem, steps, provenance, **gold)  # type: ignore[arg-type]
+
+
 def harness_chains(
     rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
 ) -> list[ModelChain]:
@@ -260,19 +271,16 @@ def harness_chains(
         if isinstance(scores, str):
             scores = ast.literal_eval(scores)
         for k, response in enumerate(responses):
-            steps = tuple(paragraph_steps(response))
-            if len(steps) < 2:
-                continue
-            chains.append(
-                ModelChain(
-                    f"{tag}-{row['idx']}-s{k}",
-                    row["question"],
-                    steps,
-                    Provenance(repo, commit, file, model),
-                    source_correct=bool(scores[k]) if k < len(scores) else None,
-                    reference_answer=str(row["gt"]),
-                )
+            chain = _response_chain(
+                f"{tag}-{row['idx']}-s{k}",
+                row["question"],
+                response,
+                Provenance(repo, commit, file, model),
+                source_correct=bool(scores[k]) if k < len(scores) else None,
+                reference_answer=str(row["gt"]),
             )
+            if chain is not None:
+                chains.append(chain)
     return chains
 
 
@@ -289,19 +297,16 @@ def eval_output_chains(
         if isinstance(grades, str):
             grades = ast.literal_eval(grades)
         for k, response in enumerate(responses):
-            steps = tuple(paragraph_steps(response))
-            if len(steps) < 2:
-                continue
-            chains.append(
-                ModelChain(
-                    f"{tag}-{row['id']}-s{k}",
-                    row["question"],
-                    steps,
-                    Provenance(repo, commit, file, model),
-                    source_correct=bool(grades[k]) if k < len(grades) else None,
-                    reference_answer=str(row["gold_answer"]),
-                )
+            chain = _response_chain(
+                f"{tag}-{row['id']}-s{k}",
+                row["question"],
+                response,
+                Provenance(repo, commit, file, model),
+                source_correct=bool(grades[k]) if k < len(grades) else None,
+                reference_answer=str(row["gold_answer"]),
             )
+            if chain is not None:
+                chains.append(chain)
     return chains
 
 
@@ -314,20 +319,17 @@ def theoremqa_chains(
     chain right (`grade_alone`). Ids are `TAG-N`, N the row's line (the file has no id)."""
     chains = []
     for n, row in enumerate(rows):
-        steps = tuple(paragraph_steps(str(row["solution"])))
-        if len(steps) < 2:
-            continue
         reference = row["correct"][0] if isinstance(row["correct"], list) else row["correct"]
-        chains.append(
-            ModelChain(
-                f"{tag}-{n}",
-                row["question"],
-                steps,
-                Provenance(repo, commit, file, model),
-                reference_answer=str(reference),
-                grade_alone=True,
-            )
+        chain = _response_chain(
+            f"{tag}-{n}",
+            row["question"],
+            str(row["solution"]),
+            Provenance(repo, commit, file, model),
+            reference_answer=str(reference),
+            grade_alone=True,
         )
+        if chain is not None:
+            chains.append(chain)
     return chains
 
 

@@ -299,7 +299,7 @@ def _shown_values(left: str, right: str) -> list[tuple[str, str]] | None:
             glued = previous[:1].isdigit() or previous == ")"
             value = f"(?:{_SHOWN_TIMES}({_SHOWN_VALUE})|\\(({_SHOWN_VALUE})\\))"
             pattern += value if glued else f"(?:({_SHOWN_VALUE})|\\(({_SHOWN_VALUE})\\))"
-        elif token in ("*", "\\cdot", "\\times", "×", "·"):
+        elif re.fullmatch(_SHOWN_TIMES, token):
             pattern += _SHOWN_TIMES
         else:
             pattern += re.escape(token)
@@ -328,6 +328,15 @@ def _point_named(shown: list[tuple[str, str]], before: str) -> bool:
     )
 
 
+def _spaced(text: str) -> str:
+    """A pattern finding `text` as written whatever its spacing (`n = 5` in `$n=5$`).
+
+    >>> bool(re.search(_spaced("n = 5"), "from $n=1$ to $n=5$"))
+    True
+    """
+    return r"\s*".join(map(re.escape, re.sub(r"\s+", "", text)))
+
+
 def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     """Is the claim only a name and a written number (`n = 4`), where the chain gave that name another
     written number before (`n = 7`)? Then it gives the name a new value ("the same formula with n = 4"); a
@@ -341,8 +350,7 @@ def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     # (where the claim is written whole: `m = 2` is not the start of `m = 200`; its last place, as `b = 9`
     # may end `a + b = 9` before the list that gives `b` its values)
     # (spacing aside: the claim `n = 5` is read from `$n=5$`)
-    written = r"\s*".join(map(re.escape, re.sub(r"\s+", "", claim.strip(" $."))))
-    offsets = [m.start() for m in re.finditer(written + r"(?![\d]|[.,]\d)", step)]
+    offsets = [m.start() for m in re.finditer(_spaced(claim.strip(" $.")) + r"(?![\d]|[.,]\d)", step)]
     before = [*chain[:index], step[: offsets[-1] if offsets else 0]]
     # (a number followed by an operator or a command is part of an expression; the `\\)` or `\\]` closing the
     # math it stands in is not: `So \\(n = 57\\)` gives n the value 57)
@@ -649,8 +657,7 @@ def _introduced_as_equation(claim: str, step: str) -> bool:
     False
     """
     wanted = re.sub(r"\s+", "", claim)
-    written = r"\s*".join(map(re.escape, wanted))
-    for match in re.finditer(written, step):
+    for match in re.finditer(_spaced(claim), step):
         if _FROM_EQUATION_BEFORE.search(step[max(0, match.start() - 80) : match.start()]):
             return True
     for match in _MATH_SEGMENT.finditer(step):

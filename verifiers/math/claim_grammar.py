@@ -161,9 +161,8 @@ def cut_from_source(claim: str, step: str, offsets: list[int]) -> Unread | None:
 _GLUED_BEFORE = re.compile(r"[\w)\]}^'.!]$")
 _GLUED_AFTER = re.compile(r"^[\w(\[^]")
 _GLUED_AFTER_DIGIT = re.compile(r"^(?:[0-9(\[_^]|(?![A-Za-z])[^\W\d_])")
-_WORD_OPERATOR_BEFORE = re.compile(
-    r"\b(?:times|over|plus|minus|(?:divided|multiplied)\s+by)\s*$", re.IGNORECASE
-)
+_WORD_OPERATOR = r"\b(?:times|over|plus|minus|(?:divided|multiplied)\s+by)"
+_WORD_OPERATOR_BEFORE = re.compile(_WORD_OPERATOR + r"\s*$", re.IGNORECASE)
 
 
 def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool = False) -> Unread | None:
@@ -202,8 +201,9 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
 # it); and the phrase a bare number can end (`11111111 in base 2`): another number, then words, in the same
 # clause
 _OPERAND_BEFORE = re.compile(
-    r"(?:[-+*/×÷^]|\\times|\\cdot|\b(?:times|over|plus|minus|(?:divided|multiplied)\s+by)"
-    r"|(?:\b(?:half|halves|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?"
+    r"(?:[-+*/×÷^]|\\times|\\cdot|"
+    + _WORD_OPERATOR
+    + r"|(?:\b(?:half|halves|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?"
     r"|twice|double|triple|percent)|\d%?|\d\s*/\s*\d+)\s+of)\s*$",
     re.IGNORECASE,
 )
