@@ -59,7 +59,15 @@ def command_app():
 
 @pytest.fixture(scope="session")
 def prefect_server() -> Iterator[None]:
-    """A temporary Prefect server and database for the whole session (flows run against it)."""
+    """A temporary Prefect server and database for the whole session (flows run against it).
+
+    `prefect.main` is imported here, before any test body runs: its lazy import (the first `from prefect
+    import flow`, e.g. a module of flows/) configures Prefect's logging, and that replaces the root logger's
+    handlers (a second configuration too: Prefect's incremental update fails and falls back to a full one),
+    which inside a test drops pytest's log capture (`caplog`) mid-test. The two-shard test, which reads
+    flow-run records from `caplog`, then passed in the suite, after another test had imported it, and failed
+    when run alone."""
+    import prefect.main  # noqa: F401  (configures Prefect's logging once, here)
     from prefect.testing.utilities import prefect_test_harness
 
     with prefect_test_harness(server_startup_timeout=None):
