@@ -258,30 +258,54 @@ def _response_chain(
     return ModelChain(chain_id, problem, steps, provenance, **gold)  # type: ignore[arg-type]
 
 
-def harness_chains(
-    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+def _graded_responses(
+    rows: Iterable[dict],
+    provenance: Provenance,
+    tag: str,
+    *,
+    id_field: str,
+    responses_field: str,
+    grades: Callable[[dict], list | str],
+    answer_field: str,
 ) -> list[ModelChain]:
-    """Outputs of Qwen2.5-Math's evaluation harness (`idx`, `question`, `gt`, `code`: the sampled
-    responses, `score`: the harness's grade of each): every response a chain of its paragraphs
-    (ProcessBench's split). Ids are `TAG-IDX-sK`."""
+    """Every sampled response of every row a chain of its paragraphs, graded by the harness's own list
+    (`grades(row)`: one grade a response, as a list or its repr; a response past its end has none), with
+    the row's reference answer. Ids are `TAG-ID-sK`. A row's id and answer are read only where it has a
+    response: a row without one needs neither."""
     chains = []
     for row in rows:
-        responses = _listed(row["code"])
-        scores = row["score"]
-        if isinstance(scores, str):
-            scores = ast.literal_eval(scores)
+        responses = _listed(row[responses_field])
+        given = grades(row)
+        row_grades = ast.literal_eval(given) if isinstance(given, str) else given
         for k, response in enumerate(responses):
             chain = _response_chain(
-                f"{tag}-{row['idx']}-s{k}",
+                f"{tag}-{row[id_field]}-s{k}",
                 row["question"],
                 response,
-                Provenance(repo, commit, file, model),
-                source_correct=bool(scores[k]) if k < len(scores) else None,
-                reference_answer=str(row["gt"]),
+                provenance,
+                source_correct=bool(row_grades[k]) if k < len(row_grades) else None,
+                reference_answer=str(row[answer_field]),
             )
             if chain is not None:
                 chains.append(chain)
     return chains
+
+
+def harness_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """Outputs of Qwen2.5-Math's evaluation harness (`idx`, `question`, `gt`, `code`: the sampled
+    responses, `score`: the harness's grade of each, required): every response a chain of its paragraphs
+    (ProcessBench's split). Ids are `TAG-IDX-sK`."""
+    return _graded_responses(
+        rows,
+        Provenance(repo, commit, file, model),
+        tag,
+        id_field="idx",
+        responses_field="code",
+        grades=lambda row: row["score"],
+        answer_field="gt",
+    )
 
 
 def eval_output_chains(
@@ -289,25 +313,17 @@ def eval_output_chains(
 ) -> list[ModelChain]:
     """An eval harness's outputs (`question`, `generated_responses`, `gold_answer`, `answers_correctness`,
     as GAIR-NLP's AIME-Preview writes them): every response a chain of its paragraphs, with the harness's
-    grade. A response cut by the token budget has no answer and is graded so. Ids are `TAG-ID-sK`."""
-    chains = []
-    for row in rows:
-        responses = _listed(row["generated_responses"])
-        grades = row.get("answers_correctness") or []
-        if isinstance(grades, str):
-            grades = ast.literal_eval(grades)
-        for k, response in enumerate(responses):
-            chain = _response_chain(
-                f"{tag}-{row['id']}-s{k}",
-                row["question"],
-                response,
-                Provenance(repo, commit, file, model),
-                source_correct=bool(grades[k]) if k < len(grades) else None,
-                reference_answer=str(row["gold_answer"]),
-            )
-            if chain is not None:
-                chains.append(chain)
-    return chains
+    grade where the row has one. A response cut by the token budget has no answer and is graded so. Ids
+    are `TAG-ID-sK`."""
+    return _graded_responses(
+        rows,
+        Provenance(repo, commit, file, model),
+        tag,
+        id_field="id",
+        responses_field="generated_responses",
+        grades=lambda row: row.get("answers_correctness") or [],
+        answer_field="gold_answer",
+    )
 
 
 def theoremqa_chains(
