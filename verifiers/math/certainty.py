@@ -35,8 +35,7 @@ import math
 import re
 from collections.abc import Sequence
 from fractions import Fraction
-
-import pint
+from typing import TYPE_CHECKING
 
 from prm_factory.verifiers.math.assertion import UNEQUAL, claim_offsets, frame_of, sentences
 from prm_factory.verifiers.math.claim_grammar import (
@@ -63,6 +62,9 @@ from prm_factory.verifiers.math.reading_kinds import (
     SYSTEM_RESULT,
     WORD_PROBLEM_ARITHMETIC,
 )
+
+if TYPE_CHECKING:
+    import pint
 
 # kinds that read written numbers only: a trial's arithmetic in them is still asserted
 WRITTEN_NUMBER_KINDS = frozenset({CLOSED_ARITHMETIC, NOTATION_RULE, CONGRUENCE, DIVISIBILITY})
@@ -187,6 +189,10 @@ _NO_UNIT = frozenset("a an and are as at by for from if in is it of on or per so
 
 @functools.cache
 def _units() -> pint.UnitRegistry:
+    """pint's registry, imported on first use: pint imports dask where it is installed, about half a second
+    that every process importing the claim checker paid, most of them never reading a unit word."""
+    import pint
+
     return pint.UnitRegistry(cache_folder=None)
 
 
