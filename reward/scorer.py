@@ -270,6 +270,7 @@ class RewardScorer:
         size = len(request.prompt) + len(request.response) + len(request.solution or "")
         return (
             self.in_caller
+            and can_interrupt()  # this thread's, now: a tracer set since the scorer was built
             and request.domain == "math"
             and set(request.sources) <= IN_CALLER_SOURCES
             and size + sum(len(step) for step in request.steps or ()) <= IN_CALLER_MAX_CHARS

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +15,10 @@ import pytest
 
 from prm_factory.reward import RewardRequestError, RewardScorer, score_batch, score_steps
 from prm_factory.reward.scorer import make_request
+from prm_factory.verifiers.math.bounded import can_interrupt
+
+# the caller's own path needs an interruptible thread: none under a trace function (coverage, a debugger)
+in_caller_only = pytest.mark.skipif(not can_interrupt(), reason="a trace function is set: no in-caller path")
 
 PROMPT = "Tom has 48 apples and gives half away. How many are left?"
 WRONG = "Half of 48 is 48/2 = 25.\n\nSo he has 25 left.\n\nThe answer is 25."
@@ -57,7 +62,9 @@ def test_an_empty_batch_is_an_empty_answer(workers: int) -> None:
         scorer.close()
 
 
-@pytest.mark.parametrize("in_caller", [True, False], ids=["in-the-caller", "in-a-worker"])
+@pytest.mark.parametrize(
+    "in_caller", [pytest.param(True, marks=in_caller_only), False], ids=["in-the-caller", "in-a-worker"]
+)
 def test_a_response_past_its_deadline_is_unverifiable_and_the_next_is_scored(in_caller: bool) -> None:
     scorer = RewardScorer(workers=1, deadline_s=1.0, in_caller=in_caller)
     try:
@@ -86,6 +93,7 @@ def test_threads_share_a_scorer_and_get_what_one_thread_gets(scorer) -> None:
     assert together == alone * 8 == [None, 0] * 8
 
 
+@in_caller_only
 def test_the_caller_path_gives_the_worker_path_verdicts(scorer) -> None:
     unbounded = RewardScorer(deadline_s=None)
     in_a_worker = RewardScorer(workers=1, deadline_s=30.0, in_caller=False)
@@ -99,6 +107,7 @@ def test_the_caller_path_gives_the_worker_path_verdicts(scorer) -> None:
     assert here.steps == bounded_here.steps == there.steps and here.score == there.score
 
 
+@in_caller_only
 def test_a_small_math_response_is_labelled_in_the_caller_and_the_rest_in_a_worker(
     scorer, monkeypatch
 ) -> None:
@@ -120,6 +129,7 @@ def test_a_small_math_response_is_labelled_in_the_caller_and_the_rest_in_a_worke
     )
 
 
+@in_caller_only
 def test_a_batch_labels_one_share_in_the_caller_beside_the_workers(monkeypatch) -> None:
     scorer = RewardScorer(workers=2, deadline_s=30.0)
     monkeypatch.setattr(scorer, "_warmed", True)  # no worker process: the workers' share is a stand-in
@@ -142,6 +152,7 @@ def test_a_batch_labels_one_share_in_the_caller_beside_the_workers(monkeypatch) 
     assert results[0].first_error == 0 and results[2].first_error is None
 
 
+@in_caller_only
 def test_a_response_whose_readings_outrun_the_deadline_is_stopped_there_and_the_next_is_labelled_here(
     monkeypatch,
 ) -> None:
@@ -181,6 +192,7 @@ def test_a_response_whose_readings_outrun_the_deadline_is_stopped_there_and_the_
         scorer.close()
 
 
+@in_caller_only
 def test_responses_stopped_at_random_points_leave_the_scorer_as_it_was() -> None:
     """Deadlines of a fraction of a millisecond to 50 ms stop responses anywhere in the verifier, its SymPy
     streams included (LaTeX steps): no exception reaches the caller, nothing is left raised or open, and
@@ -231,3 +243,17 @@ def test_a_scorer_warmed_for_competition_starts_the_gates_pool_before_the_first_
     for started in workers:
         pool._idle.put(started)
     assert workers and all(started is not None and started.alive() for started in workers)
+
+
+def test_under_a_trace_function_nothing_is_labelled_in_the_caller() -> None:
+    # an exception raised into a traced thread may land in the tracer's own Python (under coverage one left
+    # its data lock held): the scorer sends every request to its workers while a trace function is set
+    scorer = RewardScorer(workers=1, deadline_s=30.0)
+    small = make_request(PROMPT, RIGHT, solution=SOLUTION)
+    before = sys.gettrace()
+    sys.settrace(lambda *args: None)
+    try:
+        assert not can_interrupt() and not scorer.fits_caller(small)
+    finally:
+        sys.settrace(before)
+    assert scorer.fits_caller(small) == (before is None)

@@ -3,6 +3,8 @@ ended (no timed assertions: a stopped call is one whose loop never reached its e
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from contextvars import ContextVar
@@ -13,6 +15,10 @@ from prm_factory.reward.watchdog import PastDeadline, run_until
 from prm_factory.verifiers.math import bounded
 
 SEEN: ContextVar[str] = ContextVar("seen", default="outside")
+
+# a trace function (coverage's) runs Python where the exception lands: the product does not interrupt a
+# traced thread (bounded.can_interrupt), and these tests, which do, are left to untraced runs
+pytestmark = pytest.mark.skipif(not bounded.can_interrupt(), reason="a trace function is set")
 
 
 def spin(seconds: float, ended: list[bool] | None = None) -> str:
@@ -76,3 +82,28 @@ def test_many_calls_ending_near_their_deadlines_leave_nothing_behind() -> None:
         except PastDeadline:
             escaped += 1
     assert escaped == 0 and bounded._RAISED == {} and bounded._IN_STREAM == {}
+
+
+def test_a_trace_function_set_after_a_stopped_call_does_not_stall_the_thread() -> None:
+    # PyThreadState_SetAsyncExc(id, NULL), which settling once used, left CPython 3.11's pending-exception
+    # signal set with nothing to deliver; a trace function (coverage, a debugger) then stalled the next
+    # call at its entry for good: this suite hung under coverage. A fresh interpreter, as a tracer may come
+    # at any time after the first stopped call.
+    script = """
+import sys, time
+from prm_factory.reward.watchdog import PastDeadline, run_until
+def spin(seconds):
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        pass
+try:
+    run_until(time.time() + 0.2, spin, 30.0)
+except PastDeadline:
+    pass
+sys.settrace(lambda *args: None)
+def called():
+    return "called"
+print(called())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "called", done.stderr[-2000:]

@@ -169,8 +169,12 @@ _RAISED: dict[int, type[BaseException]] = {}  # thread id -> what `interrupt` ra
 
 
 def can_interrupt() -> bool:
-    """Whether this interpreter can raise an exception into another thread (CPython)."""
-    return sys.implementation.name == "cpython"
+    """Whether an exception raised into this thread lands only in the code it runs: CPython, and no trace
+    function in this thread. A tracer's callbacks (coverage's, a debugger's) run Python in the thread, and
+    an exception landing there breaks the tracer: under coverage one landed between its data lock's
+    acquire and release and the next test waited on that lock for good. Callers take another way then
+    (the reward scorer: its workers)."""
+    return sys.implementation.name == "cpython" and sys.gettrace() is None
 
 
 def _raise_in(thread_id: int, error: type[BaseException] | None) -> int:
@@ -178,6 +182,27 @@ def _raise_in(thread_id: int, error: type[BaseException] | None) -> int:
     return ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread_id), None if error is None else ctypes.py_object(error)
     )
+
+
+class _Dropped(BaseException):
+    """Raised into a thread by itself (`_drop_own`) and caught there at once."""
+
+
+def _drop_own(thread_id: int) -> None:
+    """Drop an exception raised into this thread (`thread_id`, the caller's) and maybe not delivered yet,
+    leaving nothing pending. Not `PyThreadState_SetAsyncExc(id, NULL)`: on CPython 3.11 that drops the
+    exception but leaves the interpreter's pending-exception signal set with nothing to deliver, and under
+    a trace function (coverage, a debugger) every later Python call then stalls at its entry for good
+    (one such call and a no-op `sys.settrace` function were enough; the reward tests hung under coverage).
+    An exception delivered clears that signal: `_Dropped` replaces what was pending and lands here, as
+    the call that raised it returns or at the loop's first back-jump."""
+    assert thread_id == threading.get_ident(), "only a thread's own pending exception is dropped"
+    try:
+        _raise_in(thread_id, _Dropped)  # it may land as this call returns
+        while True:
+            pass
+    except _Dropped:
+        pass
 
 
 def interrupt(thread_id: int, error: type[BaseException]) -> bool:
@@ -197,7 +222,7 @@ def settle(thread_id: int) -> None:
     dropped (it must not land in the caller's code after the call); the thread may be interrupted again."""
     with _INTERRUPT_LOCK:
         if _RAISED.pop(thread_id, None) is not None:
-            _raise_in(thread_id, None)
+            _drop_own(thread_id)
 
 
 @contextmanager
@@ -208,7 +233,7 @@ def _no_interrupts() -> Iterator[None]:
     with _INTERRUPT_LOCK:
         error = _RAISED.get(thread_id)
         if error is not None:
-            _raise_in(thread_id, None)  # delivered now, synchronously, rather than inside the body
+            _drop_own(thread_id)  # delivered now, synchronously, rather than inside the body
         else:
             _IN_STREAM[thread_id] = _IN_STREAM.get(thread_id, 0) + 1
     if error is not None:
