@@ -177,11 +177,10 @@ def can_interrupt() -> bool:
     return sys.implementation.name == "cpython" and sys.gettrace() is None
 
 
-def _raise_in(thread_id: int, error: type[BaseException] | None) -> int:
-    """Raise `error` in the thread at its next bytecode (None: drop one not yet raised there)."""
-    return ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread_id), None if error is None else ctypes.py_object(error)
-    )
+def _raise_in(thread_id: int, error: type[BaseException]) -> int:
+    """Raise `error` in the thread at its next bytecode (one not delivered yet is replaced; `_drop_own`
+    drops one)."""
+    return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(error))
 
 
 class _Dropped(BaseException):
