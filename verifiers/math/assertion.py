@@ -6,9 +6,11 @@ finds the claim's place in its step and reads the sentence around it (sentences 
 before a space, at a line break, at a blank line; never inside math, and a sentence that ends on `:` goes
 on through what it introduces). A claim is a **test**, not an assertion, when:
 
-- **it is the object of a marker** (`SUPPOSITION`, `TRIAL`, `CHECK`, `QUESTION` below): between the marker and
-  the claim stand only filler words (`that`, `if`, `whether`, `the equation`, ...) and math delimiters
-  ("suppose $2 + 2 = 5$", "check whether $A = B$", "we test $x = 2$");
+- **it is the object of a marker** (`SUPPOSITION`, `TRIAL`, `CHECK`, `QUESTION`, `CONDITION`,
+  `SUBSTITUTION` below): between the marker and the claim stand only filler words (`that`, `if`, `whether`,
+  `the equation`, ...) and math delimiters ("suppose $2 + 2 = 5$", "check whether $A = B$", "we test
+  $x = 2$", "if $n + 7 = 2$, then ...", "substitute $x = 1/2$ into ..."; a substitution's object only
+  where the claim sets a name);
 - **its sentence asks** (it ends on `?`);
 - **the chain negates it in its own sentence or the next** (`NEGATION`: "false", "not equal", `\\neq`
   after it, "does not hold", "contradiction", "impossible", ...; the next sentence may open the next step):
@@ -42,6 +44,11 @@ TRIAL = (
 )
 # checking a statement, not stating it
 CHECK = r"check|checking|checks|verify|verifying|verifies|confirm|confirming|see\s+(?:if|whether)"
+# stating a condition: the antecedent of a conditional is supposed, not stated ("if $n + 7 = 2$, then ...")
+CONDITION = r"if|when|whenever|unless|provided"
+# putting a value in for a name: the value is chosen, not derived ("substitute $x = 1/2$ into ...",
+# "setting $t = 0$"); only a claim that sets a name is its object
+SUBSTITUTION = r"substitute|substituting|substitution|setting|putting|letting"
 # asking
 QUESTION = r"whether|is\s+it\s+(?:true|possible|the\s+case)|does\s+it\s+(?:hold|work|equal)"
 # saying a relation fails: its negation
@@ -62,9 +69,21 @@ _FILLER = (
 )
 # a marker after a determiner is a noun ("the test is 2 * 180", "the check was $50"): an exam, a bill
 _NOUN = r"(?<!\bthe\s)(?<!\bthe\s\s)(?<!\ba\s)(?<!\ban\s)(?<!\bthis\s)(?<!\bthat\s)(?<!\bher\s)(?<!\bhis\s)"
-_OBJECT_MARKER = re.compile(
-    rf"{_NOUN}\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|{QUESTION})\b{_FILLER}$", re.IGNORECASE
-)
+# (a condition or a substitution opens a frame only for its own object: elsewhere in a text, "if" and "let"
+# are everywhere, so `FRAME_MARKER` and a claim not found in its step do not read them)
+# (an equation step reads `if A then B` as the rewrite A => B, which the chain does assert: there a
+# condition opens no frame; and a substitution chooses a value only for a name, `x = 1/2`: "substituting
+# $\tan^2 20^\circ = 2 - \sqrt{3}$ back" puts in a value the chain states)
+
+
+@functools.lru_cache(maxsize=4)
+def _object_marker(conditions: bool, substitution: bool) -> re.Pattern[str]:
+    markers = [SUPPOSITION, TRIAL, CHECK, QUESTION]
+    markers += [CONDITION] if conditions else []
+    markers += [SUBSTITUTION] if substitution else []
+    return re.compile(rf"{_NOUN}\b(?:{'|'.join(markers)})\b{_FILLER}$", re.IGNORECASE)
+
+
 _NEGATION = re.compile(rf"\b(?:{NEGATION})\b|≠|\\neq?(?![A-Za-z])|\\not\s*=", re.IGNORECASE)
 # any marker of a frame, wherever it stands (not only before its object): a text that holds one has put
 # something to the test or refuted something (`claims` asks it between a value's binding and its use)
@@ -79,6 +98,7 @@ _VALUE = r"[\s$\\(]*[A-Za-z](?:_\{?\w+\}?)?\s*=(?!=)"
 _SUPPOSED_VALUE = re.compile(
     rf"\b(?:{SUPPOSITION}|{TRIAL}|{CHECK})\b[^.!?\n]{{0,24}}?{_VALUE}", re.IGNORECASE
 )
+_NAME_SET = re.compile(_VALUE)  # a claim that sets a name (`x = 1/2`)
 _CONDITIONAL_VALUE = re.compile(rf"\b(?:if|when|whenever|for)\b{_VALUE}", re.IGNORECASE)
 # the heading of a case, on its own line (`Case 2: a = 2, b = 1`, `**Subcase (ii).**`)
 _CASE_HEADING = re.compile(r"^[\W\d]*(?:sub)?case\s*[\w()]{0,6}\s*[:.)]", re.IGNORECASE | re.MULTILINE)
@@ -152,15 +172,24 @@ def claim_offsets(claim: str, step: str, *, overlapping: bool = False) -> list[i
     return [m.start() for m in re.finditer(re.escape(head), step)]
 
 
-def _frame_at(step: str, at: int, next_text: str, names_too: bool, unequal: bool = False) -> Frame | None:
+def _frame_at(
+    step: str,
+    at: int,
+    next_text: str,
+    names_too: bool,
+    unequal: bool = False,
+    conditions: bool = True,
+    substitution: bool = True,
+) -> Frame | None:
     spans = sentences(step)
     k = next((j for j, (a, b) in enumerate(spans) if a <= at < b), len(spans) - 1)
     start, end = spans[k]
     sentence = step[start:end]
     before = step[start:at]
-    marker = _OBJECT_MARKER.search(before)
+    marker = _object_marker(conditions, substitution).search(before)
     if marker:
-        return Frame("the claim is the object of a supposition, trial, check or question", marker.group(0))
+        why = "the claim is the object of a supposition, trial, check, question, condition or substitution"
+        return Frame(why, marker.group(0))
     if sentence.rstrip().endswith("?"):
         return Frame("the claim is put as a question", "?")
     following = step[spans[k + 1][0] : spans[k + 1][1]] if k + 1 < len(spans) else _first_sentence(next_text)
@@ -200,40 +229,46 @@ def _on_case_heading(step: str, at: int) -> bool:
     return False
 
 
-def frame_of(claim: str, index: int, chain: Sequence[str], *, names_too: bool = False) -> Frame | None:
+def frame_of(
+    claim: str, index: int, chain: Sequence[str], *, names_too: bool = False, conditions: bool = True
+) -> Frame | None:
     """The frame that makes the claim of step `index` a test, or None where the text asserts it; with
-    `names_too`, the consequent of a supposed value counts too (claims in names).
+    `names_too`, the consequent of a supposed value counts too (claims in names); without `conditions`,
+    the antecedent of a condition is no frame (a rewrite `if A then B` is asserted as A => B).
 
     >>> frame_of("2 + 2 = 5", 0, ["So $2 + 2 = 5$."]) is None
     True
     >>> frame_of("2 + 2 = 5", 0, ["So $2 + 2 = 5$.", "This is false."]).why
     'the chain negates it in the next sentence'
     >>> frame_of("2 + 2 = 5", 0, ["We check whether $2 + 2 = 5$."]).why
-    'the claim is the object of a supposition, trial, check or question'
+    'the claim is the object of a supposition, trial, check, question, condition or substitution'
     """
     step = chain[index]
     next_text = chain[index + 1] if index + 1 < len(chain) else ""
-    return _frame_in(claim, step, next_text, names_too)
+    return _frame_in(claim, step, next_text, names_too, conditions)
 
 
 @functools.lru_cache(maxsize=1024)
-def _frame_in(claim: str, step: str, next_text: str, names_too: bool) -> Frame | None:
+def _frame_in(
+    claim: str, step: str, next_text: str, names_too: bool, conditions: bool = True
+) -> Frame | None:
     """`frame_of` for a claim written in `step` (followed by `next_text`): kept, since a claim repeated in
     its step is asked once per copy, and each answer reads every place the claim is written."""
     offsets = claim_offsets(claim, step)
     if not offsets:
-        return _anywhere(step, next_text, names_too)
+        return _anywhere(step, next_text, names_too, conditions)
     unequal = bool(UNEQUAL.search(claim))
-    frames = [_frame_at(step, at, next_text, names_too, unequal) for at in offsets]
+    named = bool(_NAME_SET.match(claim))
+    frames = [_frame_at(step, at, next_text, names_too, unequal, conditions, named) for at in offsets]
     if all(frames):
         return frames[0]
     return None
 
 
-def _anywhere(step: str, next_text: str, names_too: bool) -> Frame | None:
+def _anywhere(step: str, next_text: str, names_too: bool, conditions: bool = True) -> Frame | None:
     """A claim not found in its step: a test when any marker stands anywhere in it (fail closed)."""
     for start, end in sentences(step):
-        frame = _frame_at(step, max(start, end - 1), next_text, names_too)
+        frame = _frame_at(step, max(start, end - 1), next_text, names_too, conditions=conditions)
         if frame:
             return frame
         if re.search(rf"\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|{QUESTION})\b", step[start:end], re.IGNORECASE):

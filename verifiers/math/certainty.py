@@ -370,6 +370,42 @@ def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     )
 
 
+# a name set to a formula: the name alone on the left, on the right more than a written number
+_NAME_BY_FORMULA = re.compile(
+    r"[\s$]*(?P<name>[A-Za-z][A-Za-z_]*)\s*=\s*(?P<formula>\S.*?)[\s$.]*", re.DOTALL
+)
+# an operation in a formula (after its first sign, so that `-3` and `$37` are none)
+_OPERATION = re.compile(
+    r"[-+*/^×÷·]|\\[A-Za-z]+|[A-Za-z]\s*\(|\b(?:times|plus|minus|over|divided|multiplied)\b"
+)
+
+
+def _defined_again(claim: str, index: int, chain: Sequence[str]) -> bool:
+    """Is the claim a name set to a formula (`F = 50 \\times 1.02`) where the chain set that name before
+    (`F = 50 \\times e^{0.02}`, `E = 4.97 * 10^(-19) J`)? The reader then compares the name's earlier value
+    with the new formula, a link the text never makes: a name set again may take a new value (the same
+    energy in other units, the next case, a value recomputed), and a slip inside the formula is still read
+    in the links after it (`= 51`)."""
+    match = _NAME_BY_FORMULA.fullmatch(claim)
+    if not match:
+        return False
+    name, formula = match.group("name"), match.group("formula")
+    if not _OPERATION.search(formula, 1) or re.search(
+        rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", formula
+    ):
+        return False  # a value stated (`_given_again`), or an equation in the name
+    step = chain[index]
+    offsets = claim_offsets(claim, step)
+    before = [*chain[:index], step[: offsets[0] if offsets else 0]]
+    # (where the name starts a relation: not `2F = 100`, not the right side of `G = F`)
+    site = re.compile(rf"(?<![A-Za-z0-9\\_.]){re.escape(name)}\s*=(?!=)")
+    return any(
+        not re.search(r"[-+*/=^<>(]\s*$", text[: found.start()])
+        for text in before
+        for found in site.finditer(text)
+    )
+
+
 # a name written alone on the left of an equation (`t = c`): a value given to it
 _SOLVED_FORM = re.compile(r"^\s*([A-Za-z])\s*=")
 
@@ -388,7 +424,13 @@ def uncertain_reason(
     step = chain[index]
     relations = _relations_read(kind, claim)
     for relation in relations:
-        frame = frame_of(relation, index, chain, names_too=kind not in WRITTEN_NUMBER_KINDS)
+        frame = frame_of(
+            relation,
+            index,
+            chain,
+            names_too=kind not in WRITTEN_NUMBER_KINDS,
+            conditions=kind != EQUATION_STEP,
+        )
         if frame is not None:
             return f"{frame.why} ({frame.marker.strip()!r})"
     if kind not in (EQUATION_STEP, SYSTEM_RESULT, LABELLED_LINE, DIVISIBILITY) and _negation_written(
@@ -437,6 +479,8 @@ def uncertain_reason(
         return "a name on both sides (`C = 1500 + \\frac{4}{7}C`): an equation to solve, not arithmetic"
     if kind not in (EQUATION_STEP, SYSTEM_RESULT) and _given_again(claim, index, chain):
         return "a second value given to a name (`n = 7`, then `n = 4`): a new use of it, not arithmetic"
+    if kind in (WORD_PROBLEM_ARITHMETIC, SUBSTITUTED_ARITHMETIC) and _defined_again(claim, index, chain):
+        return "a name set again by a formula (`F = 50`, then `F = 50 * 1.02`): no link to its old value"
     if _REJECTED.search(step):
         return "the step marks a statement false or rejects it"
     if _asked(claim, step):

@@ -967,11 +967,25 @@ def _close(a: Fraction, b: Fraction) -> bool:
     return a == b or abs(a - b) <= RELATIVE_TOLERANCE * max(abs(a), abs(b))
 
 
+def _named_unknown(letter: str, chain: Sequence[str]) -> bool:
+    """Does the chain use `letter` as a name: set it (`x = 0`, `x=-2`), or solve for it or find it?"""
+    name = re.escape(letter)
+    pattern = re.compile(
+        rf"(?<![A-Za-z0-9\\_]){name}\s*=(?!=)|\b(?:for|of|find|solve)\s+\$?\\?\(?\s*{name}(?![A-Za-z0-9])"
+    )
+    return any(pattern.search(text) for text in chain)
+
+
 def _solve(left: Linear, right: Linear, claim: str, state: StepState) -> ClaimResult:
     """One unknown, linear: solve it and remember the value (`3x = 36` gives x = 12); not itself a check."""
     if left.coef and right.coef and left.var == right.var and left.const == 0 == right.const:
         # Every term carries the letter: a unit ("200g + 100g = 300g", "2 * 2L = 4L"), compare the numbers.
         holds = _close(left.coef, right.coef)
+        if not holds and _named_unknown(left.var, state.chain):
+            # ... unless the chain names the letter as an unknown (`y = -8x`, `x = 0`, "solve for x"): then
+            # `-6x + 8(-8x) = 15(-8x)` is an equation in it (true for x = 0), not a sum of lengths
+            why = f"every term carries {left.var}, an unknown the chain names: an equation in it, not a unit"
+            return ClaimResult(claim, None, format_value(left.coef), why)
         return ClaimResult(claim, holds, format_value(left.coef), "unit letter", rule="unit letter")
     if left.coef and right.coef:
         # A rewrite ("71 + P - 3 = 68 + P"): it must hold for every P when the P terms agree.

@@ -135,7 +135,11 @@ class MathVerifier:
     # equation step never pairs across a correction ("No, we subtract ..."); a relation prose derives from
     # an equation ("simplify that equation to get ...") is no identity; a function applied in plain text
     # (`4 / sqrt(4) = 2`, read before as `4 (4)`: a false `incorrect`) leaves its side unread
-    version = "2.15.0"
+    # 2.16.0: the object of a condition or a substitution (`If (n+7) = 2, then ...`, "substitute x = 1/2
+    # into ...") is supposed, not stated; a name set again by a formula (`F = 50`, then `F = 50 * 1.02`) is
+    # not held to its old value; a letter on every term that the chain names as an unknown (`y = -8x`, then
+    # `-6x + 8(-8x) = 15(-8x)`) makes an equation in it, not a unit (the misreadings read on untuned3)
+    version = "2.16.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -822,3 +822,114 @@ def test_a_function_applied_in_plain_text_is_never_read_without_it(
     # a rate unit after `/` is still a unit, and its arithmetic still judged
     rate = f"He pays ${b}/hour * {q} hours = ${b * q + off}."
     assert _labels(checker, [rate], WORD) == ["incorrect"], rate
+
+
+# --- a condition's antecedent and a value put in: supposed, not stated --------------------------------------
+
+
+@SETTINGS
+@given(k=st.integers(1, 12), values=st.lists(st.integers(1, 30), min_size=2, max_size=4, unique=True))
+def test_one_case_per_value_under_if_is_never_incorrect(checker, k: int, values: list[int]) -> None:
+    # "If (n+7) = 1, then n = -6. If (n+7) = 2, then n = -5.": each antecedent supposes its own value;
+    # none is a claim against the value the case before solved
+    lines = [f"If (n+{k}) = {v}, then n = {v - k}." for v in values]
+    step = "Therefore (n+" + str(k) + ") must be one of these.\n" + "\n".join(lines)
+    for problem in (WORD, NEUTRAL):
+        assert "incorrect" not in _labels(checker, [step], problem), step
+
+
+@SETTINGS
+@given(claim=claims())
+def test_a_claim_in_the_antecedent_of_a_condition_is_never_incorrect(checker, claim: Claim) -> None:
+    for step, problem in (
+        (f"If {claim.plain}, then he has more apples.", WORD),
+        (rf"If \( {claim.latex} \), then the sum is even.", COMPETITION),
+    ):
+        assert "incorrect" not in _labels(checker, [step], problem), step
+
+
+@SETTINGS
+@given(a=st.integers(2, 9), b=st.integers(1, 20), r=st.integers(1, 12), off=st.sampled_from([-2, 1, 3]))
+def test_an_implication_under_if_is_still_read_as_a_rewrite(
+    checker, a: int, b: int, r: int, off: int
+) -> None:
+    # the antecedent is supposed, but `if A then B` asserts A => B: a false consequence stays an error
+    wrong = f"So if ${a}x + {b} = {a * r + b}$ then $x = {r + off}$."
+    assert _labels(checker, [wrong]) == ["incorrect"], wrong
+    right = f"So if ${a}x + {b} = {a * r + b}$ then $x = {r}$."
+    assert _labels(checker, [right]) != ["incorrect"], right
+
+
+@SETTINGS
+@given(
+    first=st.integers(2, 9),
+    p=st.integers(1, 9),
+    q=st.integers(2, 9),
+    verb=st.sampled_from(["substitute", "Setting", "putting"]),
+)
+def test_a_value_put_in_is_never_read_against_an_earlier_one(
+    checker, first: int, p: int, q: int, verb: str
+) -> None:
+    # "substitute x = 1/2 into the given equation" after "substitute x = 2": the value is chosen
+    if Fraction(p, q) == first:
+        return
+    steps = [
+        f"Now {verb} x = {first} into the given equation:",
+        f"f({first}) + f(1) = {first}",
+        f"Now, {verb} x = {p}/{q} into the given equation:",
+    ]
+    assert "incorrect" not in _labels(checker, steps, WORD), steps
+    # a relation of written numbers put back in is the chain's own statement: a wrong one stays an error
+    back = rf"Substituting \({first} \times {q} = {first * q + p}\) back into the expression, we get a sum."
+    assert _labels(checker, [back]) == ["incorrect"], back
+
+
+# --- a name set again by a formula: its old value is no side of the new one ---------------------------------
+
+
+@SETTINGS
+@given(
+    name=st.sampled_from(["E", "F", "T"]),
+    a=st.integers(2, 90),
+    b=st.integers(2, 9),
+    c=st.integers(2, 9),
+    off=st.sampled_from([-3, 1, 2]),
+    times=st.sampled_from(["*", "times", r"\times"]),
+)
+def test_a_name_set_again_by_a_formula_is_never_read_against_its_old_value(
+    checker, name: str, a: int, b: int, c: int, off: int, times: str
+) -> None:
+    # `E = 4.97 J`, then `E = (4.97 J) / (1.602 J/eV) = 3.1`: the same name, a new value
+    steps = [
+        f"So {name} = {a} J.",
+        f"In the other unit:\n{name} = {a} {times} {b} / {c}\n{name} = {a * b / c:g}",
+    ]
+    assert "incorrect" not in _labels(checker, steps, WORD), steps
+    # the formula's own arithmetic is still read: a wrong value after it stays incorrect
+    wrong = [f"So {name} = {a} J.", f"In the other unit: {name} = {a} * {b} = {a * b + off}."]
+    assert _labels(checker, wrong, WORD)[1] == "incorrect", wrong
+    # and a written value (money too) after a name solved and set by a formula is still held to it
+    money = [f"We know ${a * b} = {b}{name}", f"{name}=${a * b}/{b}", f"{name}=${a + abs(off)} was the bet"]
+    assert _labels(checker, money, WORD)[2] == "incorrect", money
+
+
+# --- a letter on every term that the chain names: an equation in it, not a unit ---------------------------
+
+
+@SETTINGS
+@given(k=st.integers(2, 9), a=st.integers(2, 9), b=st.integers(2, 9), c=st.integers(2, 9))
+def test_an_equation_in_a_named_unknown_is_never_read_as_a_unit(
+    checker, k: int, a: int, b: int, c: int
+) -> None:
+    # `y = -8x`, then `-6x + 8(-8x) = 15(-8x)`: x is the unknown, the equation holds for x = 0
+    if a + b * k == c * k:
+        return
+    steps = [
+        f"From the first equation, y = {k}x.",
+        f"Substitute y:\n{a}x + {b}({k}x) = {c}({k}x)",
+        "So x = 0.",
+    ]
+    assert "incorrect" not in _labels(checker, steps, WORD), steps
+    # a letter the chain never names is a unit, and a wrong sum of it stays incorrect
+    grams = f"The bag weighs {a * 100}g + {b * 100}g = {(a + b) * 100 + 10}g."
+    assert _labels(checker, [grams], WORD) == ["incorrect"], grams
