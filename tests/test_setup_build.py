@@ -67,4 +67,4 @@ def test_each_lock_the_script_names_exists_and_setup_installs_its_extra() -> Non
     setup = (ROOT / "scripts" / "setup.sh").read_text()
     assert all((ROOT / lock).is_file() for _, lock in (GPU, CPU))
     assert "choice=$(bash scripts/vllm_build.sh)" in setup and 'read -r build lock <<<"$choice"' in setup
-    assert '-c "$lock"' in setup and '-e ".[$build,dask,test,train,trl,dev]"' in setup
+    assert '-c "$lock"' in setup and '-e ".[$build,dask,test,train,trl,rl,dev]"' in setup

@@ -60,12 +60,14 @@ def copy_of_the_project(to: Path) -> Path:
 
 
 def stand_in_verifiers(to: Path) -> Path:
-    """A tiny project named `verifiers` that imports as `verifiers`, as the RL library does."""
+    """A tiny project named `verifiers` that imports as `verifiers`, as the RL library does; at a version of
+    its own, since pip skips a wheel whose name and version the reused environment has (the real 0.4.0)."""
     (to / "verifiers").mkdir(parents=True)
     (to / "verifiers" / "__init__.py").write_text(f"STAND_IN = {STAND_IN!r}\n")
     (to / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "verifiers"\nversion = "0.4.0"\n[tool.setuptools]\npackages = ["verifiers"]\n'
+        '[project]\nname = "verifiers"\nversion = "0.0.0+stand.in"\n'
+        '[tool.setuptools]\npackages = ["verifiers"]\n'
     )
     return to
 

@@ -1,5 +1,6 @@
-"""slime's `custom_rm` and the `verifiers` reward functions, against their call shapes (neither library
-installs beside this project's lock: docs/rewards.md): awaited from an event loop, one float per sample."""
+"""slime's `custom_rm` and the `verifiers` reward functions against their call shapes (slime does not install
+beside this project's lock, nor `verifiers` 0.3 with its rubric: docs/rewards.md; the 0.4 paths also run
+inside the library, test_verifiers_library.py): awaited from an event loop, one float per sample."""
 
 from __future__ import annotations
 
