@@ -13,9 +13,10 @@ the `responses`-shaped reward tensor with, at the last token of each step whose 
 cutting a right answer into more steps, the bias verl RFC #7244 warns of, nor lose by writing checkable
 claims), plus `outcome_weight` at the response's last token
 when the final answer is right. Register it with verl's `register("prm_factory_steps")` decorator in your
-launcher, or pass the class where your verl version takes one. Not run inside verl here: verl 0.9.1 pins
-transformers<5.11 and 0.8.0 numpy<2, both outside this project's lock (docs/rewards.md); its tests call it
-with the tensors and arrays verl's `DataProto` holds.
+launcher, or pass the class where your verl version takes one. Both run inside verl 0.4.1
+(tests/reward/test_verl_library.py: verl's `load_reward_manager` and `NaiveRewardManager` over a real
+`DataProto`), the newest verl that installs beside this lock: 0.5 to 0.8 pin numpy<2 and 0.9.1
+transformers<5.11, below vLLM 0.32's 5.16.1 (docs/rewards.md); their reward managers keep the same call.
 """
 
 from __future__ import annotations
