@@ -1,9 +1,12 @@
-"""The verl adapters inside the real library: verl 0.4.1 (the `rl` extra), the newest release that installs
-beside this lock (0.5 to 0.8 pin numpy<2, 0.9.1 transformers<5.11 against vLLM 0.32's >=5.16.1). verl's
-own `load_reward_manager` loads `compute_score` by file path as `custom_reward_function` does, and its
+"""The verl adapters inside the real library, where verl is installed: verl 0.4.1 is the newest release that
+installs beside this lock (0.5 to 0.8 pin numpy<2, 0.9.1 transformers<5.11 against vLLM 0.32's >=5.16.1),
+and it is kept out of the test environment: it and its hydra-core 0.11.3 install a top-level `tests`
+package, which shadows this repository's `tests` (a namespace package) in every spawned process, so the
+suite's multiprocessing tests hang. Run these beside it (docs/rewards.md has the recipe). verl's own
+`load_reward_manager` loads `compute_score` by file path as `custom_reward_function` does, and its
 `NaiveRewardManager` scores a real `DataProto` with it; `StepRewardManager`, registered with verl's
-`register`, is found by name, as a launcher's config names it, and writes each step's reward at the step's
-last token of that `DataProto`."""
+`register`, is found by name, as a launcher's config names it, and writes each step's reward at the
+step's last token of that `DataProto`."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ import numpy as np
 import pytest
 
 import prm_factory.reward.verl_reward as verl_reward
+
+pytest.importorskip("verl", reason="verl is not in the test environment (module docstring)")
 
 QUESTION = "Tom has 48 apples and gives half away. How many are left?"
 SOLUTION = "48/2=<<48/2=24>>24\n#### 24"

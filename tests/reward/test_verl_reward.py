@@ -1,5 +1,5 @@
-"""verl, against its call shapes (the newest verl, 0.9.1, does not install beside this project's lock:
-docs/rewards.md; inside verl 0.4.1: test_verl_library.py): `compute_score` as its reward managers call it,
+"""verl, against its call shapes (no verl in the test environment: docs/rewards.md; inside verl 0.4.1,
+where it is installed: test_verl_library.py): `compute_score` as its reward managers call it,
 and the step reward manager over the tensors and numpy object arrays a `DataProto` holds, each step's
 reward on its last token."""
 
