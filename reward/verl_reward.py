@@ -11,13 +11,15 @@ compute_score=None, reward_fn_key="data_source", **kwargs)`, `__call__(data, ret
 the `responses`-shaped reward tensor with, at the last token of each step whose verdict is `incorrect`,
 `p_correct - 1` (about -1 for a sure error; 0 elsewhere: penalties only, so a policy can neither earn more by
 cutting a right answer into more steps, the bias verl RFC #7244 warns of, nor lose by writing checkable
-claims), plus `outcome_weight` at the response's last token
-when the final answer is right. Register it with verl's `register("prm_factory_steps")` decorator in your
-launcher, or pass the class where your verl version takes one. Both ran inside verl 0.4.1 in an
-environment of this lock plus verl (tests/reward/test_verl_library.py: verl's `load_reward_manager` and
-`NaiveRewardManager` over a real `DataProto`), the newest verl that installs beside it: 0.5 to 0.8 pin
-numpy<2 and 0.9.1 transformers<5.11, below vLLM 0.32's 5.16.1; the suite's environment leaves verl out
-(docs/rewards.md), so there those tests skip and test_verl_reward.py checks the call shapes.
+claims), plus `outcome_weight` at the response's last token when the final answer is right. Register it
+with verl's `register("prm_factory_steps")` decorator in your launcher: it is a manager of verl's first
+interface (`verl.workers.reward_manager`), which the PPO trainer loads up to 0.6.x; from 0.7 the trainer
+builds the reward loop's managers (one float a sample), where `compute_score` is the way in
+(docs/rewards.md). Both ran inside verl 0.4.1 in an environment of this lock plus verl
+(tests/reward/test_verl_library.py: verl's `load_reward_manager` and `NaiveRewardManager` over a real
+`DataProto`), the newest verl that installs beside it: 0.5 to 0.8 pin numpy<2 and 0.9.1
+transformers<5.11, below vLLM 0.32's 5.16.1; the suite's environment leaves verl out (docs/rewards.md), so
+there those tests skip and test_verl_reward.py checks the call shapes.
 """
 
 from __future__ import annotations
