@@ -39,3 +39,19 @@ def test_a_stage_folder_is_its_namespace_package() -> None:
     spec = importlib.util.find_spec("prm_factory.verifiers")
     assert spec is not None and spec.origin is not None
     assert Path(spec.origin).parent == ROOT / "verifiers"
+
+
+def test_no_installed_package_shadows_the_tests_folder() -> None:
+    """`tests/` is a namespace package: a regular top-level `tests` package in site-packages wins over it in
+    every process the suite spawns (multiprocessing's spawn imports a test's module by name), and the
+    spawned workers die unpickling their tasks while the pool waits for ever. verl 0.4.1 and hydra-core
+    0.11.3 ship one (docs/rewards.md); a dependency that does is caught here, by name."""
+    import site
+
+    found = [
+        str(Path(folder) / name)
+        for folder in {*site.getsitepackages(), site.getusersitepackages()}
+        for name in ("tests", "tests.py")
+        if (Path(folder) / name).exists()
+    ]
+    assert not found, f"an installed package provides a top-level `tests`, shadowing this suite's: {found}"

@@ -33,7 +33,10 @@ def test_concurrent_writers_both_commit(tmp_path, run_factory):
     with context.Manager() as manager:
         barrier = manager.Barrier(3)
         with context.Pool(3) as pool:
-            versions = pool.starmap(_commit, [(root, f"writer{i}", 100 * i, barrier) for i in range(3)])
+            # bounded: a worker that dies unpickling its task is replaced and the task lost, so an unbounded
+            # wait hangs the whole suite (tests/test_packaging.py names the cause seen once)
+            writers = [(root, f"writer{i}", 100 * i, barrier) for i in range(3)]
+            versions = pool.starmap_async(_commit, writers).get(timeout=300)
     dataset = Dataset(root)
     # deltalake lets racing creates each commit a CREATE TABLE (0, then 1, ...), so numbers may skip
     # those; what must hold is one distinct version per run, listed by `versions()` with its run.
