@@ -1,6 +1,7 @@
 """The `verifiers` adapter inside the real library (verifiers 0.4.0, the `rl` extra): a `vf.Task` scores real
 `vf.Trace`s offline (`Task.score`, as their environments do after a rollout) with the process reward as a
-`@vf.reward` method and as a function plugged into the task's config by import path.
+`@vf.reward` method (the adapter's module docstring example, run as written) and as a function plugged into
+the task's config by import path.
 
 It runs in a child Python started with `-P` from a temporary folder: `python -m pytest` puts the repository
 root first on `sys.path`, where the top-level folder `verifiers/` (this project's `prm_factory.verifiers`)
@@ -27,14 +28,8 @@ WRONG = "Half of 48 is 48/2 = 25.\n\nThe answer is 25."
 RIGHT = "Half of 48 is 48/2 = 24.\n\nThe answer is 24."
 
 
-class MathData(vf.TaskData):
-    answer: str
-
-
-class MathTask(vf.Task[MathData]):
-    @vf.reward(weight=1.0)
-    async def process(self, trace) -> float:
-        return await trace_reward(trace, prompt=self.data.prompt_text, answer=self.data.answer)
+# the adapter's documented example, as its module docstring writes it (`documented_example`)
+#EXAMPLE#
 
 
 def trace_of(task, reply):
@@ -74,12 +69,30 @@ print("RESULT " + json.dumps(out))
 """
 
 
+def documented_example() -> str:
+    """The first indented block of the adapter's module docstring: the `@vf.reward` task it documents, run
+    here as written, so the example cannot drift from what the library accepts."""
+    import textwrap
+
+    import prm_factory.reward.verifiers_reward as adapter
+
+    lines = (adapter.__doc__ or "").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("    "))
+    end = next(
+        (i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].startswith("    ")),
+        len(lines),
+    )
+    block = textwrap.dedent("\n".join(lines[start:end])).strip()
+    assert "class MathTask(vf.Task[MathData])" in block, block
+    return block
+
+
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The child's report: rewards, metrics and replies of a wrong and a right trace, by each path."""
     folder = tmp_path_factory.mktemp("verifiers-library")
     done = subprocess.run(
-        [sys.executable, "-P", "-c", SCRIPT],
+        [sys.executable, "-P", "-c", SCRIPT.replace("#EXAMPLE#", documented_example())],
         cwd=folder,
         capture_output=True,
         text=True,
