@@ -8,7 +8,6 @@ import sys
 
 import pytest
 import torch
-from vllm.v1.sample.ops import topk_topp_sampler as ops
 
 from prm_factory.sampling.cpu_top_p import top_p_from_candidates
 from prm_factory.sampling.vllm_plugins import (
@@ -22,9 +21,17 @@ from prm_factory.sampling.vllm_plugins import (
 VOCAB = 49_152  # SmolLM2's
 
 
+def vllm_ops():
+    """vLLM's sampler module, imported where a test asks for it: at module level it added about 6 s of
+    vLLM imports to every xdist worker's collection, including workers that never run these tests."""
+    from vllm.v1.sample.ops import topk_topp_sampler
+
+    return topk_topp_sampler
+
+
 def vllm_sort(logits, k, p):
     """vLLM's sort-based masking, called directly (the module attribute may carry the plugin's patch)."""
-    return ops.apply_top_k_top_p_pytorch(logits, k, p, allow_cpu_sync=True)
+    return vllm_ops().apply_top_k_top_p_pytorch(logits, k, p, allow_cpu_sync=True)
 
 
 def lm_like_logits(rows: int, seed: int, spread: float) -> torch.Tensor:
@@ -105,6 +112,7 @@ def test_the_plugin_is_registered_with_vllm_and_patches_the_cpu_sampler(monkeypa
     def original(logits, k, p):  # vLLM's own, as before any engine of this process patched it
         return logits
 
+    ops = vllm_ops()
     # an engine started in this process (the suite's offline engine runs its plugins here too) patched it
     monkeypatch.setattr(ops, "apply_top_k_top_p", original)  # restored after the test
     monkeypatch.setenv(ENGINE_MARKER_ENV, "1")  # an engine the factory started
