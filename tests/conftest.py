@@ -116,8 +116,12 @@ ENGINE_GROUP = "offline-engine"
 SIDE_GROUP = "docker-and-server"
 DOCKER_FIXTURES = {"sandbox_image", "dockerd"}
 # Each worker holds its own interpreter, torch and, for flow tests, a Prefect server; past four workers
-# the short tests left to spread gain nothing more.
+# the short tests left to spread gain nothing more. One worker more than the cores: with one per core a
+# 2-core AVX-512 machine sat 14.5 % idle (`vmstat`; tests waiting on containers, sleeps, timeouts and
+# subprocesses), and a third worker fills it: clean runs 571-633 s with two workers, 514 and 519 s with
+# three (2026-12-01, docs/development.md).
 MAX_WORKERS = 4
+EXTRA_WORKERS = 1
 
 
 def _on_an_engine(item: pytest.Item) -> bool:
@@ -177,8 +181,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: one worker per core this process may use, at most `MAX_WORKERS`."""
-    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+    """`-n auto`: one worker per core this process may use and `EXTRA_WORKERS` more, at most `MAX_WORKERS`."""
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0)) + EXTRA_WORKERS))
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

@@ -106,3 +106,15 @@ def test_a_long_parametrised_id_is_cut_in_the_report(tmp_path: Path):
     last = module.report(module.read_phases(path))[-1]
     assert len(last) < 200 and last.endswith(f"({len(long_id)} chars)") and long_id[:160] in last
     assert module.shortened("tests/x.py::test_short") == "tests/x.py::test_short"
+
+
+def test_auto_takes_one_worker_more_than_the_cores_up_to_the_cap(monkeypatch):
+    """`-n auto` (pyproject.toml): a worker beyond the cores fills the time tests wait on containers, sleeps
+    and subprocesses; the cap holds on large machines."""
+    import tests.conftest as suite
+
+    counts = {}
+    for cores in (1, 2, 3, 16):
+        monkeypatch.setattr(suite.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
+        counts[cores] = suite.pytest_xdist_auto_num_workers(SimpleNamespace())
+    assert counts == {1: 2, 2: 3, 3: 4, 16: suite.MAX_WORKERS} and suite.MAX_WORKERS == 4
