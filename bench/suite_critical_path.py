@@ -8,6 +8,11 @@ would recover. A session fixture's start is charged to the setup of the first te
 
     python bench/suite_critical_path.py                          # the last run's file
     python bench/suite_critical_path.py before.jsonl after.jsonl # two runs side by side, with the ratio
+
+Each phase also carries the CPU it took in the worker's process and in the children it reaped
+(tests/phase_cpu.py): with more workers than cores the suite waits on CPU, and the tests that take the
+most of it are the ones worth making cheaper. Processes that outlive a phase (the session's engine, the
+Prefect server) are not charged to any test.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ class Phase:
     start: float
     stop: float
     worker: str
+    cpu: float = 0.0  # this process, during the phase (files written before carry none)
+    child_cpu: float = 0.0  # children started and reaped during the phase
 
     @property
     def seconds(self) -> float:
@@ -80,6 +87,15 @@ def worker_spans(phases: Iterable[Phase]) -> list[WorkerSpan]:
     )
 
 
+def test_cpu(phases: Iterable[Phase]) -> dict[str, tuple[float, float]]:
+    """(own, children) CPU seconds summed per test."""
+    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for phase in phases:
+        totals[phase.test][0] += phase.cpu
+        totals[phase.test][1] += phase.child_cpu
+    return {test: (own, children) for test, (own, children) in totals.items()}
+
+
 def test_seconds(phases: Iterable[Phase]) -> dict[str, float]:
     """Setup, call and teardown summed per test."""
     totals: dict[str, float] = defaultdict(float)
@@ -124,6 +140,17 @@ def report(phases: Sequence[Phase], top: int = 25) -> list[str]:
     lines.append(f"critical path: worker {critical}, its {top} longest tests (setup + call + teardown)")
     for test, seconds in sorted(test_seconds(own).items(), key=lambda kv: -kv[1])[:top]:
         lines.append(f"{seconds:>8.1f} s  {shortened(test)}")
+    cpu = test_cpu(phases)
+    own_cpu, child_cpu = sum(c[0] for c in cpu.values()), sum(c[1] for c in cpu.values())
+    if own_cpu + child_cpu > 0:
+        lines.append(
+            f"CPU charged to tests: {own_cpu:.0f} s in the workers, {child_cpu:.0f} s in the children they"
+            f" reaped; the {top} tests that took the most (own + children, wall)"
+        )
+        seconds = test_seconds(phases)
+        for test, (mine, theirs) in sorted(cpu.items(), key=lambda kv: -sum(kv[1]))[:top]:
+            split = f"({mine:.1f} + {theirs:.1f}, {seconds[test]:.1f} s)"
+            lines.append(f"{mine + theirs:>8.1f} s  {split}  {shortened(test)}")
     return lines
 
 

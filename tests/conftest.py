@@ -20,6 +20,9 @@ import pytest
 from prm_factory.config.runtime import apply_runtime_defaults
 from prm_factory.sampling.vllm_plugins import BATCH_NOISE_ENV
 from tests.docker_turns import DOCKER_TURNS
+from tests.phase_cpu import CPU_PROPERTY
+
+pytest_plugins = ["tests.phase_cpu", "pytester"]  # pytester: tests/test_suite_critical_path.py
 
 if TYPE_CHECKING:
     from prm_factory.sampling.vllm_sampler import EngineSettings, VLLMSampler
@@ -170,7 +173,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     gateway = getattr(getattr(report, "node", None), "gateway", None)  # xdist: the worker that ran it
     worker = getattr(gateway, "id", None) or "main"
     phase = {"nodeid": report.nodeid, "when": report.when, "start": report.start, "stop": report.stop}
-    _TIMINGS.append(phase | {"worker": worker})
+    cpu = dict(report.user_properties).get(CPU_PROPERTY)  # tests/phase_cpu.py
+    _TIMINGS.append(phase | {"worker": worker} | ({"cpu": cpu[0], "child_cpu": cpu[1]} if cpu else {}))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

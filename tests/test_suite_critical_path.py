@@ -83,6 +83,7 @@ def test_the_suite_records_each_phase_with_its_worker(tmp_path: Path, monkeypatc
         start=1.0,
         stop=3.5,
         node=SimpleNamespace(gateway=SimpleNamespace(id="gw1")),
+        user_properties=[("other", 1), (suite.CPU_PROPERTY, [0.75, 1.5])],  # as tests/phase_cpu.py adds it
     )
     suite.pytest_runtest_logreport(report)
     suite.pytest_unconfigure(controller)
@@ -93,6 +94,7 @@ def test_the_suite_records_each_phase_with_its_worker(tmp_path: Path, monkeypatc
         "tests/x.py::test_y",
         2.5,
     )
+    assert (recorded.cpu, recorded.child_cpu) == (0.75, 1.5)
     suite.pytest_configure(SimpleNamespace(rootpath=tmp_path, workerinput={}))  # a worker records nothing
     suite.pytest_runtest_logreport(report)
     assert suite._TIMINGS is None
@@ -118,3 +120,35 @@ def test_auto_takes_one_worker_more_than_the_cores_up_to_the_cap(monkeypatch):
         monkeypatch.setattr(suite.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
         counts[cores] = suite.pytest_xdist_auto_num_workers(SimpleNamespace())
     assert counts == {1: 2, 2: 3, 3: 4, 16: suite.MAX_WORKERS} and suite.MAX_WORKERS == 4
+
+
+def test_the_cpu_of_each_phase_is_measured_in_the_process_that_ran_it(pytester):
+    """tests/phase_cpu.py in a pytest run of its own: a test that computes is charged its CPU, one that
+    waits on a child process it reaps is charged the child's, and one that sleeps next to nothing."""
+    pytester.makeconftest("pytest_plugins = ['tests.phase_cpu']")
+    pytester.makepyfile(
+        test_work="""
+import subprocess, sys, time
+
+def test_computes():
+    end = time.process_time() + 0.4
+    while time.process_time() < end:
+        pass
+
+def test_waits_on_a_child():
+    code = "import time\\nend = time.process_time() + 0.4\\nwhile time.process_time() < end: pass"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+def test_sleeps():
+    time.sleep(0.4)
+"""
+    )
+    result = pytester.inline_run("-p", "no:cacheprovider", "-n", "0")
+    calls = {
+        r.nodeid.split("::")[1]: dict(r.user_properties) for r in result.getreports() if r.when == "call"
+    }
+    names = ("test_computes", "test_waits_on_a_child", "test_sleeps")
+    own, child = zip(*(calls[name]["prm_factory_cpu_s"] for name in names), strict=True)
+    assert own[0] >= 0.35 and child[0] < 0.1
+    assert child[1] >= 0.35 and own[1] < 0.3
+    assert own[2] < 0.1 and child[2] < 0.1
