@@ -12,7 +12,8 @@ would recover. A session fixture's start is charged to the setup of the first te
 Each phase also carries the CPU it took in the worker's process and in the children it reaped
 (tests/phase_cpu.py): with more workers than cores the suite waits on CPU, and the tests that take the
 most of it are the ones worth making cheaper. Processes that outlive a phase (the session's engine, the
-Prefect server) are not charged to any test.
+Prefect server) are not charged to any test, and a long-lived child is charged whole to the phase that
+reaps it (the process-wide math verifier pool: to the test that stops it).
 """
 
 from __future__ import annotations
