@@ -42,21 +42,6 @@ os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "auto")
 os.environ.setdefault(BATCH_NOISE_ENV, "0.3")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def one_torch_thread_where_workers_outnumber_cores() -> None:
-    """torch computes on one thread in a worker when the suite runs more workers than cores (`-n auto`:
-    one more). Its OpenMP threads spin at each barrier while a sibling waits for a core, so two threads
-    cost more CPU than one for the same work: the PRM training e2e test beside three busy processes took
-    24.8 s of user CPU on two threads, 14.3 s on one, and finished sooner (2026-12-01, AVX-512). Engines and
-    CLI runs start processes of their own and keep their own thread settings."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    if workers <= len(os.sched_getaffinity(0)):
-        return
-    import torch
-
-    torch.set_num_threads(1)
-
-
 @pytest.fixture
 def command_app():
     """Builds a fresh Typer app in group mode, as the real CLI, holding one command module's commands."""

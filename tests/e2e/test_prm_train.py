@@ -19,8 +19,11 @@ pytestmark = pytest.mark.slow
 
 
 def test_train_resume_and_score_smollm2(tmp_path, command_app) -> None:
+    import torch
+
     from prm_factory.training.trainer import latest_checkpoint
 
+    torch.set_num_threads(2)
     data = committed_fixture_dataset(tmp_path / "ds", n_problems=4)
     app = command_app(register)
     out = tmp_path / "prm"
