@@ -22,7 +22,7 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,21 +88,17 @@ def worker_spans(phases: Iterable[Phase]) -> list[WorkerSpan]:
     )
 
 
-def test_cpu(phases: Iterable[Phase]) -> dict[str, tuple[float, float]]:
-    """(own, children) CPU seconds summed per test."""
-    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+def per_test(phases: Iterable[Phase], measure: Callable[[Phase], float]) -> dict[str, float]:
+    """`measure` of each phase summed per test (setup, call and teardown together)."""
+    totals: dict[str, float] = defaultdict(float)
     for phase in phases:
-        totals[phase.test][0] += phase.cpu
-        totals[phase.test][1] += phase.child_cpu
-    return {test: (own, children) for test, (own, children) in totals.items()}
+        totals[phase.test] += measure(phase)
+    return dict(totals)
 
 
 def test_seconds(phases: Iterable[Phase]) -> dict[str, float]:
     """Setup, call and teardown summed per test."""
-    totals: dict[str, float] = defaultdict(float)
-    for phase in phases:
-        totals[phase.test] += phase.seconds
-    return dict(totals)
+    return per_test(phases, lambda phase: phase.seconds)
 
 
 def group_seconds(phases: Iterable[Phase]) -> dict[str, tuple[float, set[str]]]:
@@ -141,15 +137,17 @@ def report(phases: Sequence[Phase], top: int = 25) -> list[str]:
     lines.append(f"critical path: worker {critical}, its {top} longest tests (setup + call + teardown)")
     for test, seconds in sorted(test_seconds(own).items(), key=lambda kv: -kv[1])[:top]:
         lines.append(f"{seconds:>8.1f} s  {shortened(test)}")
-    cpu = test_cpu(phases)
-    own_cpu, child_cpu = sum(c[0] for c in cpu.values()), sum(c[1] for c in cpu.values())
-    if own_cpu + child_cpu > 0:
+    own_cpu = per_test(phases, lambda phase: phase.cpu)
+    child_cpu = per_test(phases, lambda phase: phase.child_cpu)
+    if sum(own_cpu.values()) + sum(child_cpu.values()) > 0:
         lines.append(
-            f"CPU charged to tests: {own_cpu:.0f} s in the workers, {child_cpu:.0f} s in the children they"
-            f" reaped; the {top} tests that took the most (own + children, wall)"
+            f"CPU charged to tests: {sum(own_cpu.values()):.0f} s in the workers,"
+            f" {sum(child_cpu.values()):.0f} s in the children they reaped;"
+            f" the {top} tests that took the most (own + children, wall)"
         )
         seconds = test_seconds(phases)
-        for test, (mine, theirs) in sorted(cpu.items(), key=lambda kv: -sum(kv[1]))[:top]:
+        for test in sorted(own_cpu, key=lambda t: -(own_cpu[t] + child_cpu[t]))[:top]:
+            mine, theirs = own_cpu[test], child_cpu[test]
             split = f"({mine:.1f} + {theirs:.1f}, {seconds[test]:.1f} s)"
             lines.append(f"{mine + theirs:>8.1f} s  {split}  {shortened(test)}")
     return lines
