@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from prm_factory.verifiers.math.arithmetic import NotEvaluable, TooLarge, evaluate, lex, parse_side
 from prm_factory.verifiers.math.assertion import UNEQUAL, claim_offsets, frame_of, sentences
 from prm_factory.verifiers.math.claim_grammar import (
     NAMES,
@@ -117,7 +118,8 @@ _MODULUS = re.compile(
     r"(?:\\[pb]?mod\s*\{?\s*|\bmod(?:ulo)?\s+|\\mathbb\s*\{?\s*Z\s*\}?\s*/\s*\{?\s*)(\d+)", re.IGNORECASE
 )
 # notation with a second reading: `√` as a character, a subfactorial `!n`, a remark in words in brackets
-_SECOND_READING = re.compile(r"√|(?:^|[^\w)}\]!])\s*!\s*[\w({]|\([^()]*?\b[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
+# (two words, the first may be a number's suffix: `(7th grade)`, `(the base)`)
+_SECOND_READING = re.compile(r"√|(?:^|[^\w)}\]!])\s*!\s*[\w({]|\([^()]*?[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
 # square brackets as the integer part: said in words, or `[x]` written around a name
 _INTEGER_PART = re.compile(
     r"\b(?:integer|fractional)\s+part\b|\bgreatest\s+integer\b|(?<![\\A-Za-z])\[\s*-?\d*[a-z]\s*\]"
@@ -261,14 +263,16 @@ _SHOWN_VALUE = r"-?\d+(?:\.\d+)?"
 _SHOWN_TIMES = r"(?:\*|\\cdot|\\times|×|·)"
 
 
-def _substitution_shown(claim: str, step: str) -> bool:
+def _substitution_shown(claim: str, step: str, earlier: Sequence[str] = ()) -> bool:
     """Is one side of the claim the side before it with a number put in for each of its one-letter names
     (`3x + y = 3*0 + 1`, `2(a) - b = 2(4) - 1`), at a point the step names before it (`At (0, 1), ...`,
-    `for x = 0 and y = 1, ...`)? Then the claim shows a substitution whose values are the step's own,
-    whatever values the chain bound those names to before; the arithmetic after it (`3*0 + 1 = 1`) is a
-    claim of its own. Without a point named, a substitution is judged against the names' values (a value
-    copied wrong, `A - B = 71 - 17` for B = 18, is an error). A product written by juxtaposition needs a
-    sign or brackets around the value put in, so `2x = 25` is no substitution of x = 5.
+    `for x = 0 and y = 1, ...`), or at the values the text last gave those names in the steps `earlier`
+    (`l = 21 and w = 203`, then `2(l + w) = 2(21 + 203)`)? Then the claim shows a substitution whose values
+    are the step's own, whatever values the chain bound those names to before; the arithmetic after it
+    (`3*0 + 1 = 1`) is a claim of its own. Without a point named or a value last given, a substitution is
+    judged against the names' values (a value copied wrong, `A - B = 71 - 17` for B = 18, is an error). A
+    product written by juxtaposition needs a sign or brackets around the value put in, so `2x = 25` is no
+    substitution of x = 5.
 
     >>> _substitution_shown("3x + y = 3*0 + 1", "At (0, 1), 3x + y = 3*0 + 1 = 1")
     True
@@ -280,15 +284,29 @@ def _substitution_shown(claim: str, step: str) -> bool:
     False
     >>> _substitution_shown("m = 1000", "At (1000), m = 1000")
     False
+    >>> _substitution_shown("2(l + w) = 2(21 + 3)", "So 2(l + w) = 2(21 + 3)", ["l = 11, w = 3", "l = 21"])
+    True
+    >>> _substitution_shown("2(l + w) = 2(21 + 3)", "So 2(l + w) = 2(21 + 3)", ["l = 21, w = 3", "l = 11"])
+    False
     """
     at = claim_offsets(claim, step)
     before = step[: at[0]] if at else step
     sides = [re.sub(r"\s+", "", side) for side in claim.split("=")]
     for left, right in zip(sides, sides[1:], strict=False):
         shown = _shown_values(left, right)
-        if shown is not None and _point_named(shown, before):
+        if shown is not None and (_point_named(shown, before) or _last_given(shown, [*earlier, before])):
             return True
     return False
+
+
+def _last_given(shown: list[tuple[str, str]], texts: Sequence[str]) -> bool:
+    """Is the last written number the texts give each name (`l = 21`) the value shown for it?"""
+    for name, value in shown:
+        given = re.compile(rf"(?<![A-Za-z0-9_\\]){name}\s*=\s*(-?\d+(?:\.\d+)?)(?![\d.]|\s*[-+*/^(])")
+        values = [found.group(1) for text in texts for found in given.finditer(text)]
+        if not values or values[-1] != value:
+            return False
+    return True
 
 
 def _shown_values(left: str, right: str) -> list[tuple[str, str]] | None:
@@ -359,9 +377,11 @@ def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     offsets = [m.start() for m in re.finditer(_spaced(claim.strip(" $.")) + r"(?![\d]|[.,]\d)", step)]
     before = [*chain[:index], step[: offsets[-1] if offsets else 0]]
     # (a number followed by an operator or a command is part of an expression; the `\\)` or `\\]` closing the
-    # math it stands in is not: `So \\(n = 57\\)` gives n the value 57)
+    # math it stands in is not, nor spacing or words between items: `So \\(n = 57\\)` gives n the value 57,
+    # and so does `n = 57 \\quad \\text{and}`)
     given = re.compile(
-        rf"(?<![A-Za-z0-9\\_.]){re.escape(name)}\s*=\s*(-?\d[\d.,]*)(?![\d.,]*\s*(?:[-+*/^(]|\\(?![)\]])))"
+        rf"(?<![A-Za-z0-9\\_.]){re.escape(name)}\s*=\s*(-?\d[\d.,]*)"
+        r"(?![\d.,]*\s*(?:[-+*/^(]|\\(?![)\]]|q?quad(?![A-Za-z])|text\s*\{|[,;:! ])))"
     )
     return any(
         found.group(1) != value and not re.search(r"[-+*/=^<>]\s*$", text[: found.start()])
@@ -469,7 +489,8 @@ def uncertain_reason(
         and _SOLVED_FORM.match(claim)
     ):
         return "a name worked out again in a step that checks or tries a value: a new use of it"
-    if kind in (WORD_PROBLEM_ARITHMETIC, SUBSTITUTED_ARITHMETIC) and _substitution_shown(claim, step):
+    shown = kind in (WORD_PROBLEM_ARITHMETIC, SUBSTITUTED_ARITHMETIC)
+    if shown and _substitution_shown(claim, step, chain[:index]):
         return (
             "one side is the other with numbers put in for its names (`3x + y = 3*0 + 1`): values of its own"
         )
@@ -878,14 +899,34 @@ def _rational(text: str | None) -> Fraction | None:
         return None
 
 
+def _written_value(text: str) -> Fraction | None:
+    """A side in written numbers worked out exactly (`9^2`, `11 \\times 17 + 9`, `-\\frac12`), else None."""
+    value = _rational(text)
+    if value is not None:
+        return value
+    try:
+        worked = evaluate(parse_side(lex(text)), {})
+    except (NotEvaluable, TooLarge, ValueError, ZeroDivisionError, IndexError, KeyError):
+        return None
+    return worked.const if not worked.coef else None
+
+
 def _may_hold_modulo(claim: str, expected: str | None, texts: Sequence[str]) -> bool:
     """Could the failed claim hold modulo a number the chain works with? Unknown moduli or unreadable
-    sides: yes. `-\\frac12 = 144` modulo 289 holds; `2^4 + 1 = 19` modulo 289 does not."""
+    sides: yes, where the right side is a number. `-\\frac12 = 144` modulo 289 holds, and `(8^2)^2 = 9^2`
+    modulo 11 (a chain of `\\equiv` written with `=`, both sides worked out); `2^4 + 1 = 19` modulo 289 does
+    not, nor `194 = 11 \\times 17 + 9` modulo 11 (194 against 196). A right side that is an expression is
+    read modulo a number only where the chain names one."""
     moduli = {int(m) for text in texts for m in _MODULUS.findall(text) if int(m) > 1}
-    right = _rational(re.split(r"=|\\equiv", claim)[-1])
+    left_text, right_text = re.split(r"=|\\equiv", claim)[0], re.split(r"=|\\equiv", claim)[-1]
+    right = _rational(right_text)
+    if right is None and moduli:
+        right = _written_value(right_text)
     if right is None:
-        return False  # `194 = 11 \\times 17 + 9`: an expression on the right is plain arithmetic
-    left = _rational(expected)
+        return False  # `194 = 11 \\times 17 + 9` and no modulus named: an expression is plain arithmetic
+    left = _written_value(left_text)
+    if left is None:
+        left = _rational(expected)
     if not moduli or left is None:
         return True
     for m in moduli:

@@ -27,6 +27,7 @@ letters, for the kinds that read names (`identity`, `equation_step`, `system_res
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 _LAYOUT = (
@@ -112,16 +113,29 @@ def unread_span(claim: str, grammar: Grammar) -> Unread | None:
     return None
 
 
+# A sign of Unicode's mathematical blocks (operators, technical: `√`, `∛`, `∑`, `∫`, `⌈ ⌉`, `∞`) that the
+# grammar does not read: glued to a claim on either side, it continues the claim (`4√2 / 2 = 2√2` is not
+# `2 / 2 = 2`). The relations and operators the readers split claims on or read are left out.
+_READ_SIGNS = frozenset("−∓∔∕∗∘∙∣∤∴∵∶∷∼∽≃≅≈≠≡≤≥≦≧≪≫∈∉∋∌⊂⊃⊆⊇∝⋅⋯")
+_GLUED_SIGN = "".join(
+    sorted(
+        chr(c)
+        for c in range(0x2200, 0x2400)
+        if unicodedata.category(chr(c)) in ("Sm", "So", "Ps", "Pe") and chr(c) not in _READ_SIGNS
+    )
+)
+_SIGN_CLASS = re.escape(_GLUED_SIGN)
+
 # Inside math, right before a claim: what would make it the tail of a longer expression (a factor, an
 # operand, a function's argument); right after it: what would continue its last side.
-_CUT_BEFORE = re.compile(r"(?:[\w)}\]!'|]|\\(?:cdot|times|div)|[-+−^*/×·÷])\s*$")
+_CUT_BEFORE = re.compile(rf"(?:[\w)}}\]!'|{_SIGN_CLASS}]|\\(?:cdot|times|div)|[-+−^*/×·÷])\s*$")
 _NOT_A_FACTOR_BEFORE = re.compile(
     r"\\(?:geqslant|leqslant|geq?|leq?|neq?|approx|sim|simeq|equiv|lt|gt|to|in|implies|iff|Rightarrow"
     r"|Longrightarrow|Leftrightarrow|therefore|because|q?quad|left|right|[,;:! ]|\\)\s*$"
     r"|\\(?:text|mathrm|textbf|operatorname)\s*\{[^{}]*\}\s*$|\\begin\{[^{}]*\}\s*$|&\s*$"
 )
 _CUT_AFTER = re.compile(
-    r"^\s*(?:[\w(\[{!^']|\\(?!(?:[,;:! \])]|\\|(?:q?quad|text|right|end|Rightarrow|implies|iff"
+    rf"^\s*(?:[\w(\[{{!^'{_SIGN_CLASS}]|\\(?!(?:[,;:! \])]|\\|(?:q?quad|text|right|end|Rightarrow|implies|iff"
     r"|Longrightarrow|approx|leq?|geq?|neq?|lt|gt|mathrm|textbf|tag|label|nonumber|notag|hline)(?![A-Za-z]))))"
 )
 
@@ -158,9 +172,9 @@ def cut_from_source(claim: str, step: str, offsets: list[int]) -> Unread | None:
 # `(5^5)`, `12=5x`), or an operator said in words right before it ("10 times 9 over 2 times 1 = 45")
 # (a letter of any script counts: `(4/3)π(6)^3 = (1/2)π(6)^2` is not `(6)^3 = (1/2)`; a word problem's unit
 # glued after a number is a Latin word, `120kg`)
-_GLUED_BEFORE = re.compile(r"[\w)\]}^'.!]$")
-_GLUED_AFTER = re.compile(r"^[\w(\[^]")
-_GLUED_AFTER_DIGIT = re.compile(r"^(?:[0-9(\[_^]|(?![A-Za-z])[^\W\d_])")
+_GLUED_BEFORE = re.compile(rf"[\w)\]}}^'.!{_SIGN_CLASS}]$")
+_GLUED_AFTER = re.compile(rf"^[\w(\[^{_SIGN_CLASS}]")
+_GLUED_AFTER_DIGIT = re.compile(rf"^(?:[0-9(\[_^{_SIGN_CLASS}]|(?![A-Za-z])[^\W\d_])")
 _WORD_OPERATOR = r"\b(?:times|over|plus|minus|(?:divided|multiplied)\s+by)"
 _WORD_OPERATOR_BEFORE = re.compile(_WORD_OPERATOR + r"\s*$", re.IGNORECASE)
 

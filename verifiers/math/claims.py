@@ -109,6 +109,7 @@ class StepState:
     math_steps: set[int] = field(default_factory=set)  # earlier steps that wrote any math run
     held_at: dict[str, int] = field(default_factory=dict)  # last step whose equation in a solved letter held
     chain: Sequence[str] = ()  # the whole chain (competition math asks whether a name is bound only once)
+    solved_by: dict[str, str] = field(default_factory=dict)  # the equation each solved name came from
 
     def rewrites(self, name: str) -> bool:
         """Does this step rewrite the equation that solved `name`, or its last rewrite that still held? Only
@@ -771,6 +772,12 @@ def _judge(
                 state.held_at[name] = state.step_index
     if result.holds is not False:
         return result
+    # One expression put equal to two values in one step (`2x - 9 = 3`, then `2x - 9 = -3`: "two cases",
+    # "or"): alternatives, the name solved from the first is no premise of the second
+    for name in _variables(left) | _variables(right):
+        if state.bound_at.get(name) == state.step_index and _shares_a_side(claim, state.solved_by.get(name)):
+            why = f"the same expression as the equation that solved {name}, with another value: alternatives"
+            return ClaimResult(claim, None, result.expected, why)
     # A value carried from an earlier step across a trial, a check or a refutation ("If we increase z by 1
     # ... This would require x + y + 295 = 297"; "I made an error ... B = 50 + 60 - 70"): the claim is read
     # with those names as unknowns, since nothing links it to the premise they were bound under
@@ -786,6 +793,7 @@ def _judge(
         scratch = copy.copy(state)
         scratch.bindings, scratch.solved = dict(state.bindings), set(state.solved)
         scratch.bound_at, scratch.bound_offset = dict(state.bound_at), dict(state.bound_offset)
+        scratch.solved_by = dict(state.solved_by)
         again = _judge_with(left, right, claim, fresh, scratch, approximate, running_total_ok)
         if again.holds is not False:  # it holds, or solves, only with those names free: not judged either way
             why = "read with the carried names as unknowns, not judged"
@@ -809,6 +817,15 @@ def _judge(
         return result  # "x = 13" after solving x = 12, or "3x = 38" right after "3x + 4 = 40"
     fresh = {k: v for k, v in state.bindings.items() if k not in stale}
     return _judge_with(left, right, claim, fresh, state, approximate, running_total_ok)
+
+
+def _shares_a_side(claim: str, other: str | None) -> bool:
+    """Do two relations write one side the same (spacing aside) and differ on the other?"""
+    if other is None:
+        return False
+    sides = [re.sub(r"\s+", "", side) for side in claim.split("=")]
+    others = [re.sub(r"\s+", "", side) for side in other.split("=")]
+    return len(sides) == len(others) == 2 and sides != others and bool(set(sides) & set(others))
 
 
 def _definitions(name: str, text: str) -> int:
@@ -1005,4 +1022,5 @@ def _solve(left: Linear, right: Linear, claim: str, state: StepState) -> ClaimRe
         return ClaimResult(claim, None, reason="unknown cancels out")
     value = (right.const - left.const) / coef
     state.bind(var, value, solved=True)
+    state.solved_by[var] = claim
     return ClaimResult(claim, None, reason=f"solved {var} = {format_value(value)}", kind="definition")

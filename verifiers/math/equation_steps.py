@@ -340,23 +340,27 @@ def _labelled(chain: Sequence[str], first: Statement | None, second: Statement |
 
 def equation_pairs(chain: Sequence[str]) -> list[EquationPair]:
     """The linked (before, after) relations of a chain, each at the step of its `after`, in plain algebra
-    with the unknowns the worker may compare (the same, or fewer of one). In several unknowns, a pair linked
-    by words only is never read out of a list (the system as given, then the system simplified: the words
-    link the lists, not one item to one item)."""
+    with the unknowns the worker may compare (the same, or fewer of one). A pair linked by words only is
+    never read from the last item of one list to the first of the next, and in several unknowns never out
+    of a list at all (the system as given, then the system simplified: the words link the lists, not one
+    item to one item)."""
     found = statements(chain)
     pairs = []
     for k, (before, after) in enumerate(zip(found, found[1:], strict=False)):
         if before is None or after is None or not after.link:
             continue
-        if after.link == "cue" and len(_unknowns(before.text) | _unknowns(after.text)) > 1:
-            earlier = found[k - 1] if k > 0 else None
-            later = found[k + 2] if k + 2 < len(found) else None
-            if (k > 0 and _listed(chain, earlier, before)) or (
-                later is not None and _listed(chain, after, later)
-            ):
-                continue
         earlier = found[k - 1] if k > 0 else None
         later = found[k + 2] if k + 2 < len(found) else None
+        if after.link == "cue":
+            ends_list = k > 0 and _listed(chain, earlier, before)
+            starts_list = later is not None and _listed(chain, after, later)
+            # words between two lists link the lists, never the last item of one to the first of the other
+            # (`x - 3 = 0 and x + 2 = 0 ... we find x = 3 and x = -2`), in any number of unknowns; in
+            # several, an item of one list is never read with a relation outside it
+            if (ends_list and starts_list) or (
+                (ends_list or starts_list) and len(_unknowns(before.text) | _unknowns(after.text)) > 1
+            ):
+                continue
         if after.link != "strong" and (
             _labelled(chain, earlier, before) or (later is not None and _labelled(chain, after, later))
         ):

@@ -139,7 +139,14 @@ class MathVerifier:
     # into ...") is supposed, not stated; a name set again by a formula (`F = 50`, then `F = 50 * 1.02`) is
     # not held to its old value; a letter on every term that the chain names as an unknown (`y = -8x`, then
     # `-6x + 8(-8x) = 15(-8x)`) makes an equation in it, not a unit (the misreadings read on untuned3)
-    version = "2.16.0"
+    # 2.17.0: one expression put equal to two values in one step (`2x - 9 = 3` or `2x - 9 = -3`) is two
+    # alternatives; words between two lists never pair the last item of one with the first of the next; a
+    # sign of Unicode's mathematical blocks glued to a claim (`4√2 / 2 = 2√2`) cuts it; a remark in brackets
+    # after a number (`520 (7th grade)`) is notation with a second reading; `=` between powers in a chain
+    # that works modulo m is tested modulo m; a name given a value before spacing (`l = 21 \quad`) is given
+    # a value, and a substitution at the values the text last gave is its own (the misreadings read on
+    # untuned2)
+    version = "2.17.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import pytest
 import sympy
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from prm_factory.schemas.records import Problem
@@ -933,3 +933,149 @@ def test_an_equation_in_a_named_unknown_is_never_read_as_a_unit(
     # a letter the chain never names is a unit, and a wrong sum of it stays incorrect
     grams = f"The bag weighs {a * 100}g + {b * 100}g = {(a + b) * 100 + 10}g."
     assert _labels(checker, [grams], WORD) == ["incorrect"], grams
+
+
+# --- verifier 2.17.0: alternatives, lists read crosswise, signs glued to a claim, congruences with `=` ------
+
+
+@SETTINGS
+@given(a=st.integers(2, 9), b=st.integers(1, 30), v=st.integers(1, 40), w=st.integers(1, 40))
+def test_one_expression_put_equal_to_two_values_in_one_step_is_never_incorrect(
+    checker, a: int, b: int, v: int, w: int
+) -> None:
+    # "two cases: 2x - 9 = 3 or 2x - 9 = -3": the unknown solved from the first is no premise of the second
+    for lead, joint in (("We have two cases:\n1) ", "\n2) "), ("This gives two possible cases: ", " or ")):
+        step = f"{lead}{a}x - {b} = {v}{joint}{a}x - {b} = -{w}"
+        for problem in (WORD, NEUTRAL):
+            assert "incorrect" not in _labels(checker, [step], problem), step
+
+
+@SETTINGS
+@given(a=st.integers(2, 9), b=st.integers(1, 30), v=st.integers(1, 40), claim=claims(right=False))
+def test_wrong_arithmetic_beside_two_cases_stays_incorrect(
+    checker, a: int, b: int, v: int, claim: Claim
+) -> None:
+    step = f"We have two cases: {a}x - {b} = {v} or {a}x - {b} = -{v}. Also {claim.plain}."
+    assert _labels(checker, [step], WORD) == ["incorrect"], step
+
+
+@SETTINGS
+@given(p=st.integers(1, 9), q=st.integers(1, 9))
+def test_two_lists_linked_by_words_are_never_paired_item_to_item(checker, p: int, q: int) -> None:
+    # "x - p = 0 and x + q = 0 ... we find x = p and x = -q": the words link the lists, so the last item of
+    # the first (`x + q = 0`) is no rewrite into the first of the second (`x = p`)
+    step = (
+        f"Setting each factor equal to zero, we get $x - {p} = 0$ and $x + {q} = 0$. "
+        f"Solving for $x$, we find that the critical points are $x = {p}$ and $x = -{q}$."
+    )
+    assert "incorrect" not in _labels(checker, [step], NEUTRAL), step
+
+
+@SETTINGS
+@given(a=st.integers(2, 9), b=st.integers(1, 20), r=st.integers(1, 12), off=st.sampled_from([-2, 1, 3]))
+def test_a_wrong_solution_after_one_listed_equation_stays_incorrect(
+    checker, a: int, b: int, r: int, off: int
+) -> None:
+    # a list before the link, but a single relation after it: still read as the rewrite it writes
+    step = f"We have $y = 2$ and ${a}x + {b} = {a * r + b}$, so $x = {r + off}$."
+    assert _labels(checker, [step], NEUTRAL) == ["incorrect"], step
+
+
+_SIGNS = st.sampled_from(["√", "∛", "∑", "∫", "⌈", "⌊"])
+
+
+@SETTINGS
+@given(claim=claims(right=False), sign=_SIGNS, k=st.integers(2, 9))
+def test_a_claim_glued_to_a_mathematical_sign_is_never_incorrect(
+    checker, claim: Claim, sign: str, k: int
+) -> None:
+    # `x = 4√2 / 2 = 2√2` is not `2 / 2 = 2`: a sign the grammar does not read continues the claim
+    for step in (
+        f"So x = {k}{sign}{claim.plain}{sign}{k}.",
+        f"So x = {k}{sign}{claim.plain}.",
+        f"So ${k}{sign}{claim.plain}$.",
+    ):
+        assert "incorrect" not in _labels(checker, [step]), step
+
+
+@SETTINGS
+@given(claim=claims(right=False), sign=_SIGNS)
+def test_a_wrong_claim_apart_from_a_sign_stays_incorrect(checker, claim: Claim, sign: str) -> None:
+    step = f"The sign {sign} is not needed here. So {claim.plain}."
+    assert _labels(checker, [step]) == ["incorrect"], step
+
+
+@SETTINGS
+@given(
+    a=st.integers(100, 900),
+    b=st.integers(100, 900),
+    n=st.integers(1, 12),
+    off=st.sampled_from([-10, 1, 7]),
+    noun=st.sampled_from(["grade", "floor", "row", "batch"]),
+)
+def test_remarks_in_brackets_after_numbers_are_never_read_as_factors(
+    checker, a: int, b: int, n: int, off: int, noun: str
+) -> None:
+    # `520 (7th grade) + 650 (8th grade) = 1170`: an ordinal and a word in brackets name, they do not multiply
+    for total in (a + b, a + b + off):
+        step = f"* Total = {a} ({n}th {noun}) + {b} ({n + 1}th {noun}) = {total} students"
+        assert "incorrect" not in _labels(checker, [step], WORD), step
+
+
+@SETTINGS
+@given(m=st.sampled_from([7, 11, 13]), base=st.integers(2, 9), power=st.integers(2, 3))
+def test_a_power_chain_written_with_equals_under_a_modulus_is_never_incorrect(
+    checker, m: int, base: int, power: int
+) -> None:
+    # `8^4 = (8^2)^2 = 9^2 = 81 \equiv 4 \pmod{11}`: `=` where the chain means `\equiv`, true modulo m
+    reduced = pow(base, power, m)
+    assume(reduced > 1)
+    square = reduced * reduced
+    step = (
+        rf"Now we compute \({base}^{{{2 * power}}} \pmod{{{m}}}\):"
+        "\n\\[\n"
+        rf"{base}^{{{2 * power}}} = ({base}^{power})^2 = {reduced}^2 = {square}"
+        rf" \equiv {square % m} \pmod{{{m}}}"
+        "\n\\]"
+    )
+    assert "incorrect" not in _labels(checker, [step]), step
+
+
+@SETTINGS
+@given(m=st.sampled_from([7, 11, 13]), base=st.integers(2, 6), power=st.integers(2, 3))
+def test_a_power_chain_false_modulo_its_modulus_too_stays_incorrect(
+    checker, m: int, base: int, power: int
+) -> None:
+    wrong = base + 1
+    assume(pow(base, power, m) != pow(wrong, power, m))  # false modulo m as well
+    step = (
+        rf"Now we compute \({base}^{power} \pmod{{{m}}}\):"
+        "\n\\[\n"
+        rf"{base}^{power} = {wrong}^{power}"
+        "\n\\]"
+    )
+    assert _labels(checker, [step]) == ["incorrect"], step
+
+
+@SETTINGS
+@given(
+    pairs=st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40)), min_size=2, max_size=3, unique=True),
+)
+def test_one_case_per_pair_gives_names_values_of_their_own(checker, pairs: list[tuple[int, int]]) -> None:
+    # "For the pair (1, 2123): l = 11 and w = 2133 ... For the pair (11, 193): l = 21 and w = 203", then the
+    # perimeter worked at the pair's own values
+    steps = []
+    for p, q in pairs:
+        steps.append(rf"For the pair \( ({p}, {q}) \): \[ l = {p} \quad \text{{and}} \quad w = {q} \]")
+        steps.append(rf"The perimeter is: \[ 2(l + w) = 2({p} + {q}) = {2 * (p + q)} \]")
+    assert "incorrect" not in _labels(checker, steps, WORD), steps
+
+
+@SETTINGS
+@given(p=st.integers(1, 40), q=st.integers(1, 40), slip=st.sampled_from([-1, 1, 2]))
+def test_a_value_copied_wrong_into_a_substitution_stays_incorrect(checker, p: int, q: int, slip: int) -> None:
+    steps = [
+        rf"So \[ l = {p} \quad \text{{and}} \quad w = {q} \]",
+        rf"The perimeter is: \[ 2(l + w) = 2({p + slip} + {q}) \]",
+    ]
+    assert _labels(checker, steps, WORD)[1] == "incorrect", steps
