@@ -25,16 +25,22 @@ dropped by exact question text):
   STEM questions, with no grade of their own (`theoremqa_chains`; built as the third set, `--suffix 3`).
   Harness output files are listed in a manifest (`--manifest`, `manifest_chains`: repository, commit, path,
   model, problem set and format of each), so a new source of a known format needs no new option.
+- Mr-Ben (dvlab-research/Mr-Ben, MIT), `data/math.json`: Claude 2, GPT-3.5 and mistral-medium solutions
+  of MMLU's high-school and college mathematics questions, with the first wrong step located by
+  annotators (`mrben_chains`), and ZeroEval (yuchenlin/ZeroEval, Apache-2.0), `result_dirs/math-l5/*.json`:
+  open and closed models' greedy answers to MATH level-5 test problems, no grade (`zeroeval_chains`); both
+  read from a manifest, built as the fourth set (`--suffix 4`).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
 Every chain's final answer is graded against the reference with the project's own answer checker
 (`MathVerifier.grade`); `final_answer_correct` is that grade (None where the checker could not read an
-answer). The gold first error (`label`) is PRMBench's located error where there is one; -1 for a chain
-the source gives as right whose final answer grades correct; absent (unknown) otherwise, so `prm-factory
-eval` scores a wrong-answer chain without a located error on nothing. Problems are split by a hash of their
-text into `dev` (read while rules change) and `untuned` (scored once, at the end), so the splits share no
-problem. Every row names its source repository, commit, file and model.
+answer; for a multiple-choice key, the chosen letter against it). The gold first error (`label`) is the
+located error where the source has one (PRMBench, MR-MATH, Mr-Ben); -1 for a chain the source gives as
+right whose final answer grades correct; absent (unknown) otherwise, so `prm-factory eval` scores a
+wrong-answer chain without a located error on nothing. Problems are split by a hash of their text into
+`dev` (read while rules change) and `untuned` (scored once, at the end), so the splits share no problem.
+Every row names its source repository, commit, file and model.
 
     python -m prm_factory.evaluation.model_written build --prmbench PRMBENCH_CHECKOUT --prmbench-commit SHA \\
         --qwen math_cot_100.jsonl --qwen-commit SHA --deepscaler FILE --deepscaler-commit SHA \\
@@ -157,6 +163,9 @@ class ModelChain:
     final_answer_correct: bool | None = None  # the project's grade against the reference
     reference_answer: str | None = None
     grade_alone: bool = False  # the source grades nothing: the project's `correct` alone makes it right
+    # the reference is an option's letter (Mr-Ben): the chosen letter against it is the final answer's grade,
+    # the project's checker (which grades values) is not asked
+    choice_key: bool = False
 
 
 def unnumbered(steps: Sequence[str]) -> tuple[str, ...]:
@@ -349,8 +358,145 @@ def theoremqa_chains(
     return chains
 
 
+_MRBEN_STEP = re.compile(r"^\s*Step\s*(\d+)\s*[:.]\s*", re.IGNORECASE)
+# `Choice_B`, `Choice B`, `Choice\_B`, `Choice__C__`, `ChoiceD`
+_MRBEN_CHOICE = re.compile(r"Choice\s*\\?_*\s*\(?([A-D])(?![A-Za-z])")
+
+
+def mrben_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """Mr-Ben's solutions (dvlab-research/Mr-Ben, `data/math.json`: MMLU high-school and college
+    mathematics, multiple choice, each question answered by several models, `Sampled_Model`), with the
+    annotators' verdict: `Model_Solution_Correctness` and the first wrong step
+    (`Model_Solution_First_Error_Step`, the number of its `Step N:` prefix, `N/A` when every step is right).
+    The prefixes are dropped step by step (a solution's last lines, `Solution: Choice_B`, carry none), so
+    the first error is the index of the step numbered so; the annotators' reasons and corrections are not
+    read. `source_correct`, and the final answer's grade (`choice_key`), is whether the last letter chosen
+    is the key (None where none is chosen). Ids are `TAG-UUID-MODEL`.
+
+    >>> row = {"Question_UUID": "q1", "Question": "2+2?", "Options": "A: 3", "Ground_Truth_Answer": "B",
+    ...        "Sampled_Model": "GPT3.5", "Model_Solution_Steps": ["Step 1: 2+2=5.", "Solution: Choice_A"],
+    ...        "Model_Solution_Correctness": "incorrect", "Model_Solution_First_Error_Step": "1"}
+    >>> [(c.id, c.steps, c.label, c.source_correct) for c in mrben_chains([row], "f", "c", "r", "m", "t")]
+    [('t-q1-gpt3-5', ('2+2=5.', 'Solution: Choice_A'), 0, False)]
+    """
+    chains = []
+    for row in rows:
+        written = row["Model_Solution_Steps"]
+        numbers = [int(m.group(1)) if (m := _MRBEN_STEP.match(step)) else None for step in written]
+        steps = tuple(_MRBEN_STEP.sub("", step, count=1).strip() for step in written)
+        first = str(row["Model_Solution_First_Error_Step"]).strip()
+        if row["Model_Solution_Correctness"] == "correct" and first in ("N/A", "None", ""):
+            label = -1
+        elif first.isdigit() and int(first) in numbers:
+            label = numbers.index(int(first))
+        else:
+            continue  # a verdict that names no step of the solution: no gold to measure against
+        if len(steps) < 2:
+            continue
+        # the last choice named: a solution may end in a note after its `Solution: Choice_B` line
+        chosen = next((m[-1] for step in reversed(steps) if (m := _MRBEN_CHOICE.findall(step))), None)
+        key = str(row["Ground_Truth_Answer"]).strip()
+        chains.append(
+            ModelChain(
+                f"{tag}-{row['Question_UUID']}-{_slug(str(row['Sampled_Model']))}",
+                f"{row['Question'].strip()}\n{row['Options'].strip()}",
+                steps,
+                Provenance(repo, commit, file, str(row["Sampled_Model"])),
+                label=label,
+                source_correct=chosen == key if chosen else None,
+                reference_answer=key,
+                choice_key=True,
+            )
+        )
+    return chains
+
+
+# LaTeX commands that open with `n`: after a backslash, a JSON decoder takes their first letter for a newline
+_N_TAILS = r"(?:eq|e|ot|u|abla|i|mid|geq|leq|ewline|less|gtr|subseteq|atural|exists|olimits)\b"
+_LATEX_N = re.compile(rf"\\(?=n{_N_TAILS})")
+_NEWLINE_READ_FROM_LATEX = re.compile(rf"\n{_N_TAILS}")
+_ZEROEVAL_RAW = re.compile(
+    r'"reasoning"\s*:\s*"(?P<reasoning>.*?)"\s*,\s*"answer"\s*:\s*'
+    r'(?:"(?P<quoted>(?:\\.|[^"\\])*)"|(?P<bare>[^,}\s]+))',
+    re.DOTALL,
+)
+_JSON_ESCAPES = {"n": "\n", '"': '"', "\\": "\\", "/": "/"}
+
+
+def zeroeval_reasoning(output: str) -> tuple[str, str] | None:
+    """The `reasoning` and `answer` of a ZeroEval output (a JSON object in a code block, as its prompt
+    asks). Models often write LaTeX unescaped inside the JSON string (`\\frac`, `\\neq`), which a JSON
+    decoder rejects or, worse, reads as control characters (`\\f` a form feed, `\\n` in `\\neq` a newline).
+    A string the decoder cannot read cleanly is read from the text: where the model doubled its
+    backslashes, its escapes are decoded; where it did not, the LaTeX is kept as written and only `\\"`
+    and the `\\n` that start no LaTeX command are decoded. None where no reasoning is found.
+    """
+    start, end = output.find("{"), output.rfind("}")
+    if start >= 0 and end > start:
+        try:
+            parsed = json.loads(output[start : end + 1], strict=False)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("reasoning"), str):
+            reasoning = parsed["reasoning"]
+            # no LaTeX read as control characters (`\frac` as a form feed, `\neq` as a newline)
+            misread = re.search(r"[\x08\x0b\x0c\r\t]", reasoning) or _NEWLINE_READ_FROM_LATEX.search(
+                reasoning
+            )
+            if not misread:
+                return reasoning, str(parsed.get("answer") or "").strip()
+    found = _ZEROEVAL_RAW.search(output)
+    if found is None:
+        return None
+    raw, answer = found.group("reasoning"), found.group("quoted") or found.group("bare") or ""
+    if re.search(r"\\\\[A-Za-z]", raw):  # backslashes doubled as JSON asks: decode the escapes
+        reasoning = re.sub(
+            r"\\(.)", lambda m: _JSON_ESCAPES.get(m.group(1), m.group(0)), raw, flags=re.DOTALL
+        )
+    else:  # LaTeX written as is: keep it, decode the quotes and the newlines written as `\n`
+        kept = _LATEX_N.sub("\x00", raw).replace("\\n", "\n")
+        reasoning = kept.replace("\x00", "\\").replace('\\"', '"')
+    return reasoning, answer.replace('\\"', '"').strip()
+
+
+def zeroeval_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """ZeroEval's committed outputs (yuchenlin/ZeroEval `result_dirs/math-l5/MODEL.json`: `id`, `problem`,
+    `answer` the reference, `output` a list holding the model's JSON `{"reasoning", "answer"}`, no grade):
+    one greedy response a problem, its steps the reasoning's paragraphs and then `Answer: ANSWER`, the
+    answer the model gave in its own field (the reasoning alone often ends without one). With no grade of
+    the source's own, the project's checker alone makes a chain right (`grade_alone`). Ids are `TAG-ID`."""
+    chains = []
+    for row in rows:
+        output = row["output"][0] if isinstance(row["output"], list) and row["output"] else ""
+        parsed = zeroeval_reasoning(str(output))
+        if parsed is None:
+            continue
+        reasoning, answer = parsed
+        chain = _response_chain(
+            f"{tag}-{row['id']}",
+            row["problem"],
+            reasoning + (f"\n\nAnswer: {answer}" if answer else ""),
+            Provenance(repo, commit, file, model),
+            reference_answer=str(row["answer"]),
+            grade_alone=True,
+        )
+        if chain is not None:
+            chains.append(chain)
+    return chains
+
+
 MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
-_READERS = {"harness": harness_chains, "aime-preview": eval_output_chains, "theoremqa": theoremqa_chains}
+_READERS = {
+    "harness": harness_chains,
+    "aime-preview": eval_output_chains,
+    "theoremqa": theoremqa_chains,
+    "mrben": mrben_chains,
+    "zeroeval": zeroeval_chains,
+}
 
 
 def _slug(text: str) -> str:
@@ -385,7 +531,7 @@ def manifest_chains(manifest: Path) -> list[ModelChain]:
         repo, path = entry["repo"], entry["path"]
         file = manifest.parent / repo.replace("/", "+") / "tree" / path
         tag = "-".join(_slug(part) for part in (repo, entry["dataset"], entry["model"]))
-        chains += reader(_jsonl(file), path, entry["commit"], repo, entry["model"], tag)
+        chains += reader(_records(file), path, entry["commit"], repo, entry["model"], tag)
     return chains
 
 
@@ -499,7 +645,7 @@ def build_chains(
         reference = chain.reference_answer or references.get(key)
         if reference is None:
             continue
-        graded = grade(chain, reference)
+        graded = chain.source_correct if chain.choice_key else grade(chain, reference)
         label = chain.label
         # right where the source says so and no answer read contradicts it (a PRM800K original that ends in
         # prose has no answer to read); right where the harness and our checker both grade it correct
@@ -547,6 +693,17 @@ def split_rows(chains: Iterable[ModelChain]) -> dict[str, list[dict]]:
 
 def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _records(path: Path) -> list[dict]:
+    """A harness file's rows: JSON lines, or one JSON document (`.json`) holding a list of rows or, as
+    Mr-Ben's files do, an object of lists of rows (one list a question)."""
+    if path.suffix != ".json":
+        return _jsonl(path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(document, dict):
+        return [row for rows in document.values() for row in rows]
+    return list(document)
 
 
 def read_sources(args: argparse.Namespace) -> list[ModelChain]:

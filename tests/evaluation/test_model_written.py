@@ -31,6 +31,7 @@ from prm_factory.evaluation.model_written import (
     split_rows,
     step_flags,
     unnumbered,
+    zeroeval_reasoning,
 )
 from prm_factory.schemas.external_chains import read_external_chains
 from prm_factory.verifiers.protocol import Verdict
@@ -421,3 +422,118 @@ def test_summary_counts_real_slips_as_right_and_misread_chains_as_flagged(tmp_pa
     flagged = "right chains flagged         raw 1 / 1 (100.0 %)   adjudicated 1 / 1 (100.0 %"
     assert f"{flagged}; Wilson 95 % 20.7-100.0)" in out
     assert "3 flags where the gold says right, 1 not read" in out
+
+
+def test_mrben_solutions_carry_the_annotated_first_error_by_its_step_number(tmp_path: Path) -> None:
+    question = {"Question": "Shortest distance from xy = 8 to the origin?", "Options": "A: 4 \nB: 8"}
+    solutions = [
+        {
+            "Sampled_Model": "GPT3.5",
+            # a line without a number before the marked step: the error is found by its number, not its place
+            "Model_Solution_Steps": [
+                "Let d = sqrt(x^2 + y^2).",
+                "Step 1: d' = 2x - 16/x^3.",
+                "Solution: Choice_A",
+            ],
+            "Model_Solution_Correctness": "incorrect",
+            "Model_Solution_First_Error_Step": "1",
+        },
+        {
+            "Sampled_Model": "Claude2",
+            "Model_Solution_Steps": ["Step 1: x = y = 2sqrt(2).", "Step 2: d = 4.", "Solution: Choice A"],
+            "Model_Solution_Correctness": "correct",
+            "Model_Solution_First_Error_Step": "N/A",
+        },
+        {
+            "Sampled_Model": "mistral-medium",
+            "Model_Solution_Steps": ["Step 1: d = 8.", "Solution: None of the choices."],
+            "Model_Solution_Correctness": "incorrect",
+            "Model_Solution_First_Error_Step": "4",  # names no step: no gold, left out
+        },
+    ]
+    rows = {"q1": [{**question, "Question_UUID": "q1", "Ground_Truth_Answer": "A", **s} for s in solutions]}
+    file = tmp_path / "dvlab-research+Mr-Ben" / "tree" / "data" / "math.json"
+    file.parent.mkdir(parents=True)
+    file.write_text(json.dumps(rows))  # one JSON document: question id -> its solutions
+    manifest = tmp_path / "SOURCES.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
+        "dvlab-research/Mr-Ben\tc4\tdata/math.json\t3 models\tmmlu-math\tmrben\n"
+    )
+    chains = {c.id: c for c in manifest_chains(manifest)}
+    assert set(chains) == {"mr-ben-mmlu-math-3-models-q1-gpt3-5", "mr-ben-mmlu-math-3-models-q1-claude2"}
+    wrong, right = (
+        chains["mr-ben-mmlu-math-3-models-q1-gpt3-5"],
+        chains["mr-ben-mmlu-math-3-models-q1-claude2"],
+    )
+    assert wrong.steps == ("Let d = sqrt(x^2 + y^2).", "d' = 2x - 16/x^3.", "Solution: Choice_A")
+    assert wrong.label == 1 and wrong.source_correct is True  # the right letter after a wrong step
+    assert right.label == -1 and right.source_correct is True and right.reference_answer == "A"
+    assert right.problem == "Shortest distance from xy = 8 to the origin?\nA: 4 \nB: 8"
+    assert right.provenance == Provenance("dvlab-research/Mr-Ben", "c4", "data/math.json", "Claude2")
+    # the chosen letter against the key is the final answer's grade (the checker grades values, not letters)
+    out = tmp_path / "out"
+    assert main(["build", "--manifest", str(manifest), "--suffix", "4", "--out", str(out)]) == 0
+    built = [
+        json.loads(line)
+        for name in ("dev4", "untuned4")
+        for line in (out / f"model_written_{name}.jsonl").open()
+    ]
+    assert sorted((r["label"], r["final_answer_correct"]) for r in built) == [(-1, True), (1, True)]
+
+
+@pytest.mark.parametrize(
+    ("output", "reasoning", "answer"),
+    [
+        # valid JSON: decoded as JSON
+        (
+            '```json\n{"reasoning": "A.\\n\\nSo $\\\\frac{1}{2}$.", "answer": "1/2"}\n```',
+            "A.\n\nSo $\\frac{1}{2}$.",
+            "1/2",
+        ),
+        # LaTeX unescaped: invalid JSON, read as written, `\neq` kept, the `\n` escapes decoded
+        (
+            '{"reasoning": "So $x \\neq 1$.\\n\\nThen $\\frac{1}{2}$.", "answer": "\\frac{1}{2}"}',
+            "So $x \\neq 1$.\n\nThen $\\frac{1}{2}$.",
+            "\\frac{1}{2}",
+        ),
+        # valid JSON only because `\neq` reads as a newline: read as written instead
+        ('{"reasoning": "So $a \\neq 0$.\\n\\nThus 2.", "answer": 2}', "So $a \\neq 0$.\n\nThus 2.", "2"),
+        # backslashes doubled but a quote left bare: the escapes decoded
+        (
+            '{"reasoning": "He said "hi".\\n\\nSo $\\\\sqrt{2}$.", "answer": "\\\\sqrt{2}"}',
+            'He said "hi".\n\nSo $\\sqrt{2}$.',
+            "\\\\sqrt{2}",
+        ),
+    ],
+)
+def test_zeroeval_reasoning_keeps_latex_a_json_decoder_would_misread(
+    output: str, reasoning: str, answer: str
+) -> None:
+    assert zeroeval_reasoning(output) == (reasoning, answer)
+
+
+def test_zeroeval_outputs_are_paragraph_chains_ending_in_the_models_answer_field(tmp_path: Path) -> None:
+    path = "result_dirs/math-l5/Model-7B.json"
+    file = tmp_path / "yuchenlin+ZeroEval" / "tree" / path
+    file.parent.mkdir(parents=True)
+    answer = (
+        '```json\n{{"reasoning": "Two pencils cost $0.58$.\\n\\nOne costs {cost} cents.", '
+        '"answer": "{cost}"}}\n```'
+    )
+    rows = [
+        {"id": "0", "problem": PENCILS, "answer": "29", "output": [answer.format(cost=29)]},
+        {"id": "1", "problem": PENCILS + " ", "answer": "29", "output": [answer.format(cost=30)]},
+        {"id": "2", "problem": PENCILS, "answer": "29", "output": ["I cannot answer."]},
+    ]
+    file.write_text(json.dumps(rows))  # one JSON document: a list of rows
+    manifest = tmp_path / "SOURCES.tsv"
+    manifest.write_text(
+        f"repo\tcommit\tpath\tmodel\tdataset\tformat\nyuchenlin/ZeroEval\tc5\t{path}\tModel-7B\tmath-l5\tzeroeval\n"
+    )
+    chains = {c.id: c for c in manifest_chains(manifest)}
+    assert set(chains) == {"zeroeval-math-l5-model-7b-0", "zeroeval-math-l5-model-7b-1"}
+    chain = chains["zeroeval-math-l5-model-7b-0"]
+    assert chain.steps == ("Two pencils cost $0.58$.", "One costs 29 cents.", "Answer: 29")
+    assert chain.grade_alone and chain.reference_answer == "29" and chain.source_correct is None
+    assert chain.provenance == Provenance("yuchenlin/ZeroEval", "c5", path, "Model-7B")
