@@ -120,6 +120,10 @@ _MODULUS = re.compile(
 # notation with a second reading: `√` as a character, a subfactorial `!n`, a remark in words in brackets
 # (two words, the first may be a number's suffix: `(7th grade)`, `(the base)`)
 _SECOND_READING = re.compile(r"√|(?:^|[^\w)}\]!])\s*!\s*[\w({]|\([^()]*?[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
+# a slash before a product written side by side (`4/3\\pi`, `1/2(6)`, `1/2x`): (4/3)π or 4/(3π), two readings
+_SLASH_BEFORE_PRODUCT = re.compile(
+    r"\d\s*/\s*\d+(?:\.\d+)?(?:\s*(?:\\pi(?![A-Za-z])|π|\\sqrt(?![A-Za-z]))|\(|[A-Za-z](?![A-Za-z]))"
+)
 # square brackets as the integer part: said in words, or `[x]` written around a name
 _INTEGER_PART = re.compile(
     r"\b(?:integer|fractional)\s+part\b|\bgreatest\s+integer\b|(?<![\\A-Za-z])\[\s*-?\d*[a-z]\s*\]"
@@ -520,6 +524,8 @@ def uncertain_reason(
         return "equation numbers combined (`\\frac{(4)}{(5)}`): a reference to tagged equations"
     if _SECOND_READING.search(_COMMAND.sub(" ", _TEXT_WORDS.sub(r" \1 ", claim))):
         return "notation with a second reading (√, !n, a remark in brackets)"
+    if _SLASH_BEFORE_PRODUCT.search(claim):
+        return "a slash before a product written side by side (`4/3\\pi`): `(4/3)\\pi` or `4/(3\\pi)`"
     if re.search(r"(?<!\\)[\[\]]", claim) and any(
         _INTEGER_PART.search(text) for text in (problem_text or "", *chain[: index + 1])
     ):

@@ -774,9 +774,16 @@ def _judge(
         return result
     # One expression put equal to two values in one step (`2x - 9 = 3`, then `2x - 9 = -3`: "two cases",
     # "or"): alternatives, the name solved from the first is no premise of the second
+    # and two items of one list ("we get $x - 3 = 0$ and $x + 2 = 0$": one equation per factor)
     for name in _variables(left) | _variables(right):
-        if state.bound_at.get(name) == state.step_index and _shares_a_side(claim, state.solved_by.get(name)):
+        solving = state.solved_by.get(name)
+        if state.bound_at.get(name) != state.step_index or solving is None:
+            continue
+        if _shares_a_side(claim, solving):
             why = f"the same expression as the equation that solved {name}, with another value: alternatives"
+            return ClaimResult(claim, None, result.expected, why)
+        if _listed_with(solving, claim, state.step_text):
+            why = f"listed beside the equation that solved {name} (`A and B`): an item of a list, not derived"
             return ClaimResult(claim, None, result.expected, why)
     # A value carried from an earlier step across a trial, a check or a refutation ("If we increase z by 1
     # ... This would require x + y + 295 = 297"; "I made an error ... B = 50 + 60 - 70"): the claim is read
@@ -820,12 +827,31 @@ def _judge(
 
 
 def _shares_a_side(claim: str, other: str | None) -> bool:
-    """Do two relations write one side the same (spacing aside) and differ on the other?"""
+    """Do two relations write the same expression in a name on one side (spacing and math delimiters aside)
+    and differ on the other (`2x - 9 = 3`, `2x - 9 = -3`; not `2x + 1 = 5` and `x = 5`)?"""
     if other is None:
         return False
-    sides = [re.sub(r"\s+", "", side) for side in claim.split("=")]
-    others = [re.sub(r"\s+", "", side) for side in other.split("=")]
-    return len(sides) == len(others) == 2 and sides != others and bool(set(sides) & set(others))
+    sides = [re.sub(r"[\s$]+", "", side) for side in claim.split("=")]
+    others = [re.sub(r"[\s$]+", "", side) for side in other.split("=")]
+    shared = {side for side in set(sides) & set(others) if re.search(r"[A-Za-z]", side)}
+    return len(sides) == len(others) == 2 and sides != others and bool(shared)
+
+
+_LIST_JOINT = re.compile(r"(?:[\s,;$]|\\[()\[\]]|\band\b|\bor\b)*", re.IGNORECASE)
+
+
+def _listed_with(first: str, second: str, step: str) -> bool:
+    """Is `second` written right after `first` in the step with only list punctuation, "and" or "or" and
+    math delimiters between (`$x - 3 = 0$ and $x + 2 = 0$`)?"""
+
+    def written(claim: str) -> str:
+        return r"\s*".join(map(re.escape, re.sub(r"[\s$]+", "", claim)))
+
+    for found in re.finditer(written(first), step):
+        after = re.compile(written(second)).search(step, found.end())
+        if after is not None and _LIST_JOINT.fullmatch(step[found.end() : after.start()]):
+            return True
+    return False
 
 
 def _definitions(name: str, text: str) -> int:

@@ -11,6 +11,9 @@ holds read one of these ways is no certain error (the gate, `certainty`, leaves 
   two significant figures; only where an operand is a decimal, the right side has decimals, or the text
   says it approximates (`APPROXIMATE`); a whole number rounded from a quotient of whole numbers (`7/2 = 4`)
   and a value cut to one figure (`0.4 * 0.4 = 0.2`) are still judged;
+- **operands written rounded**: `13 - 2.83^2 = 13 - 8`, `85.33 * 3.14159 ≈ 268.08`: decimals of three
+  figures or more read as any value that rounds to them, the left side worked at every corner of those
+  intervals, and the right side read as every value that rounds to it (two figures at least);
 - **a repeating decimal written rounded**: `42 \\times \\frac{5}{3} = 42 \\times 1.6667`,
   `0.1111 m/s * 90 s = 10`: a decimal of two places or more that is not exact but is a fraction of a small
   denominator (at most `_DENOMINATOR`, with a factor other than 2 and 5: its decimals repeat) rounded to the
@@ -27,6 +30,7 @@ Only claims whose sides are written numbers joined by `+ - * / ^`, brackets, `\\
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Sequence
 from fractions import Fraction
@@ -35,7 +39,9 @@ from fractions import Fraction
 # or the problem): remainders, quotients, floors, integer parts, a base or binary digits
 INTEGER_DIVISION = re.compile(
     r"\brem(?:ainders?)?(?![A-Za-z])|\bR\s*\d|\\text\s*\{\s*R\s*\}|\bquotients?\b|\bfloor\b|\\[lr]floor"
-    r"|\binteger\s+(?:part|division|quotient)|\bgreatest\s+integer\b|\bbase[\s-]*\d|\bbinary\b|\bLegendre\b",
+    r"|\binteger\s+(?:part|division|quotient)|\bgreatest\s+integer\b|\bbase[\s-]*\d|\bbinary\b|\bLegendre\b"
+    # counting multiples (Legendre's formula said in words): "every 25th number", "trailing zeros"
+    r"|\bmultiples?\s+of\b|\bevery\s+\d+(?:st|nd|rd|th)\b|\btrailing\s+zeros?\b|\bzeros?\s+at\s+the\s+end\b",
     re.IGNORECASE,
 )
 # the text says the value is approximate or rounded
@@ -174,6 +180,90 @@ def rounded_value(claim: str, sentence: str) -> bool:
     return written in _rounded(exact, places)
 
 
+# a decimal operand read as a rounded value keeps at least three significant figures (`2.83`, `0.0634`), so
+# `0.4 * 0.4 = 0.2` is still judged; at most this many such operands are widened at once
+_ROUNDED_OPERAND = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")
+_OPERAND_FIGURES = 3
+_MAX_ROUNDED_OPERANDS = 4
+_APPROX = re.compile(r"≈|\\approx(?![A-Za-z])")
+
+
+def _figures(number: str) -> int:
+    return len(number.lstrip("-").replace(".", "").lstrip("0"))
+
+
+def _written_interval(right: str, approximate: bool) -> tuple[Fraction, Fraction] | None:
+    """What a right side stands for: a number, every value that rounds to it at the places it writes (with
+    `≈`, an integer's trailing zeros are no places: `≈ 490` is two figures); an expression of whole
+    numbers, its exact value. None where it keeps fewer than two figures or holds decimals in an
+    expression."""
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", right):
+        value = Fraction(right)
+        digits = right.lstrip("-")
+        zeros = len(digits) - len(digits.rstrip("0")) if approximate and "." not in digits else 0
+        zeros = min(zeros, len(digits) - 1)
+        if _figures(digits) - zeros < _FIGURES:
+            return None
+        half = Fraction(10**zeros, 2) if zeros else Fraction(1, 2 * 10 ** _places(digits))
+        return value - half, value + half
+    if "." in right:
+        return None
+    value = _value(right)
+    return None if value is None else (value, value)
+
+
+def rounded_operands(claim: str, sentence: str, given: str = "") -> bool:
+    """Does the claim hold with its decimals of three figures or more read as values rounded to the places
+    they write? Models carry rounded values (`2.83` for `2\\sqrt2`, `85.33` for `256/3`) and then write
+    the exact result of the value they meant: `13 - 2.83^2 = 13 - 8`, `85.33 * 3.14159 ≈ 268.08`. The
+    claim's left side is worked at every corner of its operands' rounding intervals; it holds when that
+    range meets what the right side stands for (`_written_interval`). A decimal the problem `given` writes
+    (a `$1.25` tip, a rate of `5.18`) is exact: `20 * 1.25 = 25.05` stays judged.
+
+    >>> rounded_operands("13 - 2.83^2 = 13 - 8", "F = 13 - 2.83^2 = 13 - 8 = 5")
+    True
+    >>> rounded_operands("31/0.0634 ≈ 490", "there are 31/0.0634 ≈ 490 cycles")
+    True
+    >>> rounded_operands("13 - 2.83^2 = 13 - 9", "F = 13 - 2.83^2 = 13 - 9")
+    False
+    >>> rounded_operands("0.4 * 0.4 = 0.2", "So 0.4 * 0.4 = 0.2.")
+    False
+    >>> rounded_operands("20*1.25 = 25.05", "20*1.25 = $25.05", "they all leave her a $1.25 tip")
+    False
+    """
+    text = _UNIT.sub("", claim)
+    approximate = bool(_APPROX.search(text) or APPROXIMATE.search(sentence))
+    parts = re.split(r"(?<![<>!\\])=|≈|\\approx(?![A-Za-z])", text)
+    if len(parts) != 2:
+        return False
+    left, right = (_python(part) for part in parts)
+    if left is None or right is None:
+        return False
+    stated = set(_ROUNDED_OPERAND.findall(given.replace(",", "")))
+    rounded = [
+        m
+        for m in _ROUNDED_OPERAND.finditer(left)
+        if _figures(m.group(0)) >= _OPERAND_FIGURES and m.group(0) not in stated
+    ]
+    stands_for = _written_interval(right, approximate)
+    if not rounded or len(rounded) > _MAX_ROUNDED_OPERANDS or stands_for is None:
+        return False
+    values = []
+    for corner in itertools.product((-1, 1), repeat=len(rounded)):
+        pieces, at = [], 0
+        for sign, match in zip(corner, rounded, strict=True):
+            half = Fraction(1, 2 * 10 ** _places(match.group(0)))
+            bound = Fraction(match.group(0)) + sign * half
+            pieces += [left[at : match.start()], f"({bound.numerator}/{bound.denominator})"]
+            at = match.end()
+        value = _value("".join(pieces) + left[at:])
+        if value is None:
+            return False
+        values.append(value)
+    low, high = stands_for
+    return max(values) >= low and min(values) <= high
+
+
 _DENOMINATOR = 99  # a repeating decimal read back as a fraction has a denominator of at most two digits
 _DECIMAL_NUMBER = re.compile(r"(?<![\d.])\d+\.\d{2,}(?![\d.])")
 # a unit written after a number (`0.1111 meters/second`, `42 \\text{ baps}`): set aside to read the numbers
@@ -279,6 +369,8 @@ def other_reading(
         )
     if rounded_value(claim, sentence):
         return "its right side is the exact value rounded to the places written (`=` for `≈`)"
+    if rounded_operands(claim, sentence, problem_text or ""):
+        return "it holds with its decimals read as values rounded to the places written (`2.83` for `2√2`)"
     if repeating_decimal(claim):
         return "it holds with a repeating decimal written rounded read as its fraction (`1.6667` for `5/3`)"
     if numerals_in_base(claim, texts):

@@ -146,7 +146,11 @@ class MathVerifier:
     # that works modulo m is tested modulo m; a name given a value before spacing (`l = 21 \quad`) is given
     # a value, and a substitution at the values the text last gave is its own (the misreadings read on
     # untuned2)
-    version = "2.17.0"
+    # 2.18.0: decimals of three figures or more read as rounded values (`13 - 2.83^2 = 13 - 8`); a slash
+    # before a product side by side (`4/3\\pi`) has two readings; counting multiples said in words ("every
+    # 25th number", "zeros at the end") reads quotients as integer parts; two equations of one list
+    # (`$x - 3 = 0$ and $x + 2 = 0$`) are no premise of each other (the misreadings read on untuned4)
+    version = "2.18.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

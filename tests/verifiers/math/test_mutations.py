@@ -1079,3 +1079,61 @@ def test_a_value_copied_wrong_into_a_substitution_stays_incorrect(checker, p: in
         rf"The perimeter is: \[ 2(l + w) = 2({p + slip} + {q}) \]",
     ]
     assert _labels(checker, steps, WORD)[1] == "incorrect", steps
+
+
+# --- verifier 2.18.0: operands written rounded, a slash before a product, counting multiples -------------
+
+
+@st.composite
+def rounded_operand(draw) -> tuple[Fraction, str]:
+    """A value whose decimals do not end (p/q, q with a factor other than 2 and 5) and its decimal written
+    rounded to 2 or 3 places, keeping at least three figures."""
+    q = draw(st.sampled_from([3, 6, 7, 9, 11, 12, 13]))
+    p = draw(st.integers(10 * q, 90 * q).filter(lambda p: p % q))
+    places = draw(st.integers(2, 3))
+    return Fraction(p, q), f"{float(Fraction(p, q)):.{places}f}"
+
+
+@SETTINGS
+@given(operand=rounded_operand(), k=st.integers(2, 9))
+def test_a_result_worked_from_the_value_an_operand_rounds_is_never_incorrect(
+    checker, operand: tuple[Fraction, str], k: int
+) -> None:
+    # `85.33 * 3.14159 ≈ 268.08`: the right side is the exact value the rounded operand stands for
+    exact, written = operand
+    meant = f"{float(exact * k):.2f}"
+    assume(Fraction(written) * k != Fraction(meant))
+    for step in (f"So the total is {written} * {k} = {meant}.", rf"So \( {written} \times {k} = {meant} \)."):
+        assert "incorrect" not in _labels(checker, [step]), step
+
+
+@SETTINGS
+@given(operand=rounded_operand(), k=st.integers(2, 9), off=st.sampled_from([-3, 2, 5]))
+def test_a_result_off_by_more_than_the_rounding_of_its_operands_stays_incorrect(
+    checker, operand: tuple[Fraction, str], k: int, off: int
+) -> None:
+    _, written = operand
+    wrong = f"{float(Fraction(written) * k) + off:.2f}"
+    step = rf"So \( {written} \times {k} = {wrong} \)."
+    assert _labels(checker, [step]) == ["incorrect"], step
+
+
+@SETTINGS
+@given(a=st.integers(1, 9), b=st.integers(2, 9), c=st.integers(2, 9))
+def test_a_slash_before_a_product_side_by_side_is_never_incorrect(checker, a: int, b: int, c: int) -> None:
+    # `\frac{4/3\pi}{8} = \frac{1}{6}\pi`: (4/3)π / 8, true; read as 4 / (3π) / 8 it fails
+    assume(Fraction(a, b) != Fraction(a, b * b))
+    step = rf"The ratio is $\frac{{{a}/{b}\pi}}{{{c}}} = \frac{{{a}}}{{{b * c}}}\pi$."
+    assert "incorrect" not in _labels(checker, [step]), step
+
+
+@SETTINGS
+@given(n=st.integers(126, 999))
+def test_counting_multiples_reads_each_quotient_as_its_integer_part(checker, n: int) -> None:
+    # Legendre's formula said in words: "every 125th number contributes one more 5"
+    assume(n % 125)
+    problem = Problem("m4", "olympiad", "math", f"How many zeros are at the end of {n}! when multiplied out?")
+    step = f"Every 5th number contributes a 5: {n}/5 = {n // 5}, {n}/25 = {n // 25}, {n}/125 = {n // 125}."
+    assert "incorrect" not in _labels(checker, [step], problem), step
+    wrong = f"Every 5th number contributes a 5: {n}/125 = {n // 125 + 1}."
+    assert _labels(checker, [wrong], problem) == ["incorrect"], wrong
