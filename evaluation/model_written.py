@@ -30,6 +30,10 @@ dropped by exact question text):
   annotators (`mrben_chains`), and ZeroEval (yuchenlin/ZeroEval, Apache-2.0), `result_dirs/math-l5/*.json`:
   open and closed models' greedy answers to MATH level-5 test problems, no grade (`zeroeval_chains`); both
   read from a manifest, built as the fourth set (`--suffix 4`).
+- MMLU-Pro (TIGER-AI-Lab/MMLU-Pro, Apache-2.0), `eval_results/{gpt4o,deepseek,merged}/math_result.json`:
+  GPT-4o, deepseek-chat and gemini-3.1-pro-preview answering its multiple-choice mathematics questions
+  (MMLU's, SciBench's, TheoremQA's), graded by the harness's letter (`mmlupro_chains`); built as the fifth
+  set (`--suffix 5`) with `--exclude-sets`, which drops questions an earlier set's problems hold.
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -166,6 +170,9 @@ class ModelChain:
     # the reference is an option's letter (Mr-Ben): the chosen letter against it is the final answer's grade,
     # the project's checker (which grades values) is not asked
     choice_key: bool = False
+    # the question without the options the problem lists (MMLU-Pro): matched against ProcessBench and earlier
+    # sets' problems as well as the whole problem
+    question: str | None = None
 
 
 def unnumbered(steps: Sequence[str]) -> tuple[str, ...]:
@@ -489,6 +496,43 @@ def zeroeval_chains(
     return chains
 
 
+def mmlupro_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """MMLU-Pro's committed chain-of-thought outputs (TIGER-AI-Lab/MMLU-Pro `eval_results/MODEL/
+    math_result.json`: `question_id`, `question`, `options` (up to ten), `answer` the key's letter, `pred` the
+    letter the harness read from the response, null where it read none, and `response`, `model_outputs` in
+    later files): one response a question, its steps the response's paragraphs. The key is a letter, so
+    `pred` against it is the final answer's grade (`choice_key`: the checker grades values, not letters;
+    None where no letter was read, as for a response cut by the token limit) and a right letter makes the
+    chain right. The problem is the question with its options lettered as the harness's prompt lists them;
+    the question alone is kept (`question`) so a question an earlier set holds is found. Ids are `TAG-ID`.
+
+    >>> row = {"question_id": 7, "question": "2+2?", "options": ["3", "4"], "answer": "B", "pred": "B",
+    ...        "response": "2+2 = 4.\\n\\nThe answer is (B)."}
+    >>> [(c.id, c.problem, c.steps, c.source_correct) for c in mmlupro_chains([row], "f", "c", "r", "m", "t")]
+    [('t-7', '2+2?\\nOptions:\\nA. 3\\nB. 4', ('2+2 = 4.', 'The answer is (B).'), True)]
+    """
+    chains = []
+    for row in rows:
+        response = row["response"] if "response" in row else row["model_outputs"]
+        options = "\n".join(f"{chr(ord('A') + k)}. {option}" for k, option in enumerate(row["options"]))
+        pred, key = row.get("pred"), str(row["answer"]).strip()
+        chain = _response_chain(
+            f"{tag}-{row['question_id']}",
+            f"{row['question'].strip()}\nOptions:\n{options}",
+            str(response or ""),
+            Provenance(repo, commit, file, model),
+            source_correct=str(pred).strip() == key if pred else None,
+            reference_answer=key,
+            choice_key=True,
+            question=row["question"],
+        )
+        if chain is not None:
+            chains.append(chain)
+    return chains
+
+
 MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
 _READERS = {
     "harness": harness_chains,
@@ -496,6 +540,7 @@ _READERS = {
     "theoremqa": theoremqa_chains,
     "mrben": mrben_chains,
     "zeroeval": zeroeval_chains,
+    "mmlu-pro": mmlupro_chains,
 }
 
 
@@ -608,6 +653,20 @@ def math_references(rows: Iterable[dict]) -> dict[str, str]:
     return table
 
 
+def earlier_questions(rows: Iterable[dict]) -> set[str]:
+    """The question keys of earlier sets' problems, each problem's and each run of its first lines (a
+    problem that lists its options after the question, as Mr-Ben's do, is found by its question alone).
+
+    >>> earlier_questions([{"problem": "2+2?\\nA: 4"}]) == {question_key("2+2?"), question_key("2+2?\\nA: 4")}
+    True
+    """
+    keys = set()
+    for row in rows:
+        lines = row["problem"].splitlines()
+        keys.update(question_key("\n".join(lines[:k])) for k in range(1, len(lines) + 1))
+    return keys
+
+
 def split_of(problem: str) -> str:
     """`dev` or `untuned`, by a hash of the problem's question key (stable across runs and machines).
 
@@ -640,7 +699,8 @@ def build_chains(
     kept: dict[str, ModelChain] = {}
     for chain in chains:
         key = question_key(chain.problem)
-        if key in excluded or chain.id in kept or not _sampled(chain, per_problem):
+        asked = question_key(chain.question) if chain.question is not None else key
+        if key in excluded or asked in excluded or chain.id in kept or not _sampled(chain, per_problem):
             continue
         reference = chain.reference_answer or references.get(key)
         if reference is None:
@@ -833,6 +893,8 @@ def _build(args: argparse.Namespace) -> int:
     excluded: set[str] = set()
     if args.processbench:
         excluded = {question_key(r["problem"]) for r in json.loads(args.processbench.read_text("utf-8"))}
+    for path in args.exclude_sets or []:
+        excluded |= earlier_questions(_jsonl(path))
     try:
         chains = build_chains(
             read_sources(args),
@@ -938,6 +1000,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--math", type=Path, help="MATH as JSON lines {problem, solution} (the references of MATH chains)"
     )
     build.add_argument("--processbench", type=Path, help="ProcessBench's math.json: its problems are dropped")
+    build.add_argument(
+        "--exclude-sets",
+        type=Path,
+        nargs="*",
+        help="earlier model-written split files: their problems are dropped (by the question alone too)",
+    )
     build.add_argument("--per-problem", type=int, default=2, help="PRMBench erroneous copies a problem")
     build.add_argument("--out", type=Path, required=True, help="folder for the two split files")
     flags = commands.add_parser(

@@ -537,3 +537,68 @@ def test_zeroeval_outputs_are_paragraph_chains_ending_in_the_models_answer_field
     assert chain.steps == ("Two pencils cost $0.58$.", "One costs 29 cents.", "Answer: 29")
     assert chain.grade_alone and chain.reference_answer == "29" and chain.source_correct is None
     assert chain.provenance == Provenance("yuchenlin/ZeroEval", "c5", path, "Model-7B")
+
+
+def test_mmlupro_outputs_are_graded_by_the_harness_letter_and_earlier_sets_questions_are_dropped(
+    tmp_path: Path,
+) -> None:
+    path = "eval_results/gpt4o/math_result.json"
+    file = tmp_path / "TIGER-AI-Lab+MMLU-Pro" / "tree" / path
+    file.parent.mkdir(parents=True)
+    row = {"question": PENCILS, "options": ["29 cents", "58 cents"], "answer": "A", "src": "ori_mmlu"}
+    rows = [
+        {**row, "question_id": 1, "pred": "A", "response": "$2p = 0.58$.\n\nThe answer is (A)."},
+        {
+            **row,
+            "question_id": 2,
+            "question": "Pencils again?",
+            "pred": "B",
+            "response": "So 58.\n\nAnswer (B).",
+        },
+        # the harness read no letter (a response cut by the token limit): no grade, no label
+        {**row, "question_id": 3, "question": "And erasers?", "pred": None, "model_outputs": "Let\n\n$e ="},
+        # one paragraph: no chain
+        {**row, "question_id": 4, "question": "Pens?", "pred": "A", "response": "The answer is (A)."},
+        # a question an earlier set holds with its options after it (Mr-Ben's form): dropped
+        {**row, "question_id": 5, "question": "Shortest distance?", "pred": "A", "response": "d.\n\n(A)."},
+    ]
+    file.write_text(json.dumps(rows))
+    manifest = tmp_path / "SOURCES.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
+        f"TIGER-AI-Lab/MMLU-Pro\tc6\t{path}\tGPT-4o, T=0\tmath\tmmlu-pro\n"
+    )
+    chains = {c.id: c for c in manifest_chains(manifest)}
+    assert set(chains) == {f"mmlu-pro-math-gpt-4o-t-0-{k}" for k in (1, 2, 3, 5)}
+    first = chains["mmlu-pro-math-gpt-4o-t-0-1"]
+    assert first.problem == f"{PENCILS}\nOptions:\nA. 29 cents\nB. 58 cents" and first.question == PENCILS
+    assert first.steps == ("$2p = 0.58$.", "The answer is (A).") and first.choice_key
+    assert first.provenance == Provenance("TIGER-AI-Lab/MMLU-Pro", "c6", path, "GPT-4o, T=0")
+    earlier = tmp_path / "model_written_dev4.jsonl"
+    earlier.write_text(json.dumps({"problem": "Shortest distance?\nA: 4\nB: 8"}) + "\n")
+    out = tmp_path / "out"
+    argv = [
+        "build",
+        "--manifest",
+        str(manifest),
+        "--exclude-sets",
+        str(earlier),
+        "--suffix",
+        "5",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    built = {
+        json.loads(line)["id"].rsplit("-", 1)[1]: json.loads(line)
+        for name in ("dev5", "untuned5")
+        for line in (out / f"model_written_{name}.jsonl").open()
+    }
+    assert set(built) == {"1", "2", "3"}
+    assert (built["1"]["label"], built["1"]["final_answer_correct"], built["1"]["reference_answer"]) == (
+        -1,
+        True,
+        "A",
+    )
+    assert "label" not in built["2"] and built["2"]["final_answer_correct"] is False
+    assert "label" not in built["3"] and built["3"]["final_answer_correct"] is None
