@@ -45,7 +45,7 @@ TRIAL = (
 # checking a statement, not stating it
 CHECK = r"check|checking|checks|verify|verifying|verifies|confirm|confirming|see\s+(?:if|whether)"
 # stating a condition: the antecedent of a conditional is supposed, not stated ("if $n + 7 = 2$, then ...")
-CONDITION = r"if|when|whenever|unless|provided"
+CONDITION = r"if|when|whenever|unless|provided|such\s+that"
 # putting a value in for a name: the value is chosen, not derived ("substitute $x = 1/2$ into ...",
 # "setting $t = 0$"); only a claim that sets a name is its object
 SUBSTITUTION = r"substitute|substituting|substitution|setting|putting|letting"

@@ -127,15 +127,17 @@ _GLUED_SIGN = "".join(
 _SIGN_CLASS = re.escape(_GLUED_SIGN)
 
 # Inside math, right before a claim: what would make it the tail of a longer expression (a factor, an
-# operand, a function's argument); right after it: what would continue its last side.
-_CUT_BEFORE = re.compile(rf"(?:[\w)}}\]!'|{_SIGN_CLASS}]|\\(?:cdot|times|div)|[-+−^*/×·÷])\s*$")
+# operand, a function's argument, a ratio's first term and its colon: `\frac{3}{3} : \frac{9}{3} = 1 : 3`);
+# right after it: what would continue its last side (decimals, `= 7.968` read as `= 7`; a ratio's colon).
+_CUT_BEFORE = re.compile(rf"(?:[\w)}}\]!'|{_SIGN_CLASS}]|\\(?:cdot|times|div)|[-+−^*/×·÷]|[\d}}]\s*:)\s*$")
 _NOT_A_FACTOR_BEFORE = re.compile(
     r"\\(?:geqslant|leqslant|geq?|leq?|neq?|approx|sim|simeq|equiv|lt|gt|to|in|implies|iff|Rightarrow"
     r"|Longrightarrow|Leftrightarrow|therefore|because|q?quad|left|right|[,;:! ]|\\)\s*$"
     r"|\\(?:text|mathrm|textbf|operatorname)\s*\{[^{}]*\}\s*$|\\begin\{[^{}]*\}\s*$|&\s*$"
 )
 _CUT_AFTER = re.compile(
-    rf"^\s*(?:[\w(\[{{!^'{_SIGN_CLASS}]|\\(?!(?:[,;:! \])]|\\|(?:q?quad|text|right|end|Rightarrow|implies|iff"
+    rf"^\s*(?:[\w(\[{{!^'{_SIGN_CLASS}]|\.\d|:\s*[\d\\]"
+    r"|\\(?!(?:[,;:! \])]|\\|(?:q?quad|text|right|end|Rightarrow|implies|iff"
     r"|Longrightarrow|approx|leq?|geq?|neq?|lt|gt|mathrm|textbf|tag|label|nonumber|notag|hline)(?![A-Za-z]))))"
 )
 
@@ -229,9 +231,9 @@ _BARE_NUMBER = re.compile(r"\$?-?\d[\d,.]*%?")
 def _head_cut_in_prose(claim: str, step: str, offsets: list[int]) -> Unread | None:
     """For a claim said in words (`X is equal to Y`, `X, which is Y`: not written whole), is its first side,
     at every place `offsets` finds it outside math, cut out of a longer expression: glued to what stands
-    before it (`31_8`), an operand of an operator or of `of` before it (`half of 6 times 4`), or a bare
-    number ending a phrase that names another number (`11111111 in base 2`)? None where one place stands
-    whole.
+    before it (`31_8`) or after it (`P(Ben)` read as `P`), an operand of an operator or of `of` before it
+    (`half of 6 times 4`), or a bare number ending a phrase that names another number (`11111111 in base
+    2`)? None where one place stands whole.
 
     >>> step = "That is, 11111111 in base 2 is equal to 1 + 2 + 4 in base 10."
     >>> _head_cut_in_prose("2 = 1 + 2 + 4", step, [m.start() for m in re.finditer("2", step)]).text
@@ -259,6 +261,10 @@ def _head_cut_in_prose(claim: str, step: str, offsets: list[int]) -> Unread | No
             or (_BARE_NUMBER.fullmatch(head) and _NUMBER_THEN_WORDS.search(clause))
         ):
             cuts.append(Unread(max(0, at - 1), at, step[max(0, at - 1) : at]))
+            continue
+        end = at + len(head)
+        if _GLUED_AFTER.match(step[end:]):  # the head goes on: `P` of `P(Oil Change only) = 0.6 - 0.1`
+            cuts.append(Unread(end, end + 1, step[end : end + 1]))
             continue
         return None
     return cuts[0] if cuts else None

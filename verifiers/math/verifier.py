@@ -150,7 +150,10 @@ class MathVerifier:
     # before a product side by side (`4/3\\pi`) has two readings; counting multiples said in words ("every
     # 25th number", "zeros at the end") reads quotients as integer parts; two equations of one list
     # (`$x - 3 = 0$ and $x + 2 = 0$`) are no premise of each other (the misreadings read on untuned4)
-    version = "2.18.0"
+    # 2.19.0: a side's head that goes on where it is written (`P` of `P(Ben) = 0.72 - 0.42`) cuts the claim;
+    # decimals or a ratio's colon right after a claim in math (`= 7.968` read as `= 7`, `a : b = c : d`) cut
+    # it; the object of "such that" is a condition (the misreadings read on untuned5)
+    version = "2.19.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -1137,3 +1137,55 @@ def test_counting_multiples_reads_each_quotient_as_its_integer_part(checker, n: 
     assert "incorrect" not in _labels(checker, [step], problem), step
     wrong = f"Every 5th number contributes a 5: {n}/125 = {n // 125 + 1}."
     assert _labels(checker, [wrong], problem) == ["incorrect"], wrong
+
+
+# --- verifier 2.19.0: a name that goes on, decimals and ratios that go on, the object of "such that" --------
+
+
+_EVENTS = st.sampled_from(["Oil Change only", "Ben", "On time", "A and B", "job search"])
+
+
+@SETTINGS
+@given(first=st.integers(1, 40), a=st.integers(41, 90), b=st.integers(1, 40), event=_EVENTS)
+def test_a_probability_of_an_event_is_never_read_as_a_name_given_again(
+    checker, first: int, a: int, b: int, event: str
+) -> None:
+    # `P(Late) = 0.09`, then `P(On time) = 1 - 0.09`: `P(...)` is no name `P` given a second value
+    steps = [
+        f"We know P(Late) = 0.{first:02d}.",
+        f"So P({event}) = 0.{a} - 0.{b:02d}",
+        f"P({event}) = 0.{a - b:02d}",
+    ]
+    assert "incorrect" not in _labels(checker, steps, WORD), steps
+
+
+@SETTINGS
+@given(a=st.integers(2, 9), whole=st.integers(1, 9), thousandths=st.integers(1, 999))
+def test_a_decimal_result_is_never_read_without_its_decimals(
+    checker, a: int, whole: int, thousandths: int
+) -> None:
+    x = Fraction(whole * 1000 + thousandths, 1000)
+    unit = r"\text{ lb} \cdot \text{s/ft}"
+    step = rf"\[ \gamma \approx {a} \times {float(x):.3f} = {float(a * x):.3f} {unit} \]"
+    assert _labels(checker, [step]) != ["incorrect"], step
+
+
+@SETTINGS
+@given(g=st.integers(2, 9), p=st.integers(1, 9), q=st.integers(1, 9))
+def test_a_ratio_simplified_term_by_term_is_never_read_as_one_equation(
+    checker, p: int, q: int, g: int
+) -> None:
+    # `\frac{3}{3} : \frac{9}{3} = 1 : 3`: a ratio, not `\frac{9}{3} = 1`
+    step = rf"\[ \frac{{{p * g}}}{{{g}}} : \frac{{{q * g}}}{{{g}}} = {p} : {q} \]"
+    assert "incorrect" not in _labels(checker, [step]), step
+
+
+@SETTINGS
+@given(claim=claims(right=False))
+def test_the_object_of_such_that_is_never_incorrect(checker, claim: Claim) -> None:
+    # "there is no real number b such that 0 · b = 1": a condition sought, not stated
+    for step, problem in (
+        (f"However, there is no number such that {claim.plain}.", WORD),
+        (rf"There is no integer \( n \) such that \( {claim.latex} \).", COMPETITION),
+    ):
+        assert "incorrect" not in _labels(checker, [step], problem), step
