@@ -772,9 +772,9 @@ def _judge(
                 state.held_at[name] = state.step_index
     if result.holds is not False:
         return result
-    # One expression put equal to two values in one step (`2x - 9 = 3`, then `2x - 9 = -3`: "two cases",
-    # "or"): alternatives, the name solved from the first is no premise of the second
-    # and two items of one list ("we get $x - 3 = 0$ and $x + 2 = 0$": one equation per factor)
+    # A name solved in this step is no premise of a relation beside the one it was solved from: one
+    # expression put equal to two values (`2x - 9 = 3`, then `2x - 9 = -3`: "two cases", "or") are
+    # alternatives, and two items of one list ("we get $x - 3 = 0$ and $x + 2 = 0$") one equation per factor
     for name in _variables(left) | _variables(right):
         solving = state.solved_by.get(name)
         if state.bound_at.get(name) != state.step_index or solving is None:
