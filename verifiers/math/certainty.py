@@ -684,7 +684,43 @@ def _equation_step_reason(claim: str) -> str | None:
     first, second = _SOLVED_FORM.match(before), _SOLVED_FORM.match(after)
     if first and second and first.group(1) == second.group(1):
         return "two values of one name (branches of a split)"
+    if _one_factor_zero(before, after):
+        return "one factor of a product put equal to zero (`(x - 3)(x + 2) = 0`, then `x - 3 = 0`): one case"
     return None
+
+
+def _factors(side: str) -> list[str]:
+    """The bracketed factors of a product written side by side (`(x - 3)(x + 3)(x + 2)`), spacing aside;
+    empty where the side is no such product."""
+    text = re.sub(r"\\left|\\right|\s+", "", side)
+    found, depth, start = [], 0, 0
+    for at, ch in enumerate(text):
+        if ch == "(":
+            depth, start = depth + 1, (at + 1 if depth == 0 else start)
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                found.append(text[start:at])
+        elif depth == 0:
+            return []
+    return found if len(found) >= 2 else []
+
+
+def _one_factor_zero(before: str, after: str) -> bool:
+    """Is `after` one factor of `before`'s product put equal to zero, where `before` puts it equal to zero
+    (the zero-product property gives one case per factor, each a subset of the solutions)?
+
+    >>> _one_factor_zero("(x - 3)(x + 3)(x + 2) = 0", "x - 3 = 0")
+    True
+    >>> _one_factor_zero("(x - 3)(x + 2) = 0", "x - 4 = 0")
+    False
+    """
+    left, _, right = before.partition("=")
+    new_left, _, new_right = after.partition("=")
+    if right.strip() != "0" or new_right.strip() != "0":
+        return False
+    factor = re.sub(r"\s+", "", new_left).removeprefix("(").removesuffix(")")
+    return factor in _factors(left)
 
 
 def _identity_reason(claim: str, chain: Sequence[str] = (), index: int = 0) -> str | None:

@@ -837,19 +837,31 @@ def _shares_a_side(claim: str, other: str | None) -> bool:
     return len(sides) == len(others) == 2 and sides != others and bool(shared)
 
 
-_LIST_JOINT = re.compile(r"(?:[\s,;$]|\\[()\[\]]|\band\b|\bor\b)*", re.IGNORECASE)
+# list punctuation, "and", "or", math delimiters, and the labels of listed options (`B.`, `(2)`, `b)`; a
+# number with a point may number the lines of one derivation, so it is none)
+_LIST_JOINT = re.compile(
+    r"(?:[\s,;$]|\\[()\[\]]|\band\b|\bor\b|(?:^|(?<=\n))\s*[A-Z][.)](?=\s)"
+    r"|\(\s*[A-Za-z0-9]{1,2}\s*\)|(?<![^\s])[a-z]\)(?=\s))*",
+    re.IGNORECASE,
+)
+
+
+# another item of the list: inline math holding a relation (not the `$, so $` between two items' delimiters)
+_INLINE_MATH = re.compile(r"\\\([^\n]*?=[^\n]*?\\\)|\$[^$\n]*=[^$\n]*\$")
 
 
 def _listed_with(first: str, second: str, step: str) -> bool:
-    """Is `second` written right after `first` in the step with only list punctuation, "and" or "or" and
-    math delimiters between (`$x - 3 = 0$ and $x + 2 = 0$`)?"""
+    """Is `second` written after `first` in the step with only list punctuation, "and" or "or", option
+    labels and other items of the list (inline math) between (`$x - 3 = 0$ and $x + 2 = 0$`; `A. \\( 12 - t =
+    4 \\)` ... `C. \\( 4 \\times t = 12 \\)`)?"""
 
     def written(claim: str) -> str:
         return r"\s*".join(map(re.escape, re.sub(r"[\s$]+", "", claim)))
 
     for found in re.finditer(written(first), step):
         after = re.compile(written(second)).search(step, found.end())
-        if after is not None and _LIST_JOINT.fullmatch(step[found.end() : after.start()]):
+        between = _INLINE_MATH.sub(" ", step[found.end() : after.start()]) if after is not None else ""
+        if after is not None and _LIST_JOINT.fullmatch(between):
             return True
     return False
 

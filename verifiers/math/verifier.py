@@ -153,7 +153,9 @@ class MathVerifier:
     # 2.19.0: a side's head that goes on where it is written (`P` of `P(Ben) = 0.72 - 0.42`) cuts the claim;
     # decimals or a ratio's colon right after a claim in math (`= 7.968` read as `= 7`, `a : b = c : d`) cut
     # it; the object of "such that" is a condition (the misreadings read on untuned5)
-    version = "2.19.0"
+    # 2.20.0: one factor of a product put equal to zero is one case, not a rewrite; listed options (`A.`,
+    # `B.`, other items of the list between) are no premise of each other (two more of untuned5's classes)
+    version = "2.20.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from prm_factory.schemas.records import Problem
+from prm_factory.verifiers.math.certainty import uncertain_reason
+from prm_factory.verifiers.math.reading_kinds import EQUATION_STEP
 from prm_factory.verifiers.math.verifier import MathVerifier
 
 COMPETITION = Problem("m1", "olympiad", "math", r"Let $n$ be a positive integer. Find $n$.")
@@ -1189,3 +1191,31 @@ def test_the_object_of_such_that_is_never_incorrect(checker, claim: Claim) -> No
         (rf"There is no integer \( n \) such that \( {claim.latex} \).", COMPETITION),
     ):
         assert "incorrect" not in _labels(checker, [step], problem), step
+
+
+# --- verifier 2.20.0: one factor set to zero, listed options ----------------------------------------------
+
+
+@SETTINGS
+@given(a=st.integers(1, 9), b=st.integers(1, 9), c=st.integers(1, 9))
+def test_each_factor_set_to_zero_is_never_a_false_rewrite(a: int, b: int, c: int) -> None:
+    # "(x - 3)(x + 3)(x + 2) = 0 ... Setting each factor to zero: x - 3 = 0": one case, not a rewrite (the
+    # gate, as a real chain pairs them: the reader's pairing depends on its wording); a relation that is no
+    # factor stays judged
+    product = f"(x - {a})(x + {b})(x + {c}) = 0"
+    for factor in (f"x - {a}", f"x + {b}", f"(x + {c})"):
+        assert uncertain_reason(EQUATION_STEP, f"{product} => {factor} = 0", 0, ["..."]) is not None, factor
+    assert uncertain_reason(EQUATION_STEP, f"{product} => x - {a + 10} = 0", 0, ["..."]) is None
+
+
+@SETTINGS
+@given(total=st.integers(6, 60), parts=st.integers(2, 5))
+def test_listed_options_are_never_read_against_each_other(checker, total: int, parts: int) -> None:
+    # options `A. \( 12 - t = 4 \)`, `B. \( 4 \div 12 = t \)`, `C. \( 4 \times t = 12 \)`: items of a list
+    step = (
+        "Now, let's match this with the given options:\n"
+        rf"A. \( {total} - t = {parts} \)" + "\n"
+        rf"B. \( {parts} \div {total} = t \)" + "\n"
+        rf"C. \( {parts} \times t = {total} \)"
+    )
+    assert "incorrect" not in _labels(checker, [step], WORD), step
