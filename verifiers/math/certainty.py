@@ -356,10 +356,10 @@ def _point_named(shown: list[tuple[str, str]], before: str) -> bool:
     )
 
 
-def _spaced(text: str) -> str:
+def spaced(text: str) -> str:
     """A pattern finding `text` as written whatever its spacing (`n = 5` in `$n=5$`).
 
-    >>> bool(re.search(_spaced("n = 5"), "from $n=1$ to $n=5$"))
+    >>> bool(re.search(spaced("n = 5"), "from $n=1$ to $n=5$"))
     True
     """
     return r"\s*".join(map(re.escape, re.sub(r"\s+", "", text)))
@@ -378,7 +378,7 @@ def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     # (where the claim is written whole: `m = 2` is not the start of `m = 200`; its last place, as `b = 9`
     # may end `a + b = 9` before the list that gives `b` its values)
     # (spacing aside: the claim `n = 5` is read from `$n=5$`)
-    offsets = [m.start() for m in re.finditer(_spaced(claim.strip(" $.")) + r"(?![\d]|[.,]\d)", step)]
+    offsets = [m.start() for m in re.finditer(spaced(claim.strip(" $.")) + r"(?![\d]|[.,]\d)", step)]
     before = [*chain[:index], step[: offsets[-1] if offsets else 0]]
     # (a number followed by an operator or a command is part of an expression; the `\\)` or `\\]` closing the
     # math it stands in is not, nor spacing or words between items: `So \\(n = 57\\)` gives n the value 57,
@@ -770,7 +770,7 @@ def _introduced_as_equation(claim: str, step: str) -> bool:
     False
     """
     wanted = re.sub(r"\s+", "", claim)
-    for match in re.finditer(_spaced(claim), step):
+    for match in re.finditer(spaced(claim), step):
         if _FROM_EQUATION_BEFORE.search(step[max(0, match.start() - 80) : match.start()]):
             return True
     for match in _MATH_SEGMENT.finditer(step):
@@ -960,7 +960,8 @@ def _may_hold_modulo(claim: str, expected: str | None, texts: Sequence[str]) -> 
     not, nor `194 = 11 \\times 17 + 9` modulo 11 (194 against 196). A right side that is an expression is
     read modulo a number only where the chain names one."""
     moduli = {int(m) for text in texts for m in _MODULUS.findall(text) if int(m) > 1}
-    left_text, right_text = re.split(r"=|\\equiv", claim)[0], re.split(r"=|\\equiv", claim)[-1]
+    sides = re.split(r"=|\\equiv", claim)
+    left_text, right_text = sides[0], sides[-1]
     right = _rational(right_text)
     if right is None and moduli:
         right = _written_value(right_text)

@@ -42,7 +42,7 @@ from prm_factory.verifiers.math.arithmetic import (
     parse_side,
 )
 from prm_factory.verifiers.math.assertion import FRAME_MARKER
-from prm_factory.verifiers.math.certainty import uncertain_reason
+from prm_factory.verifiers.math.certainty import spaced, uncertain_reason
 from prm_factory.verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from prm_factory.verifiers.math.claim_result import ClaimResult
 from prm_factory.verifiers.math.competition import (
@@ -826,11 +826,9 @@ def _judge(
     return _judge_with(left, right, claim, fresh, state, approximate, running_total_ok)
 
 
-def _shares_a_side(claim: str, other: str | None) -> bool:
+def _shares_a_side(claim: str, other: str) -> bool:
     """Do two relations write the same expression in a name on one side (spacing and math delimiters aside)
     and differ on the other (`2x - 9 = 3`, `2x - 9 = -3`; not `2x + 1 = 5` and `x = 5`)?"""
-    if other is None:
-        return False
     sides = [re.sub(r"[\s$]+", "", side) for side in claim.split("=")]
     others = [re.sub(r"[\s$]+", "", side) for side in other.split("=")]
     shared = {side for side in set(sides) & set(others) if re.search(r"[A-Za-z]", side)}
@@ -854,14 +852,12 @@ def _listed_with(first: str, second: str, step: str) -> bool:
     """Is `second` written after `first` in the step with only list punctuation, "and" or "or", option
     labels and other items of the list (inline math) between (`$x - 3 = 0$ and $x + 2 = 0$`; `A. \\( 12 - t =
     4 \\)` ... `C. \\( 4 \\times t = 12 \\)`)?"""
-
-    def written(claim: str) -> str:
-        return r"\s*".join(map(re.escape, re.sub(r"[\s$]+", "", claim)))
-
-    for found in re.finditer(written(first), step):
-        after = re.compile(written(second)).search(step, found.end())
-        between = _INLINE_MATH.sub(" ", step[found.end() : after.start()]) if after is not None else ""
-        if after is not None and _LIST_JOINT.fullmatch(between):
+    second_written = re.compile(spaced(second.replace("$", "")))
+    for found in re.finditer(spaced(first.replace("$", "")), step):
+        after = second_written.search(step, found.end())
+        if after is None:
+            return False  # not written after this place, so after no later one either
+        if _LIST_JOINT.fullmatch(_INLINE_MATH.sub(" ", step[found.end() : after.start()])):
             return True
     return False
 
