@@ -34,6 +34,13 @@ dropped by exact question text):
   GPT-4o, deepseek-chat and gemini-3.1-pro-preview answering its multiple-choice mathematics questions
   (MMLU's, SciBench's, TheoremQA's), graded by the harness's letter (`mmlupro_chains`); built as the fifth
   set (`--suffix 5`) with `--exclude-sets`, which drops questions an earlier set's problems hold.
+- Abel (GAIR-NLP/abel, no licence file), `outputs/mathgpt/70b.jsonl`: GAIRMath-Abel-70B's greedy answers to
+  2,000 multiple-choice questions (TAL-SCQ5K-EN's test part, per the README), steps its numbered steps,
+  graded by the harness's letter (`abel_chains`); built as the sixth set (`--suffix 6`).
+- Faithful CoT (veronica320/Faithful-COT, MIT), `output_dir/AQUA/test/MODEL_LtM/predictions.jsonl`: six OpenAI
+  models' greedy least-to-most answers to AQuA's 254 multiple-choice test questions (`data/AQUA/test.jsonl`,
+  a second file named in the manifest's `questions` column), steps the sub-question / answer pairs, graded
+  by the harness's letter (`faithful_cot_chains`); built as the seventh set (`--suffix 7`).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -533,6 +540,201 @@ def mmlupro_chains(
     return chains
 
 
+_ABEL_OPTIONS = "\nYou are provided with the following options for your answer:\n"
+_ABEL_ANSWER = "Answer:\nLet's think step by step.\n"
+_ABEL_STEP = re.compile(r"^\d{1,3}\. ")
+# the lines Abel's prompt format closes a response with, after its last numbered step: the value, its letter
+_ABEL_CLOSING = re.compile(
+    r"^\s*(?:Therefore, the final result|Hence, the final result|By problem, |So our selection|####)"
+)
+
+
+def abel_steps(response: str) -> tuple[str, ...]:
+    """The steps of an Abel response: each numbered line (`1. `, `2. `, ..., number dropped) with the lines
+    that follow it up to the next (indented sub-bullets, a formula on its own line), and then, as one last
+    step, the unnumbered closing lines after the last numbered step ("Therefore, the final result is ...",
+    "By problem, the option corresponding to ... is B.", "So our selection is option B. #### B"). Blank lines
+    are dropped; text before the first numbered line is a step of its own, except the heading
+    `Reformatted Answer:` some responses open with.
+
+    >>> steps = abel_steps("1. Let x = 2.\\n   - so x + 1 = 3.\\n2. [Final solution] Thus 3.\\n\\n"
+    ...                    "Therefore, the final result is 3.\\nSo our selection is option B. #### B ")
+    >>> steps[:2]
+    ('Let x = 2.\\n   - so x + 1 = 3.', '[Final solution] Thus 3.')
+    >>> steps[2:]
+    ('Therefore, the final result is 3.\\nSo our selection is option B. #### B',)
+    """
+    lines = [line.rstrip() for line in response.split("\n") if line.strip()]
+    starts = [k for k, line in enumerate(lines) if _ABEL_STEP.match(line)]
+    if not starts:
+        return ("\n".join(lines),) if lines else ()
+    last = starts[-1]
+    closing = next((k for k in range(last + 1, len(lines)) if _ABEL_CLOSING.match(lines[k])), len(lines))
+    bounds = [*starts, closing]
+    steps = [
+        _ABEL_STEP.sub("", "\n".join(lines[a:b]), count=1).strip()
+        for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
+    preamble = "\n".join(lines[: starts[0]]).strip()
+    if preamble and preamble != "Reformatted Answer:":
+        steps.insert(0, preamble)
+    if closing < len(lines):
+        steps.append("\n".join(line.strip() for line in lines[closing:]))
+    return tuple(steps)
+
+
+def abel_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """Abel's committed outputs (GAIR-NLP/abel `outputs/mathgpt/70b.jsonl`: `id`, `prompt`, the question
+    and its lettered options in Abel's prompt, `response`, `pred` the letter the harness read after the
+    response's `####`, empty where it read none, `gold` the key's letter, `result`): one greedy response a
+    question, its steps the numbered steps and the closing lines (`abel_steps`). The key is a letter, so, as
+    for MMLU-Pro, `pred` against `gold` is the final answer's grade (`choice_key`: the checker grades
+    values, not letters; None where no letter was read, as for a response cut while it repeats itself) and a
+    right letter makes the chain right. `pred` is compared as written, not the harness's `result` (which
+    passes `A,B` for the key `A`). The problem is the question with its options; the question alone is kept
+    (`question`) so a question an earlier set holds is found. A question asked twice with the same response
+    is one chain (the first row's). Ids are `TAG-ID`.
+
+    >>> prompt = ("Question:\\n2+2?\\nYou are provided with the following options for your answer:\\n"
+    ...           "A. 3 \\nB. 4 \\nAnswer:\\nLet's think step by step.\\n")
+    >>> response = "1. 2+2 = 4.\\nTherefore, the final result is 4.\\nSo our selection is option B. #### B "
+    >>> row = {"id": 7, "prompt": prompt, "response": response, "pred": "B", "gold": "B", "result": True}
+    >>> [chain] = abel_chains([row], "f", "c", "r", "m", "t")
+    >>> chain.id, chain.problem, chain.question, chain.source_correct
+    ('t-7', '2+2?\\nOptions:\\nA. 3\\nB. 4', '2+2?', True)
+    >>> chain.steps
+    ('2+2 = 4.', 'Therefore, the final result is 4.\\nSo our selection is option B. #### B')
+    """
+    chains = []
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    for row in rows:
+        asked, listed = str(row["prompt"]).removeprefix("Question:\n").split(_ABEL_OPTIONS, 1)
+        options = "\n".join(
+            line.strip() for line in listed.removesuffix(_ABEL_ANSWER).splitlines() if line.strip()
+        )
+        problem = f"{asked.strip()}\nOptions:\n{options}"
+        steps = abel_steps(str(row["response"] or ""))
+        if len(steps) < 2 or (problem, steps) in seen:
+            continue
+        seen.add((problem, steps))
+        pred, key = str(row.get("pred") or "").strip(), str(row["gold"]).strip()
+        chains.append(
+            ModelChain(
+                f"{tag}-{row['id']}",
+                problem,
+                steps,
+                Provenance(repo, commit, file, model),
+                source_correct=pred == key if pred else None,
+                reference_answer=key,
+                choice_key=True,
+                question=asked.strip(),
+            )
+        )
+    return chains
+
+
+# a least-to-most sub-question line (`Q1. What is b in terms of a?`) and the closing `Final Answer:` line
+_LTM_SUBQUESTION = re.compile(r"^Q(\d{1,2})\.\s+")
+_LTM_FINAL = re.compile(r"^Final Answer:")
+_AQUA_OPTIONS = "\n# Answer option: "
+_AQUA_OPTION = re.compile(r"^([A-E])\)\s*")
+
+
+def ltm_steps(completion: str) -> tuple[str, ...]:
+    """The steps of a least-to-most completion (Faithful CoT's `LtM` prompt: the model writes sub-questions
+    `Q1. `, `Q2. `, ..., each followed by its answer on the lines after it, then `Final Answer: QUESTION`
+    and the answer that names the option): each sub-question with the lines that answer it, up to the next
+    sub-question, is one step, its `Qn. ` label dropped (a question without its answer means nothing to
+    check; the answer without it is often a bare number); the `Final Answer:` block, tag kept, is the last
+    step. A `Qn. ` line starts a step only where n is the next number (a later `Q1.` inside an answer stays
+    in it). Blank lines are dropped; text before `Q1.` would be a step of its own (none occurs).
+
+    >>> steps = ltm_steps("Q1. What is 2p?\\n2p = 1.82 - 1.24 = 0.58.\\n\\nQ2. What is p?\\np = 0.29.\\n"
+    ...                   "Final Answer: What does a pencil cost?\\n29 cents. So the answer is (a).")
+    >>> steps[:2]
+    ('What is 2p?\\n2p = 1.82 - 1.24 = 0.58.', 'What is p?\\np = 0.29.')
+    >>> steps[2:]
+    ('Final Answer: What does a pencil cost?\\n29 cents. So the answer is (a).',)
+    """
+    lines = [line.rstrip() for line in completion.split("\n") if line.strip()]
+    starts: list[int] = []
+    for k, line in enumerate(lines):
+        numbered = _LTM_SUBQUESTION.match(line)
+        if numbered and int(numbered.group(1)) == len(starts) + 1:
+            starts.append(k)
+        elif _LTM_FINAL.match(line) and (not starts or not _LTM_FINAL.match(lines[starts[-1]])):
+            starts.append(k)
+    if not starts:
+        return ("\n".join(lines),) if lines else ()
+    bounds = [*starts, len(lines)]
+    steps = [
+        _LTM_SUBQUESTION.sub("", "\n".join(lines[a:b]), count=1).strip()
+        for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
+    preamble = "\n".join(lines[: starts[0]]).strip()
+    return (preamble, *steps) if preamble else tuple(steps)
+
+
+def faithful_cot_chains(
+    rows: Iterable[dict],
+    file: str,
+    commit: str,
+    repo: str,
+    model: str,
+    tag: str,
+    questions: Iterable[dict] = (),
+) -> list[ModelChain]:
+    """Faithful CoT's committed least-to-most outputs on AQuA (veronica320/Faithful-COT
+    `output_dir/AQUA/test/MODEL_LtM/predictions.jsonl`: `id`, `completion` the greedy response, `completions`,
+    `answer` the letter the harness read after the response's last "answer is ", `[invalid]` where it found
+    none), with the questions of `data/AQUA/test.jsonl` (`questions`: `id`, `question` with its options
+    appended as `# Answer option: [...]`, `options` `A)...` to `E)...`, `answer` the key's letter), matched
+    by `id`. One response a question, its steps the sub-question / answer pairs (`ltm_steps`). The key is a
+    letter, so, as for MMLU-Pro, the harness's rule is the grade (`choice_key`): its `answer` as written
+    against the key (a non-letter such as `N`, read from "none of these", is wrong, as the harness counts
+    it), None where it read none. The problem is the question with its options (`Options:\\nA. ...`), the
+    question alone kept (`question`). Ids are `TAG-ID`.
+
+    >>> question = {"id": 7, "question": "2+2?\\n# Answer option: ['A)3', 'B)4']", "options": ["A)3", "B)4"],
+    ...             "answer": "B"}
+    >>> row = {"id": 7, "answer": "B", "completion": "Q1. What is 2+2?\\n2+2 = 4.\\n"
+    ...        "Final Answer: What is the sum?\\n4. So the answer is (b)."}
+    >>> [chain] = faithful_cot_chains([row], "f", "c", "r", "m", "t", questions=[question])
+    >>> chain.id, chain.problem, chain.question, chain.source_correct
+    ('t-7', '2+2?\\nOptions:\\nA. 3\\nB. 4', '2+2?', True)
+    >>> chain.steps
+    ('What is 2+2?\\n2+2 = 4.', 'Final Answer: What is the sum?\\n4. So the answer is (b).')
+    """
+    asked = {row["id"]: row for row in questions}
+    chains = []
+    for row in rows:
+        source = asked[row["id"]]
+        question = str(source["question"]).split(_AQUA_OPTIONS, 1)[0].strip()
+        options = "\n".join(
+            _AQUA_OPTION.sub(lambda m: f"{m.group(1)}. ", str(option).strip(), count=1)
+            for option in source["options"]
+        )
+        steps = ltm_steps(str(row.get("completion") or ""))
+        if len(steps) < 2:
+            continue
+        pred, key = str(row.get("answer") or "").strip(), str(source["answer"]).strip()
+        chains.append(
+            ModelChain(
+                f"{tag}-{row['id']}",
+                f"{question}\nOptions:\n{options}",
+                steps,
+                Provenance(repo, commit, file, model),
+                source_correct=pred == key if pred and pred != "[invalid]" else None,
+                reference_answer=key,
+                choice_key=True,
+                question=question,
+            )
+        )
+    return chains
+
+
 MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
 _READERS = {
     "harness": harness_chains,
@@ -541,6 +743,8 @@ _READERS = {
     "mrben": mrben_chains,
     "zeroeval": zeroeval_chains,
     "mmlu-pro": mmlupro_chains,
+    "abel": abel_chains,
+    "faithful-cot-ltm": faithful_cot_chains,
 }
 
 
@@ -559,7 +763,9 @@ def manifest_chains(manifest: Path) -> list[ModelChain]:
     naming at least `MANIFEST_FIELDS` (one file a row: its repository, commit, path in the repository,
     the model that wrote it, the problem set and the file's format, one of `_READERS`), each
     file read from `<the manifest's folder>/<owner>+<name>/tree/<path>`, as `git show COMMIT:PATH`
-    wrote it. Ids are `REPO-DATASET-MODEL-IDX-sK` (slugs), so files of one repository stay apart."""
+    wrote it. Ids are `REPO-DATASET-MODEL-IDX-sK` (slugs), so files of one repository stay apart. An
+    optional `questions` column names a second file of the same repository and commit that holds the
+    questions (Faithful CoT keeps them apart from the outputs), passed to the reader as `questions`."""
     lines = [line.split("\t") for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
     header, rows = lines[0], lines[1:]
     missing = [f for f in MANIFEST_FIELDS if f not in header]
@@ -576,7 +782,11 @@ def manifest_chains(manifest: Path) -> list[ModelChain]:
         repo, path = entry["repo"], entry["path"]
         file = manifest.parent / repo.replace("/", "+") / "tree" / path
         tag = "-".join(_slug(part) for part in (repo, entry["dataset"], entry["model"]))
-        chains += reader(_records(file), path, entry["commit"], repo, entry["model"], tag)
+        extra = {}
+        if entry.get("questions", "").strip():
+            tree = manifest.parent / repo.replace("/", "+") / "tree"
+            extra["questions"] = _records(tree / entry["questions"].strip())
+        chains += reader(_records(file), path, entry["commit"], repo, entry["model"], tag, **extra)
     return chains
 
 

@@ -602,3 +602,202 @@ def test_mmlupro_outputs_are_graded_by_the_harness_letter_and_earlier_sets_quest
     )
     assert "label" not in built["2"] and built["2"]["final_answer_correct"] is False
     assert "label" not in built["3"] and built["3"]["final_answer_correct"] is None
+
+
+def _abel_prompt(question: str) -> str:
+    return (
+        f"Question:\n{question} \nYou are provided with the following options for your answer:\n"
+        "A. 29 cents \nB. 58 cents \nAnswer:\nLet's think step by step.\n"
+    )
+
+
+def test_abel_outputs_split_at_numbered_steps_and_are_graded_by_the_letter_read(tmp_path: Path) -> None:
+    path = "outputs/mathgpt/70b.jsonl"
+    file = tmp_path / "GAIR-NLP+abel" / "tree" / path
+    file.parent.mkdir(parents=True)
+    closing = "\n\nTherefore, the final result is {v}.\nBy problem, the option corresponding to {v} is {x}.\n"
+    closing += "So our selection is option {x}. #### {x} "
+    right = (
+        "1. By problem, $3p+e=1.24$ and $5p+e=1.82$.\n"
+        "   - so $2p = 0.58$\n\n"
+        "2. [Final solution] Thus $p = 0.29$." + closing.format(v="29 cents", x="A")
+    )
+    row = {"prompt": _abel_prompt(PENCILS), "gold": "A"}
+    rows = [
+        {**row, "id": 0, "response": right, "pred": "A", "result": True},
+        # the same question and response again (greedy decoding): one chain
+        {**row, "id": 1, "response": right, "pred": "A", "result": True},
+        {
+            **row,
+            "id": 2,
+            "prompt": _abel_prompt("Pencils again?"),
+            "response": "Reformatted Answer:\n1. So $p = 0.58$.\n2. Thus 58." + closing.format(v="58", x="B"),
+            "pred": "B",
+            "result": False,
+        },
+        # two letters read: the harness's `result` passes it, the letter against the key does not
+        {
+            **row,
+            "id": 3,
+            "prompt": _abel_prompt("And erasers?"),
+            "response": "1. Both.\n2. A and B." + closing.format(v="both", x="A,B"),
+            "pred": "A,B",
+            "result": True,
+        },
+        # cut while it repeats itself: no letter read, no grade, no label
+        {**row, "id": 4, "prompt": _abel_prompt("Pens?"), "response": "1. Let\n2. Let", "pred": ""},
+        # one step (the model wrote its newlines as `\n`): no chain
+        {
+            **row,
+            "id": 5,
+            "prompt": _abel_prompt("Ink?"),
+            "response": "1. So 2.\\n2. So A. #### A",
+            "pred": "A",
+        },
+        # a question an earlier set holds, with other options: dropped
+        {**row, "id": 6, "prompt": _abel_prompt("Shortest distance?"), "response": right, "pred": "A"},
+    ]
+    file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = tmp_path / "SOURCES.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
+        f"GAIR-NLP/abel\tc7\t{path}\tGAIRMath-Abel-70B, T=0\tmathgpt\tabel\n"
+    )
+    chains = {c.id: c for c in manifest_chains(manifest)}
+    tag = "abel-mathgpt-gairmath-abel-70b-t-0"
+    assert set(chains) == {f"{tag}-{k}" for k in (0, 2, 3, 4, 6)}
+    first = chains[f"{tag}-0"]
+    assert first.problem == f"{PENCILS}\nOptions:\nA. 29 cents\nB. 58 cents" and first.question == PENCILS
+    assert first.steps == (
+        "By problem, $3p+e=1.24$ and $5p+e=1.82$.\n   - so $2p = 0.58$",
+        "[Final solution] Thus $p = 0.29$.",
+        "Therefore, the final result is 29 cents.\nBy problem, the option corresponding to 29 cents is A.\n"
+        "So our selection is option A. #### A",
+    )
+    assert first.choice_key and first.provenance == Provenance(
+        "GAIR-NLP/abel", "c7", path, "GAIRMath-Abel-70B, T=0"
+    )
+    assert chains[f"{tag}-2"].steps[:2] == ("So $p = 0.58$.", "Thus 58.")
+    earlier = tmp_path / "model_written_dev5.jsonl"
+    earlier.write_text(json.dumps({"problem": "Shortest distance?\nOptions:\nA. 4\nB. 8"}) + "\n")
+    out = tmp_path / "out"
+    argv = [
+        "build",
+        "--manifest",
+        str(manifest),
+        "--exclude-sets",
+        str(earlier),
+        "--suffix",
+        "6",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    built = {
+        json.loads(line)["id"].rsplit("-", 1)[1]: json.loads(line)
+        for name in ("dev6", "untuned6")
+        for line in (out / f"model_written_{name}.jsonl").open()
+    }
+    assert set(built) == {"0", "2", "3", "4"}
+    assert (built["0"]["label"], built["0"]["final_answer_correct"], built["0"]["reference_answer"]) == (
+        -1,
+        True,
+        "A",
+    )
+    for wrong in ("2", "3"):
+        assert "label" not in built[wrong] and built[wrong]["final_answer_correct"] is False
+    assert "label" not in built["4"] and built["4"]["final_answer_correct"] is None
+
+
+def _aqua_question(k: int, question: str) -> dict:
+    options = ["A)29 cents", "B)58 cents"]
+    return {
+        "id": k,
+        "question": f"{question}\n# Answer option: {options!r}",
+        "options": options,
+        "answer": "A",
+    }
+
+
+def test_faithful_cot_outputs_split_at_subquestions_and_are_graded_by_the_letter_read(tmp_path: Path) -> None:
+    tree = tmp_path / "veronica320+Faithful-COT" / "tree"
+    path, questions = "output_dir/AQUA/test/gpt4_LtM/predictions.jsonl", "data/AQUA/test.jsonl"
+    for name in (path, questions):
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+    asked = ["Pencils?", "Pencils again?", "And erasers?", "Pens?", "Ink?", "Shortest distance?", "Paper?"]
+    (tree / questions).write_text(
+        "".join(json.dumps(_aqua_question(k, q)) + "\n" for k, q in enumerate(asked))
+    )
+    right = (
+        "Q1. What is 2p?\n2p = 1.82 - 1.24 = 0.58.\n\n"
+        "Q2. What is p?\np = 0.58 / 2 = 0.29.\nQ1. (a sub-question number out of turn stays in its step)\n"
+        "Final Answer: What does a pencil cost?\nA pencil costs 29 cents. So the answer is (a)."
+    )
+    completions = [
+        (right, "A"),
+        ("Q1. What is p?\np = 0.58.\nFinal Answer: What is it?\n58 cents. So the answer is (b).", "B"),
+        # no "answer is": the harness read no letter, so no grade and no label
+        ("Q1. What is e?\ne = 1.24 - 3p.\nFinal Answer: What is it?\nIt depends on p.", "[invalid]"),
+        # the harness read `N` ("none of these"): wrong, as the harness counts it
+        ("Q1. What is it?\nNothing.\nFinal Answer: Which?\nSo the answer is none of these.", "N"),
+        # one sub-question and no final answer: one step, no chain
+        ("Q1. What is ink?\nSo the answer is (a).", "A"),
+        # a question an earlier set holds: dropped
+        (right, "A"),
+        # no `Final Answer:` line: the sub-questions alone are the steps
+        ("Q1. What is 2p?\n2p = 0.58.\nQ2. What is p?\np = 0.29, so the answer is (a).", "A"),
+    ]
+    rows = [
+        {"id": k, "answer": answer, "completion": text, "completions": [text]}
+        for k, (text, answer) in enumerate(completions)
+    ]
+    (tree / path).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = tmp_path / "SOURCES.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\tquestions\n"
+        f"veronica320/Faithful-COT\tc8\t{path}\tgpt-4, T=0\taqua\tfaithful-cot-ltm\t{questions}\n"
+    )
+    chains = {c.id: c for c in manifest_chains(manifest)}
+    tag = "faithful-cot-aqua-gpt-4-t-0"
+    assert set(chains) == {f"{tag}-{k}" for k in (0, 1, 2, 3, 5, 6)}
+    first = chains[f"{tag}-0"]
+    assert first.problem == "Pencils?\nOptions:\nA. 29 cents\nB. 58 cents" and first.question == "Pencils?"
+    assert first.steps == (
+        "What is 2p?\n2p = 1.82 - 1.24 = 0.58.",
+        "What is p?\np = 0.58 / 2 = 0.29.\nQ1. (a sub-question number out of turn stays in its step)",
+        "Final Answer: What does a pencil cost?\nA pencil costs 29 cents. So the answer is (a).",
+    )
+    assert first.choice_key and first.provenance == Provenance(
+        "veronica320/Faithful-COT", "c8", path, "gpt-4, T=0"
+    )
+    assert chains[f"{tag}-6"].steps == (
+        "What is 2p?\n2p = 0.58.",
+        "What is p?\np = 0.29, so the answer is (a).",
+    )
+    earlier = tmp_path / "model_written_dev6.jsonl"
+    earlier.write_text(json.dumps({"problem": "Shortest distance?\nOptions:\nA. 4\nB. 8"}) + "\n")
+    out = tmp_path / "out"
+    argv = [
+        "build",
+        "--manifest",
+        str(manifest),
+        "--exclude-sets",
+        str(earlier),
+        "--suffix",
+        "7",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    built = {
+        json.loads(line)["id"].rsplit("-", 1)[1]: json.loads(line)
+        for name in ("dev7", "untuned7")
+        for line in (out / f"model_written_{name}.jsonl").open()
+    }
+    assert set(built) == {"0", "1", "2", "3", "6"}
+    for right_chain in ("0", "6"):
+        assert (built[right_chain]["label"], built[right_chain]["final_answer_correct"]) == (-1, True)
+        assert built[right_chain]["reference_answer"] == "A"
+    for wrong in ("1", "3"):
+        assert "label" not in built[wrong] and built[wrong]["final_answer_correct"] is False
+    assert "label" not in built["2"] and built["2"]["final_answer_correct"] is None
