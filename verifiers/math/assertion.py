@@ -100,6 +100,11 @@ _SUPPOSED_VALUE = re.compile(
 )
 _NAME_SET = re.compile(_VALUE)  # a claim that sets a name (`x = 1/2`)
 _CONDITIONAL_VALUE = re.compile(rf"\b(?:if|when|whenever|for)\b{_VALUE}", re.IGNORECASE)
+# a heading that opens one part of the work on its own line ("For the final exam:", "**For the second
+# container:**"): the values given under one such heading belong to it, not to the next
+SCOPE_HEADING = re.compile(
+    r"^[ \t>#*-]*For\s+(?:the\s+|each\s+|an?\s+)?[^\n:=$\\]{1,40}:[ \t*]*$", re.IGNORECASE | re.MULTILINE
+)
 # the heading of a case, on its own line (`Case 2: a = 2, b = 1`, `**Subcase (ii).**`)
 _CASE_HEADING = re.compile(r"^[\W\d]*(?:sub)?case\s*[\w()]{0,6}\s*[:.)]", re.IGNORECASE | re.MULTILINE)
 # math segments, inside which no sentence ends

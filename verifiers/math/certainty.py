@@ -109,17 +109,27 @@ _ASSUMED = re.compile(r"\b(?:assume|assuming|suppose|supposing|for the sake of)\
 _CASE_HEADING = re.compile(r"^[\W\d]*(?:sub)?case\s*[\w()]{0,6}\s*[:.)]", re.IGNORECASE | re.MULTILINE)
 # arithmetic modulo a number
 _MODULAR = re.compile(
-    r"\\[pb]?mod(?![A-Za-z])|\bmod(?:ulo)?\b|\\equiv(?![A-Za-z])|≡|\\mathbb\s*\{?\s*Z\s*\}?\s*/|\bresidues?\b",
+    r"\\[pb]?mod(?![A-Za-z])|\bmod(?:ulo)?\b|\\equiv(?![A-Za-z])|≡|\\mathbb\s*\{?\s*Z\s*\}?\s*/|\bresidues?\b"
+    r"|(?-i:(?<![A-Za-z\\])(?:\\mathbb\s*\{?\s*)?Z\s*\}?\s*_\s*\{?\s*\d|\bGF\s*\(\s*\d)",
     re.IGNORECASE,
 )
 _MODULAR_REACH = 3  # steps before the claim's that may set the modulus
 # the modulus said: `\pmod{21}`, `\mod 13`, "modulo 7", `\mathbb Z/289\mathbb Z`
+# (and the ring or field named: `Z_11`, `\\mathbb{Z}_{11}`, `GF(7)`)
 _MODULUS = re.compile(
-    r"(?:\\[pb]?mod\s*\{?\s*|\bmod(?:ulo)?\s+|\\mathbb\s*\{?\s*Z\s*\}?\s*/\s*\{?\s*)(\d+)", re.IGNORECASE
+    r"(?:\\[pb]?mod\s*\{?\s*|\bmod(?:ulo)?\s+|\\mathbb\s*\{?\s*Z\s*\}?\s*/\s*\{?\s*"
+    r"|(?-i:(?<![A-Za-z\\])(?:\\mathbb\s*\{?\s*)?Z\s*\}?\s*_\s*\{?\s*|\bGF\s*\(\s*))(\d+)",
+    re.IGNORECASE,
 )
+# a hyphen glued between a word of two letters or more and a number (`base-6`, `COVID-19`): no minus
+_WORD_HYPHEN = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}-\d")
 # notation with a second reading: `√` as a character, a subfactorial `!n`, a remark in words in brackets
 # (two words, the first may be a number's suffix: `(7th grade)`, `(the base)`)
-_SECOND_READING = re.compile(r"√|(?:^|[^\w)}\]!])\s*!\s*[\w({]|\([^()]*?[A-Za-z]{2,}\s+[A-Za-z]{2,}\b")
+# (or the same value restated as a percent in brackets: `0.80 (80%)`)
+_SECOND_READING = re.compile(
+    r"√|(?:^|[^\w)}\]!])\s*!\s*[\w({]|\([^()]*?[A-Za-z]{2,}\s+[A-Za-z]{2,}\b"
+    r"|\(\s*-?\d[\d.,]*\s*(?:\\?%|percent)\s*\)"
+)
 # a slash before a product written side by side (`4/3\\pi`, `1/2(6)`, `1/2x`): (4/3)π or 4/(3π), two readings
 _SLASH_BEFORE_PRODUCT = re.compile(
     r"\d\s*/\s*\d+(?:\.\d+)?(?:\s*(?:\\pi(?![A-Za-z])|π|\\sqrt(?![A-Za-z]))|\(|[A-Za-z](?![A-Za-z]))"
@@ -383,8 +393,9 @@ def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     # (a number followed by an operator or a command is part of an expression; the `\\)` or `\\]` closing the
     # math it stands in is not, nor spacing or words between items: `So \\(n = 57\\)` gives n the value 57,
     # and so does `n = 57 \\quad \\text{and}`)
+    # (a fraction of two whole numbers is a written value too: "where y = 1/2 and y = 1")
     given = re.compile(
-        rf"(?<![A-Za-z0-9\\_.]){re.escape(name)}\s*=\s*(-?\d[\d.,]*)"
+        rf"(?<![A-Za-z0-9\\_.]){re.escape(name)}\s*=\s*(-?\d[\d.,]*(?:/\d+(?![\d.]))?)"
         r"(?![\d.,]*\s*(?:[-+*/^(]|\\(?![)\]]|q?quad(?![A-Za-z])|text\s*\{|[,;:! ])))"
     )
     return any(
@@ -466,6 +477,8 @@ def uncertain_reason(
     if _constant_named(claim, (problem_text or "", *chain[: index + 1])):
         return "a constant's symbol the text names as a quantity (`its parallax angle, $\\pi$`): a name here"
     grammar = _GRAMMAR.get(kind)
+    if grammar is WORDS and _WORD_HYPHEN.search(claim):
+        return "a hyphen inside a word (`base-6`, `x-values`): part of the word, not a minus"
     for relation in relations if grammar else ():
         unread = unread_span(relation, grammar)
         if unread is not None:
@@ -480,7 +493,7 @@ def uncertain_reason(
         if cut is not None:
             return f"the claim is cut out of a longer expression: {cut.evidence()} of the step"
     if kind not in (EQUATION_STEP, SYSTEM_RESULT, IDENTITY):
-        other = other_reading(claim, index, chain, problem_text, _sentence_of(claim, step))
+        other = other_reading(claim, index, chain, problem_text, _sentence_of(claim, step), expected)
         if other is not None:
             return other
         if kind == SUBSTITUTED_ARITHMETIC and _VALUE_GIVEN.fullmatch(claim):
@@ -517,6 +530,8 @@ def uncertain_reason(
     if _on_case_heading(claim, step):
         return "the claim stands in the heading of a case"
     nearby = [chain[j] for j in range(max(0, index - _MODULAR_REACH), index + 1)]
+    if problem_text and _MODULUS.search(problem_text):  # "Find the generator of the field Z_11"
+        nearby.insert(0, problem_text)
     if kind not in (CONGRUENCE, DIVISIBILITY) and any(_MODULAR.search(text) for text in nearby):
         if _may_hold_modulo(claim, expected, nearby):
             return "the chain works modulo a number, and the claim may hold there"

@@ -93,9 +93,20 @@ def _explicit_equals(text: str) -> Callable[[re.Match[str]], str]:
 _SENTENCE = re.compile(r"[.!?;]\s|\n|, (?:so|then|and)\b")
 
 
+# a name's value as the object of a preposition right before "is" ("the probability corresponding to z = 1.55
+# is around 0.939"): the subject of "is" is the phrase that holds it, not the value
+_VALUE_AS_OBJECT = re.compile(
+    r"\b(?:to|for|at|when|with|where|given|of)[ \t]+\$?[A-Za-z](?:_\w+)?"
+    r"[ \t]*=[ \t]*-?\$?\d[\d,.]*%?\$?[ \t]*$",
+    re.IGNORECASE,
+)
+
+
 def _is_as_equals(text: str) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
         before = text[max(0, match.start() - 48) : match.start()]
+        if _VALUE_AS_OBJECT.search(before):
+            return match.group()
         if _AFTER_MATH.search(before) or _AFTER_UNITS.search(before):
             return _as_equals(match)
         return match.group()
@@ -195,6 +206,20 @@ def extract_runs(text: str) -> list[Run]:
 
 # Spelled operators that, right before a run, mean its first side is only the end of a longer expression.
 _SPELLED_OPERATORS = {"plus": "+", "minus": "-", "times": "*"}
+# Function names that, right before a run (`cos 4x = 0`, `ln x = 1/2`), make its first side their argument:
+# the side is `cos 4x`, not `4x`, and gives the name no value
+_FUNCTION_NAMES = {
+    *("sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh"),
+    *("ln", "log", "lg", "exp", "sqrt", "abs", "det", "gcd", "lcm", "max", "min", "floor", "ceil"),
+}
+
+
+def _function_before(before: Token | None, first: Token) -> bool:
+    """Does the run's first side stand as a function's argument: after a function name (`cos 4x = 0`), or
+    a bracket glued to a word (`f(x) = 2`, `f'(x) = 0`, `P(A) = 0.3`, `C(T) = 0.02`)?"""
+    if before is None or before.kind != "word":
+        return False
+    return before.text.lower() in _FUNCTION_NAMES or (first.kind == "lp" and _attached(before, first))
 
 
 def _numberish(tok: Token | None) -> bool:
@@ -237,10 +262,16 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
             start = current[0].start
             last = current[-1]
             before = tokens[index_of[id(current[0])] - 1] if index_of.get(id(current[0]), 0) > 0 else None
+            if before is None:  # (a name the reader made from a word is a new token: find it by place)
+                before = next((t for t in reversed(tokens) if t.start + len(t.text) <= start), None)
             after_word = before is not None and before.kind == "word"
             if after_word and before is not None and before.text.lower() in _SPELLED_OPERATORS:
                 # "c plus 3c equals 280": the sum began before the run; its first side is cut off
                 current.insert(0, Token("op", _SPELLED_OPERATORS[before.text.lower()], before.start))
+            elif not hard and _function_before(before, current[0]):
+                # `cos 4x = 0`, `f(x) = 2`: the first side is a function's argument, cut out of its call (a
+                # LaTeX run keeps its own reading: the worker judges `f(x) = A = B` without its cut side)
+                current.insert(0, Token("op", "*", current[0].start))  # (the run still starts where written)
             explicit = next(t for t in current if t.kind == "eq").text == EXPLICIT_EQUALS
             after_word = after_word and not explicit
             runs.append(Run(tuple(current), source[start : last.start + len(last.text)], hard, after_word))

@@ -41,7 +41,7 @@ from prm_factory.verifiers.math.arithmetic import (
     literals,
     parse_side,
 )
-from prm_factory.verifiers.math.assertion import FRAME_MARKER
+from prm_factory.verifiers.math.assertion import FRAME_MARKER, SCOPE_HEADING
 from prm_factory.verifiers.math.certainty import spaced, uncertain_reason
 from prm_factory.verifiers.math.claim_extraction import EXPLICIT_EQUALS, Run, extract_runs
 from prm_factory.verifiers.math.claim_result import ClaimResult
@@ -130,7 +130,9 @@ class StepState:
         """Was `name` bound in an earlier step, with a marker of a test or a refutation (`assertion`'s
         lexicon: "suppose", "check", "not possible", "I made an error", ...) written between that binding
         and the run read now? Then the value may belong to a premise the chain has left (a trial, a
-        supposition, a refuted or corrected computation): no explicit link carries it to this claim."""
+        supposition, a refuted or corrected computation): no explicit link carries it to this claim. So
+        does a heading that opens another part of the work ("For the final exam:"): the value was given
+        under the part before."""
         start = self.bound_at.get(name, -1)
         if not 0 <= start < self.step_index:
             return False
@@ -139,7 +141,7 @@ class StepState:
             *self.texts[start + 1 : self.step_index],
             self.step_text[: self.run_start],
         ]
-        return any(FRAME_MARKER.search(text) for text in between)
+        return any(FRAME_MARKER.search(text) or SCOPE_HEADING.search(text) for text in between)
 
     def bind(self, name: str, value: Fraction, *, solved: bool) -> None:
         self.bindings[name] = value

@@ -338,6 +338,40 @@ def _labelled(chain: Sequence[str], first: Statement | None, second: Statement |
     return bool(_LABELLED_BETWEEN.fullmatch(chain[first.step][first.end : second.start]))
 
 
+# words after a relation that name another relation it goes into ("substitute $xy = -5$ into the expanded
+# equation to get ..."), or, after a relation stated as known or used, that work on "this" ("We know that
+# $ab + ac + bc = 0$, so we can simplify this to ..."): the relation is put into another, not rewritten
+_INTO_ANOTHER = re.compile(
+    r"\b(?:into|in)\s+(?:the|our|that)\s+(?:\w+\s+)?(?:expression|equation|formula)\b", re.I
+)
+_KNOWN_BEFORE = re.compile(r"\b(?:know|knowing|using|use|given|recall|recalling)\b[^.!?\n]*$", re.IGNORECASE)
+_THIS = re.compile(r"\b(?:this|it)\b", re.IGNORECASE)
+
+
+def _auxiliary(chain: Sequence[str], before: Statement, after: Statement) -> bool:
+    """Is `before` put into another relation to give `after`, rather than rewritten into it: words between
+    them that name the relation it goes into, or "this" after a relation stated as known or used?
+
+    >>> chain = ["Substitute $xy = -5$ into the expanded equation to get $4x^2 - 60 + 9y^2 = 4$."]
+    >>> first, second = statements(chain)
+    >>> _auxiliary(chain, first, second)
+    True
+    >>> chain = ["We know that $c^2 + d^2 = 8$. We can rewrite this as: $$c^2 = 8 - d^2$$"]
+    >>> first, second = statements(chain)
+    >>> _auxiliary(chain, first, second)
+    False
+    """
+    between = _between(chain, (before.step, before.end), after.step, after.start)
+    if _INTO_ANOTHER.search(between):
+        return True
+    # ("this" in the same sentence: "We know that A. We can rewrite this as: B" rewrites A itself)
+    sentence_before = chain[before.step][max(0, before.start - 60) : before.start]
+    this = _THIS.search(between)
+    return bool(
+        this and not _SENTENCE_END.search(between[: this.start()]) and _KNOWN_BEFORE.search(sentence_before)
+    )
+
+
 def equation_pairs(chain: Sequence[str]) -> list[EquationPair]:
     """The linked (before, after) relations of a chain, each at the step of its `after`, in plain algebra
     with the unknowns the worker may compare (the same, or fewer of one). A pair linked by words only is
@@ -361,6 +395,8 @@ def equation_pairs(chain: Sequence[str]) -> list[EquationPair]:
                 (ends_list or starts_list) and len(_unknowns(before.text) | _unknowns(after.text)) > 1
             ):
                 continue
+        if after.link == "cue" and _auxiliary(chain, before, after):
+            continue  # "substitute $xy = -5$ into the expanded equation to get ...": `before` is put in
         if after.link != "strong" and (
             _labelled(chain, earlier, before) or (later is not None and _labelled(chain, after, later))
         ):

@@ -41,7 +41,9 @@ INTEGER_DIVISION = re.compile(
     r"\brem(?:ainders?)?(?![A-Za-z])|\bR\s*\d|\\text\s*\{\s*R\s*\}|\bquotients?\b|\bfloor\b|\\[lr]floor"
     r"|\binteger\s+(?:part|division|quotient)|\bgreatest\s+integer\b|\bbase[\s-]*\d|\bbinary\b|\bLegendre\b"
     # counting multiples (Legendre's formula said in words): "every 25th number", "trailing zeros"
-    r"|\bmultiples?\s+of\b|\bevery\s+\d+(?:st|nd|rd|th)\b|\btrailing\s+zeros?\b|\bzeros?\s+at\s+the\s+end\b",
+    r"|\bmultiples?\s+of\b|\bevery\s+\d+(?:st|nd|rd|th)\b|\btrailing\s+zeros?\b|\bzeros?\s+at\s+the\s+end\b"
+    # long division said in words: "33 goes into 70 two times"
+    r"|\bgo(?:es)?\s+into\b",
     re.IGNORECASE,
 )
 # the text says the value is approximate or rounded
@@ -358,10 +360,76 @@ def numerals_in_base(claim: str, texts: Sequence[str]) -> bool:
     return False
 
 
+# a side whose exact value is irrational: a constant or a function that gives one (`\\pi`, `√2`, `\\ln 3`)
+_IRRATIONAL = re.compile(
+    r"\\pi(?![A-Za-z])|π|\\sqrt(?![A-Za-z])|√|\\(?:ln|log|sin|cos|tan|exp)(?![A-Za-z])|(?<![A-Za-z\\])e\s*\^"
+)
+
+
+def irrational_rounded(claim: str, expected: str | None) -> bool:
+    """Is an irrational side (π, a root, a logarithm) put equal to a written number of three figures or
+    more, within half a unit of its last written digit of the value found (`expected`)? An irrational
+    value is only ever written rounded: `\\pi \\times 250^2 = 196350` (196349.54) says `≈`.
+
+    >>> irrational_rounded("\\pi \\times 250^2 = 196350", "196349.5408")
+    True
+    >>> irrational_rounded("\\pi \\times 250^2 = 196000", "196349.5408")
+    False
+    >>> irrational_rounded("\\sqrt{2} = 1", "1.414213562")
+    False
+    """
+    sides = re.split(r"(?<![<>!\\])=", claim)
+    if len(sides) != 2 or expected is None or not _IRRATIONAL.search(sides[0]):
+        return False
+    written = _python(sides[1])
+    if written is None or not _NUMBER.fullmatch(written) or _figures(written) < _OPERAND_FIGURES:
+        return False
+    try:
+        value = Fraction(expected)
+    except (ValueError, ZeroDivisionError):
+        return False
+    # (the value found is itself a decimal of ten figures: its own last place is slack too)
+    slack = Fraction(1, 2 * 10 ** _places(written)) + abs(value) / 10**9
+    return abs(value - Fraction(written)) <= slack
+
+
+_BULLET_LINE = re.compile(r"^[ \t]*-(?=\d)", re.MULTILINE)
+
+
+def bullet_minus(claim: str, step: str) -> bool:
+    """Is the claim written at the start of a line with a minus glued to its first number, in a step of two
+    such lines or more (`   -1 = (-1)^2`, `   -4 = (-2)^2`: a list's bullets), and does it hold without it?
+
+    >>> bullet_minus("-1 = (-1)^2", "squares:\\n   -1 = (-1)^2\\n   -4 = (-2)^2")
+    True
+    >>> bullet_minus("-1 = (-1)^2", "So -1 = (-1)^2.")
+    False
+    """
+    text = claim.strip()
+    if not text.startswith("-") or len(_BULLET_LINE.findall(step)) < 2:
+        return False
+    if not re.search(r"^[ \t]*" + re.escape(text), step, re.MULTILINE):
+        return False
+    sides = _sides(text[1:])
+    if sides is None:
+        return False
+    left, right = (_value(_python(side)) for side in sides)
+    return left is not None and left == right
+
+
 def other_reading(
-    claim: str, index: int, chain: Sequence[str], problem_text: str | None, sentence: str
+    claim: str,
+    index: int,
+    chain: Sequence[str],
+    problem_text: str | None,
+    sentence: str,
+    expected: str | None = None,
 ) -> str | None:
     """Why the failed claim of step `index` may hold under another reading of what is written, or None."""
+    if irrational_rounded(claim, expected):
+        return "an irrational value put equal to a number written to its last digit: rounded (`=` for `≈`)"
+    if bullet_minus(claim, chain[index]):
+        return "a minus at the start of a line of a list (`-1 = (-1)^2`): a bullet, and without it it holds"
     texts = [problem_text or "", *chain[max(0, index - _REACH) : index + 1]]
     if integer_quotient(claim, texts):
         return (

@@ -155,7 +155,17 @@ class MathVerifier:
     # it; the object of "such that" is a condition (the misreadings read on untuned5)
     # 2.20.0: one factor of a product put equal to zero is one case, not a rewrite; listed options (`A.`,
     # `B.`, other items of the list between) are no premise of each other (two more of untuned5's classes)
-    version = "2.20.0"
+    # 2.21.0: a run right after a function's name or glued to one (`cos 4x = 0`, `ln x = 1/2`, `f'(x) = 2`,
+    # `C(T) = 0.02`) starts inside its argument: that side is cut, gives no name a value; "is" after a value
+    # that is a preposition's object ("corresponding to z = 1.55 is around 0.939") is no `=`; a name given
+    # a fraction (`y = 1/2 and y = 1`) has a written value; a modulus the problem names by its ring (`Z_11`,
+    # `GF(7)`); "goes into" is whole-number division; a percent in brackets restates (`0.80 (80%)`); an
+    # irrational side put equal to a number of three figures or more within half its last digit is rounded;
+    # a minus opening lines of a list (`-1 = (-1)^2`) may be a bullet; a hyphen inside a word (`base-6`) is
+    # no minus; a value given under a heading ("For the midterm:") is not carried past the next one; a
+    # relation put into another ("substitute ... into the expanded equation to get") is no premise of the
+    # result (the misreadings read on dev4 and dev5)
+    version = "2.21.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -1219,3 +1219,116 @@ def test_listed_options_are_never_read_against_each_other(checker, total: int, p
         rf"C. \( {parts} \times t = {total} \)"
     )
     assert "incorrect" not in _labels(checker, [step], WORD), step
+
+
+# --- verifier 2.21.0: the misreadings read on dev4 and dev5 ------------------------------------------------
+
+
+@SETTINGS
+@given(a=st.integers(2, 9), b=st.integers(2, 9), c=st.integers(2, 9), claim=claims(right=False))
+def test_a_functions_argument_is_never_given_a_value(checker, a: int, b: int, c: int, claim: Claim) -> None:
+    # `f'(x) = 2 cos x`, `cos 4x = 0`, `ln x = 1/2`: the side is inside a call (never `x = 2`, `4x = 0`)
+    steps = [
+        f"Calculate the critical points of f'(x) = {a} cos x + {b} cos {c}x = 0 on the interval (0, π).",
+        f"Setting f'(x) = 0 leads to cos x + {a} cos {c}x = 0.",
+        f"Solving ln x = 1/{b} gives x = {1 + 1 / b:.5f}. Solving ln x = {c} gives x = {c + 0.5:.5f}.",
+    ]
+    assert "incorrect" not in _labels(checker, steps, WORD), steps
+    # a false claim written beside them is still judged
+    assert _labels(checker, [*steps, f"So {claim.plain}."], WORD)[-1] == "incorrect"
+
+
+@SETTINGS
+@given(z=st.integers(101, 299), p=st.integers(500, 999))
+def test_a_value_that_is_a_prepositions_object_is_no_side_of_is(checker, z: int, p: int) -> None:
+    # "the probability corresponding to z = 1.55 is around 0.939": the probability is 0.939, not z
+    step = f"Consulting a table, the probability corresponding to z = {z / 100} is around 0.{p}."
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+
+
+@SETTINGS
+@given(q=st.integers(2, 9), v=st.integers(2, 9))
+def test_a_name_given_a_fraction_and_a_number_is_two_values(checker, q: int, v: int) -> None:
+    step = f"We first need the x-values corresponding to y = 1/{q} and y = {v}."
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+
+
+@SETTINGS
+@given(p=st.sampled_from([5, 7, 11, 13]), g=st.integers(2, 4))
+def test_powers_in_a_field_the_problem_names_are_read_modulo_it(checker, p: int, g: int) -> None:
+    problem = Problem("z", "mmlu", "math", f"Find the generator for the finite field Z_{p}.")
+    powers = ", ".join(f"{g}^{k} = {pow(g, k, p)}" for k in range(1, 5))
+    assert "incorrect" not in _labels(checker, [f"{g}: {powers}"], problem)
+    # a power that fails modulo p too is still an error
+    assert _labels(checker, [f"{g}: {g}^3 = {(pow(g, 3, p) + 1) % p}"], problem) == ["incorrect"]
+
+
+@SETTINGS
+@given(b=st.integers(12, 40), a=st.integers(1, 99))
+def test_goes_into_reads_a_quotient_as_its_whole_part(checker, b: int, a: int) -> None:
+    assume(a % b)
+    step = rf"\({a} \div {b} = {a // b}\) (since {b} goes into {a} {a // b} times)"
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+
+
+@SETTINGS
+@given(wet=st.integers(1, 99))
+def test_a_percent_in_brackets_restates_the_value_before_it(checker, wet: int) -> None:
+    dry = 100 - wet
+    step = f"Dry weather has probability 1 - {wet / 100:.2f} (probability of wet) = {dry / 100:.2f} ({dry}%)."
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+
+
+@SETTINGS
+@given(r=st.integers(11, 500))
+def test_an_irrational_value_written_to_its_last_digit_is_rounded(checker, r: int) -> None:
+    area = sympy.pi * r**2
+    rounded = int(sympy.floor(area + sympy.Rational(1, 2)))
+    step = rf"The area of the circle is \(\pi \times {r}^2 = {rounded}\) square meters."
+    assert "incorrect" not in _labels(checker, [step], NEUTRAL), step
+    off = rf"The area of the circle is \(\pi \times {r}^2 = {rounded + 10}\) square meters."
+    assert _labels(checker, [off], NEUTRAL) == ["incorrect"], off
+
+
+@SETTINGS
+@given(first=st.integers(1, 5), count=st.integers(2, 6))
+def test_a_minus_opening_each_line_of_a_list_may_be_a_bullet(checker, first: int, count: int) -> None:
+    lines = "\n".join(f"   -{k * k} = (-{k})^2" for k in range(first, first + count))
+    step = f"4. The perfect squares in this range are:\n{lines}"
+    assert "incorrect" not in _labels(checker, [step], NEUTRAL), step
+
+
+@SETTINGS
+@given(a=st.integers(2, 9), b=st.integers(2, 9), c=st.integers(1, 99))
+def test_a_hyphen_inside_a_word_is_no_minus(checker, a: int, b: int, c: int) -> None:
+    step = (
+        f"Therefore, the number of integers with exactly {a} digits in their base-{b} representation is {c}."
+    )
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+
+
+@SETTINGS
+@given(x=st.integers(50, 70), m1=st.integers(40, 49), m2=st.integers(100, 120))
+def test_a_value_given_under_a_heading_is_not_carried_past_the_next(
+    checker, x: int, m1: int, m2: int
+) -> None:
+    # "For the midterm: X = 58 ... For the final exam: 1.5 = (X - 112) / 10": X is the final score, unknown
+    z = Fraction(x - m1, 2)
+    steps = [
+        f"For the midterm:\nX = {x}\nμ = {m1}\nσ = 2",
+        f"z = ({x} - {m1}) / 2\nz = {float(z)}",
+        f"For the final exam:\nz = {float(z)}\nμ = {m2}\nσ = 10",
+        f"{float(z)} = (X - {m2}) / 10",
+        f"Multiply both sides by 10:\n{float(z * 10)} = X - {m2}",
+    ]
+    assert "incorrect" not in _labels(checker, steps, WORD), steps
+
+
+@SETTINGS
+@given(v=st.integers(2, 9), a=st.integers(2, 5), c=st.integers(2, 5))
+def test_a_relation_put_into_another_is_no_premise_of_the_result(checker, v: int, a: int, c: int) -> None:
+    step = (
+        rf"Substitute $xy = -{v}$ into the expanded equation to get ${a}x^2 + 12(-{v}) + {c}y^2 = 4$, "
+        rf"which simplifies to ${a}x^2 - {12 * v} + {c}y^2 = 4$."
+    )
+    assert "incorrect" not in _labels(checker, [step], NEUTRAL), step
