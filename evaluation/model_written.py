@@ -40,7 +40,10 @@ dropped by exact question text):
 - Faithful CoT (veronica320/Faithful-COT, MIT), `output_dir/AQUA/test/MODEL_LtM/predictions.jsonl`: six OpenAI
   models' greedy least-to-most answers to AQuA's 254 multiple-choice test questions (`data/AQUA/test.jsonl`,
   a second file named in the manifest's `questions` column), steps the sub-question / answer pairs, graded
-  by the harness's letter (`faithful_cot_chains`); built as the seventh set (`--suffix 7`).
+  by the harness's letter (`faithful_cot_chains`); built as the seventh set (`--suffix 7`). The same six
+  models' least-to-most answers to ASDiv, SVAMP and MultiArith (`data/DATASET/test.jsonl`), graded by the
+  harness's number (`faithful_cot_numeric_chains`), 250 problems a split (`--max-problems`); built as the
+  eighth set (`--suffix 8`).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -74,8 +77,10 @@ import hashlib
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 
 from prm_factory.evaluation.olympiad_dev import paragraph_steps
@@ -174,7 +179,8 @@ class ModelChain:
     final_answer_correct: bool | None = None  # the project's grade against the reference
     reference_answer: str | None = None
     grade_alone: bool = False  # the source grades nothing: the project's `correct` alone makes it right
-    # the reference is an option's letter (Mr-Ben): the chosen letter against it is the final answer's grade,
+    # the reference is an option's letter (Mr-Ben), or a key the source's harness grades by its own rule
+    # (Faithful CoT's numbers): the source's grade is the final answer's grade,
     # the project's checker (which grades values) is not asked
     choice_key: bool = False
     # the question without the options the problem lists (MMLU-Pro): matched against ProcessBench and earlier
@@ -735,6 +741,159 @@ def faithful_cot_chains(
     return chains
 
 
+# Faithful CoT's harness (`source/dataset/utils.py`): the gold number after `#### ` (SVAMP, MultiArith), the
+# first run of digits, points and commas in the answer read (SVAMP, MultiArith)
+_FC_GOLD = re.compile(r"#### (\-?[0-9\.\,]+)")
+_FC_NUMBER = re.compile(r"(\-?[0-9\.\,]+)")
+_FC_INVALID = "[invalid]"
+FAITHFUL_COT_NUMERIC = ("ASDiv", "SVAMP", "MultiArith")
+
+
+def _fc_number(text: str) -> int:
+    """Faithful CoT's `str2num` as its evaluation calls it (rounding `int`, absolute value): a fraction
+    `a/b` (or `n a/b`) summed, then `abs(int(float(...)))`, so 7.8 reads 7 and -3 reads 3.
+
+    >>> _fc_number("7.8"), _fc_number("-3"), _fc_number("1 1/2")
+    (7, 3, 1)
+    """
+    value = float(sum(Fraction(s) for s in text.split())) if "/" in text else float(text)
+    return abs(int(value))
+
+
+def faithful_cot_key(dataset: str, answer: object) -> int | dict[int, int]:
+    """The key as Faithful CoT's `extract_gold_answer` reads it: the integer after `#### ` (SVAMP,
+    MultiArith; commas dropped); ASDiv's integer, or for a question with several values (a list) their
+    multiset, `{value: count}`.
+
+    >>> faithful_cot_key("SVAMP", "#### 1,250"), faithful_cot_key("ASDiv", ["5", "10"])
+    (1250, {5: 1, 10: 1})
+    """
+    if dataset == "ASDiv":
+        if isinstance(answer, list | tuple):
+            return dict(Counter(int(value) for value in answer))
+        return int(str(answer))
+    match = _FC_GOLD.search(str(answer))
+    if match is None:
+        raise ValueError(f"{dataset} key {answer!r}: no `#### NUMBER`")
+    return int(match.group(1).strip().replace(",", ""))
+
+
+def faithful_cot_read(dataset: str, answer: str) -> int | dict[int, int] | None:
+    """The harness's number from its `answer` field (`extract_pred_answer`, rounding `int`, absolute
+    value), None where it has none (`[invalid]`: the field says so, or no number is read from it).
+    SVAMP, MultiArith: the first run of digits, points and commas, commas dropped (`$1,250` reads 1250,
+    `3 and 4` reads 3). ASDiv: the field without its outer brackets, split at commas, each part's text
+    after its last `:` read whole (`$12` and `12 cm` read nothing); several numbers are a multiset.
+
+    >>> faithful_cot_read("SVAMP", "$1,250"), faithful_cot_read("MultiArith", "-4.5 days")
+    (1250, 4)
+    >>> [faithful_cot_read("ASDiv", answer) for answer in ("(5, 10)", "$12", "7", "[invalid]")]
+    [{5: 1, 10: 1}, None, 7, None]
+    """
+    if _FC_INVALID in answer:
+        return None
+    if dataset != "ASDiv":
+        match = _FC_NUMBER.search(answer)
+        try:
+            return _fc_number(match.group(1).strip().replace(",", "")) if match else None
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return None
+    numbers = []
+    for part in answer.lstrip("{([").rstrip("]})").split(","):
+        try:
+            numbers.append(_fc_number(part.strip().split(":")[-1].strip("'\"")))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+    if len(numbers) > 1:
+        return dict(Counter(numbers))
+    return numbers[0] if numbers else None
+
+
+def _key_text(key: int | dict[int, int]) -> str:
+    if isinstance(key, int):
+        return str(key)
+    return ", ".join(str(value) for value, count in key.items() for _ in range(count))
+
+
+def faithful_cot_numeric_chains(
+    rows: Iterable[dict],
+    file: str,
+    commit: str,
+    repo: str,
+    model: str,
+    tag: str,
+    questions: Iterable[dict] = (),
+) -> list[ModelChain]:
+    """Faithful CoT's committed least-to-most outputs on ASDiv, SVAMP and MultiArith (veronica320/Faithful-COT
+    `output_dir/DATASET/test/MODEL_LtM/predictions.jsonl`, the data set read from the path: `id`,
+    `completion`, `answer` what the harness read after the response's last "answer is", `[invalid]` where
+    it found none), with the questions of `data/DATASET/test.jsonl` (`questions`: `id`, `question`,
+    `answer` the key: `#### N`, or ASDiv's number or list of numbers), matched by `id`. Steps as AQuA's
+    (`ltm_steps`). The harness's rule is the grade (`faithful_cot_read` against `faithful_cot_key`:
+    integers, fractional parts dropped, signs dropped, equal), None where the harness reads no number
+    (its `valid_only` leaves these out); no other checker is asked (`choice_key`). The problem is the
+    question. Ids are `TAG-ID`.
+
+    >>> question = {"id": 3, "question": "Tom has 2 apples and buys 3. How many?", "answer": "#### 5"}
+    >>> text = "Q1. How many?\\n2 + 3 = 5.\\nFinal Answer: How many?\\nSo the answer is 5."
+    >>> rows = [{"id": 3, "answer": "5", "completion": text}]
+    >>> path = "output_dir/SVAMP/test/gpt4_LtM/predictions.jsonl"
+    >>> [chain] = faithful_cot_numeric_chains(rows, path, "c", "r", "m", "t", questions=[question])
+    >>> chain.id, chain.problem, chain.source_correct, chain.reference_answer, len(chain.steps)
+    ('t-3', 'Tom has 2 apples and buys 3. How many?', True, '5', 2)
+    """
+    dataset = Path(file).parts[1] if len(Path(file).parts) > 1 else ""
+    if dataset not in FAITHFUL_COT_NUMERIC:
+        raise ValueError(f"{file}: not output_dir/{{{','.join(FAITHFUL_COT_NUMERIC)}}}/...")
+    asked = {row["id"]: row for row in questions}
+    chains = []
+    for row in rows:
+        source = asked[row["id"]]
+        steps = ltm_steps(str(row.get("completion") or ""))
+        if len(steps) < 2:
+            continue
+        key = faithful_cot_key(dataset, source["answer"])
+        read = faithful_cot_read(dataset, str(row.get("answer") or _FC_INVALID))
+        chains.append(
+            ModelChain(
+                f"{tag}-{row['id']}",
+                str(source["question"]).strip(),
+                steps,
+                Provenance(repo, commit, file, model),
+                source_correct=None if read is None else read == key,
+                reference_answer=_key_text(key),
+                choice_key=True,
+            )
+        )
+    return chains
+
+
+def first_problems(chains: Iterable[ModelChain], limit: int) -> list[ModelChain]:
+    """At most `limit` problems a split, the first by the split's hash (`split_of`'s SHA-256 of the question
+    key, as hex), and one chain a problem and model (the first read: a question two files hold, as
+    MultiArith and ASDiv share some, is one problem). Order kept.
+
+    >>> prov = [Provenance("r", "c", "f", m) for m in ("m", "n")]
+    >>> chains = [ModelChain(f"{k}{p.model}", f"Problem {k}?", ("a",), p) for k in range(20) for p in prov]
+    >>> kept = first_problems(chains + [ModelChain("dup", "Problem 0?", ("a",), prov[0])], 3)
+    >>> len(kept), len({c.problem for c in kept}), "dup" in {c.id for c in kept}
+    (12, 6, False)
+    """
+    seen: set[tuple[str, str]] = set()
+    firsts: list[ModelChain] = []
+    for chain in chains:
+        pair = (question_key(chain.problem), chain.provenance.model)
+        if pair not in seen:
+            seen.add(pair)
+            firsts.append(chain)
+    splits = {question_key(c.problem): split_of(c.problem) for c in firsts}
+    kept: dict[str, set[str]] = {"dev": set(), "untuned": set()}
+    for key in sorted(splits, key=_problem_hash):
+        if len(kept[splits[key]]) < limit:
+            kept[splits[key]].add(key)
+    return [c for c in firsts if question_key(c.problem) in kept[splits[question_key(c.problem)]]]
+
+
 MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
 _READERS = {
     "harness": harness_chains,
@@ -745,6 +904,7 @@ _READERS = {
     "mmlu-pro": mmlupro_chains,
     "abel": abel_chains,
     "faithful-cot-ltm": faithful_cot_chains,
+    "faithful-cot-ltm-numeric": faithful_cot_numeric_chains,
 }
 
 
@@ -885,6 +1045,11 @@ def split_of(problem: str) -> str:
     """
     digest = hashlib.sha256(question_key(problem).encode("utf-8")).digest()
     return "dev" if digest[0] % 2 == 0 else "untuned"
+
+
+def _problem_hash(key: str) -> str:
+    """The split's hash of a question key, as hex (`first_problems` ranks problems by it)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 def _sampled(chain: ModelChain, per_problem: int) -> bool:
@@ -1115,6 +1280,8 @@ def _build(args: argparse.Namespace) -> int:
         )
     finally:
         verifier.close()
+    if args.max_problems:
+        chains = first_problems(chains, args.max_problems)
     args.out.mkdir(parents=True, exist_ok=True)
     for split, rows in split_rows(chains).items():
         path = args.out / f"{args.name}_{split}{args.suffix}.jsonl"
@@ -1217,6 +1384,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="earlier model-written split files: their problems are dropped (by the question alone too)",
     )
     build.add_argument("--per-problem", type=int, default=2, help="PRMBench erroneous copies a problem")
+    build.add_argument(
+        "--max-problems",
+        type=int,
+        help="keep at most this many problems a split, the first by the split's hash, one chain a problem "
+        "and model (`first_problems`)",
+    )
     build.add_argument("--out", type=Path, required=True, help="folder for the two split files")
     flags = commands.add_parser(
         "flags", help="the verifier's `incorrect` flags on steps the gold calls right"

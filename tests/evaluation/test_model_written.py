@@ -3,6 +3,7 @@ located errors as first errors, grading, the ProcessBench dedup, the stable spli
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from prm_factory.evaluation.model_written import (
     zeroeval_reasoning,
 )
 from prm_factory.schemas.external_chains import read_external_chains
+from prm_factory.schemas.reference_solutions import question_key
 from prm_factory.verifiers.protocol import Verdict
 
 PENCILS = "Three pencils and an eraser cost $1.24. Five pencils and an eraser cost $1.82. Cost of a pencil?"
@@ -801,3 +803,106 @@ def test_faithful_cot_outputs_split_at_subquestions_and_are_graded_by_the_letter
     for wrong in ("1", "3"):
         assert "label" not in built[wrong] and built[wrong]["final_answer_correct"] is False
     assert "label" not in built["2"] and built["2"]["final_answer_correct"] is None
+
+
+def _faithful_files(tree: Path, dataset: str, model: str, rows: list[tuple[str, object, str, int]]) -> None:
+    """`data/DATASET/test.jsonl` and one model's predictions: (question, key, answer read, steps) a row."""
+    for name in (f"data/{dataset}/test.jsonl", f"output_dir/{dataset}/test/{model}_LtM/predictions.jsonl"):
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+    questions, predictions = [], []
+    for k, (question, key, read, steps) in enumerate(rows):
+        questions.append({"id": k, "question": question, "answer": key})
+        parts = [f"Q{n + 1}. Sub-question {n + 1}?\nAnswer {n + 1}." for n in range(steps - 1)]
+        text = "\n".join([*parts, f"Final Answer: {question}\nSo the answer is {read}."][-steps:])
+        predictions.append({"id": k, "answer": read, "completion": text, "completions": [text]})
+    for name, records in (
+        (f"data/{dataset}/test.jsonl", questions),
+        (f"output_dir/{dataset}/test/{model}_LtM/predictions.jsonl", predictions),
+    ):
+        (tree / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_faithful_cot_numeric_outputs_are_graded_by_the_harness_number_and_capped_by_the_split_hash(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "veronica320+Faithful-COT" / "tree"
+    shared = "Sam has 4 boxes. How many boxes?"
+    _faithful_files(
+        tree,
+        "SVAMP",
+        "gpt4",
+        [
+            ("Tom has 2 apples and buys 3. How many?", "#### 5", "5", 3),
+            ("A farm sells 1,250 eggs. How many?", "#### 1250", "$1,250", 2),  # `$` and comma dropped
+            ("How many fewer pens than pencils?", "#### 5", "-5", 2),  # the harness drops the sign
+            ("How many whole pies?", "#### 7", "7.8", 2),  # and the fractional part
+            ("How many cars?", "#### 6", "[invalid]", 2),  # no number read: no grade
+            ("How many dogs?", "#### 6", "3", 2),  # wrong
+            ("How many cats?", "#### 6", "6", 1),  # one step: no chain
+        ],
+    )
+    _faithful_files(
+        tree,
+        "ASDiv",
+        "gpt4",
+        [
+            ("What are the width and the height?", ["5", "10"], "(10, 5)", 2),  # the same multiset
+            ("How long is the rope?", "12", "$12", 2),  # ASDiv reads `$12` as no number: no grade
+            ("How many birds?", "4", "4, 4", 2),  # two values against one: wrong
+            (shared, "4", "4", 2),
+        ],
+    )
+    _faithful_files(tree, "MultiArith", "gpt4", [(shared, "#### 4", "4", 2)])  # ASDiv's question again
+    manifest = tmp_path / "model_written8_sources.tsv"
+    lines = ["repo\tcommit\tpath\tmodel\tdataset\tformat\tquestions"]
+    for dataset in ("SVAMP", "ASDiv", "MultiArith"):
+        path = f"output_dir/{dataset}/test/gpt4_LtM/predictions.jsonl"
+        lines.append(
+            f"veronica320/Faithful-COT\tc8\t{path}\tgpt-4, T=0\t{dataset.lower()}\tfaithful-cot-ltm-numeric"
+            f"\tdata/{dataset}/test.jsonl"
+        )
+    manifest.write_text("\n".join(lines) + "\n")
+
+    def built(*extra: str) -> dict[str, tuple[str, dict]]:
+        out = tmp_path / f"out{'-'.join(extra)}"
+        assert main(["build", "--manifest", str(manifest), "--suffix", "8", "--out", str(out), *extra]) == 0
+        return {
+            f"{row['source']['file'].split('/')[1]}-{row['id'].rsplit('-', 1)[1]}": (split, row)
+            for split in ("dev", "untuned")
+            for line in (out / f"model_written_{split}8.jsonl").open()
+            for row in [json.loads(line)]
+        }
+
+    def hashed(problem: str) -> bytes:
+        return hashlib.sha256(question_key(problem).encode("utf-8")).digest()
+
+    rows = built()
+    grades = {name: (row["final_answer_correct"], row.get("label")) for name, (_, row) in rows.items()}
+    assert grades == {
+        "SVAMP-0": (True, -1),
+        "SVAMP-1": (True, -1),
+        "SVAMP-2": (True, -1),
+        "SVAMP-3": (True, -1),
+        "SVAMP-4": (None, None),
+        "SVAMP-5": (False, None),
+        "ASDiv-0": (True, -1),
+        "ASDiv-1": (None, None),
+        "ASDiv-2": (False, None),
+        "ASDiv-3": (True, -1),
+        "MultiArith-0": (True, -1),
+    }
+    assert rows["ASDiv-0"][1]["reference_answer"] == "5, 10"
+    assert rows["SVAMP-1"][1]["reference_answer"] == "1250"
+    assert rows["SVAMP-0"][1]["problem"] == "Tom has 2 apples and buys 3. How many?"
+    assert rows["SVAMP-0"][1]["steps"][-1].startswith("Final Answer: Tom has")
+    splits = {row["problem"]: split for split, row in rows.values()}
+    assert splits == {p: "dev" if hashed(p)[0] % 2 == 0 else "untuned" for p in splits}
+    assert set(splits.values()) == {"dev", "untuned"}
+    # one chain a problem and model: the question MultiArith shares with ASDiv is ASDiv's (read first)
+    assert set(built("--max-problems", "100")) == set(rows) - {"MultiArith-0"}
+    # at most two problems a split, the first by the split's hash
+    capped = built("--max-problems", "2")
+    for split in ("dev", "untuned"):
+        ranked = sorted((p for p, s in splits.items() if s == split), key=lambda p: hashed(p).hex())
+        assert len(ranked) > 2
+        assert {row["problem"] for s, row in capped.values() if s == split} == set(ranked[:2])
