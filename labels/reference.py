@@ -94,7 +94,7 @@ from prm_factory.verifiers.math.public import (
 from prm_factory.verifiers.protocol import Verdict
 
 REFERENCE_LABELER: str = "reference-align"
-REFERENCE_VERSION: str = "1.7.0"
+REFERENCE_VERSION: str = "1.7.1"
 
 # How many steps before the one stating a wrong chain's answer its first writing may be flagged. Further
 # back, the same value is as often a right intermediate that the answer coincides with (`25\\pi`, the area

@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 
 CODE_MODULES = (
     "prm_factory.labels",
-    "prm_factory.verifiers.math.arithmetic",
-    "prm_factory.verifiers.math.numbers",
+    "prm_factory.verifiers.math",  # its step reading (`claims`, `claim_extraction`) and number rules
     "prm_factory.verifiers.protocol",
 )
 """What the reference labeler's code digest covers (its identity is that of `flows.domains` before it)."""

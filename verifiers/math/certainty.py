@@ -50,7 +50,7 @@ from prm_factory.verifiers.math.claim_grammar import (
     written_length,
 )
 from prm_factory.verifiers.math.competition import IDENTITY_CUE
-from prm_factory.verifiers.math.other_readings import other_reading
+from prm_factory.verifiers.math.other_readings import floored_quotient, other_reading
 from prm_factory.verifiers.math.reading_kinds import (
     CLOSED_ARITHMETIC,
     CONGRUENCE,
@@ -121,6 +121,52 @@ _MODULUS = re.compile(
     r"|(?-i:(?<![A-Za-z\\])(?:\\mathbb\s*\{?\s*)?Z\s*\}?\s*_\s*\{?\s*|\bGF\s*\(\s*))(\d+)",
     re.IGNORECASE,
 )
+# digits grouped in threes by single spaces (`9 132 500`): a thousands separator, or numbers side by side
+_SPACED_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d.,])")
+# what a relation's text is compared by when it is looked for in the problem: no spacing, math delimiters or
+# product signs
+_QUOTE_NOISE = re.compile(r"[\s$]+|\\[()\[\]]|\\,")
+_PRODUCT_SIGN = re.compile(r"\\times|\\cdot|[×·]")
+
+
+# a count right after a result: a word naming things (`2 croissants`, `49 full boxes`), not a rate ("12 cups
+# per chair", "5 km/h") nor a word of the sentence ("= 5, so")
+_COUNT_AFTER = re.compile(
+    r"\s*(?:\\text\s*\{\s*)?(?!(?:per|and|or|is|are|was|so|which|that|the|an?|of|to|in|for|with|by|as|at|then"
+    r"|but|if|when|since|because|r|rem|remainder)\b)[A-Za-z][A-Za-z'-]+(?![A-Za-z'-])(?!\s*(?:per\b|/))",
+    re.IGNORECASE,
+)
+
+
+def _count_follows(claim: str, step: str) -> bool:
+    """Is the claim, wherever the step writes it whole, followed by a word naming the things counted?
+
+    >>> _count_follows("17/7 = 2", "Each will have 17/7 = 2 croissants.")
+    True
+    >>> _count_follows("128 / 10 = 12", "That is 128 / 10 = 12 cups per chair.")
+    False
+    """
+    lengths = written_length(claim, step, claim_offsets(claim, step))
+    return bool(lengths) and all(_COUNT_AFTER.match(step, at + length) for at, length in lengths.items())
+
+
+def _quoted_from(claim: str, problem_text: str) -> bool:
+    """Does the problem itself write the relation (`D. 7 + 1 × 3 = 24` among the options of "which is
+    false?")? A chain that writes it again quotes it to judge it; whether it asserts it is not read.
+
+    >>> _quoted_from("7 + 1 * 3 = 24", "Which is false? A. 2 + 2 = 4 D. $7 + 1 \\\\times 3 = 24$")
+    True
+    >>> _quoted_from("7 + 1 * 3 = 24", "What is 7 + 1 * 3?")
+    False
+    """
+
+    def flat(text: str) -> str:
+        return _QUOTE_NOISE.sub("", _PRODUCT_SIGN.sub("*", text))
+
+    quoted = flat(claim)
+    return len(quoted) >= 5 and "=" in quoted and quoted in flat(problem_text)
+
+
 # a hyphen glued between a word of two letters or more and a number (`base-6`, `COVID-19`): no minus
 _WORD_HYPHEN = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}-\d")
 # notation with a second reading: `√` as a character, a subfactorial `!n`, a remark in words in brackets
@@ -474,6 +520,10 @@ def uncertain_reason(
         return (
             "the chain writes the claim's negation after it (`1 \\neq 7`): a relation it tested and refuted"
         )
+    if problem_text and _quoted_from(claim, problem_text):
+        return "a relation the problem itself writes (an option, a statement to judge): quoted, not asserted"
+    if _SPACED_THOUSANDS.search(claim):
+        return "digits grouped by spaces (`9 132 500`): thousands, or numbers side by side"
     if _constant_named(claim, (problem_text or "", *chain[: index + 1])):
         return "a constant's symbol the text names as a quantity (`its parallax angle, $\\pi$`): a name here"
     grammar = _GRAMMAR.get(kind)
@@ -496,6 +546,8 @@ def uncertain_reason(
         other = other_reading(claim, index, chain, problem_text, _sentence_of(claim, step), expected)
         if other is not None:
             return other
+        if kind == WORD_PROBLEM_ARITHMETIC and floored_quotient(claim) and _count_follows(claim, step):
+            return "a quotient of whole things read as its integer part (`17/7 = 2 croissants` each): a share"
         if kind == SUBSTITUTED_ARITHMETIC and _VALUE_GIVEN.fullmatch(claim):
             return "a name and a number (`x = 2`): a value stated, with no arithmetic in it"
     if kind in WRITTEN_NUMBER_KINDS and _TESTED.search(step) and _both_sides_worked(claim):

@@ -214,6 +214,20 @@ _FUNCTION_NAMES = {
 }
 
 
+def _operator_before_word(tokens: list[Token], start: int) -> bool:
+    """Is the run's first number right after a short word (a currency or unit, `Rs.`) that itself follows an
+    operator (`225 / Rs. 450 * 100% = 50%`)? Then the side began before the word: `450 * 100%` is its end."""
+    earlier = [t for t in tokens if t.start + len(t.text) <= start][-3:]
+    while earlier and earlier[-1].kind == "sep" and earlier[-1].text == ".":
+        earlier.pop()
+    return (
+        len(earlier) >= 2
+        and earlier[-1].kind == "word"
+        and len(earlier[-1].text) <= 3
+        and earlier[-2].kind == "op"
+    )
+
+
 def _function_before(before: Token | None, first: Token) -> bool:
     """Does the run's first side stand as a function's argument: after a function name (`cos 4x = 0`), or
     a bracket glued to a word (`f(x) = 2`, `f'(x) = 0`, `P(A) = 0.3`, `C(T) = 0.02`)?"""
@@ -268,7 +282,7 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
             if after_word and before is not None and before.text.lower() in _SPELLED_OPERATORS:
                 # "c plus 3c equals 280": the sum began before the run; its first side is cut off
                 current.insert(0, Token("op", _SPELLED_OPERATORS[before.text.lower()], before.start))
-            elif not hard and _function_before(before, current[0]):
+            elif not hard and (_function_before(before, current[0]) or _operator_before_word(tokens, start)):
                 # `cos 4x = 0`, `f(x) = 2`: the first side is a function's argument, cut out of its call (a
                 # LaTeX run keeps its own reading: the worker judges `f(x) = A = B` without its cut side)
                 current.insert(0, Token("op", "*", current[0].start))  # (the run still starts where written)
@@ -328,6 +342,10 @@ def _word(tokens: list[Token], i: int, current: list[Token], prev: Token | None,
     next_is_operand = nxt is not None and nxt.kind in ("num", "lp")
     next_is_letter = nxt is not None and nxt.kind == "word" and len(nxt.text) == 1
     if word in ("x", "X") and _numberish(prev) and (next_is_operand or next_is_letter):
+        current.append(Token("op", "*", tok.start))
+        return 1
+    if word in ("x", "X") and _numberish(prev) and nxt is not None and nxt.kind == "word":
+        # `46 = 4 + 3 x son's age`: a product that runs on into words; the side is read only in part
         current.append(Token("op", "*", tok.start))
         return 1
     if lower in _MATH_WORDS and _numberish(prev) and next_is_operand:

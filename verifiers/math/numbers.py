@@ -134,6 +134,8 @@ def match_rule(
     True
     >>> match_rule(Fraction(25), Literal.parse("25%"), percent_as_number=True)
     'percent as number'
+    >>> match_rule(Fraction(16, 81), Literal.parse("19.75%"), approximate=True)
+    'rounded decimal'
     """
     readings = _readings(written, percent_as_number)
     for candidate, rule in readings:
@@ -141,12 +143,14 @@ def match_rule(
             return rule
     may_round = approximate or written.decimals >= 2 or not _terminates(value)
     for candidate, rule in readings:
+        # (a percent's places are hundredths of its value: `19.75%` is 0.1975, four places)
+        places = written.decimals + (2 if written.percent and rule == "exact" else 0)
         if (
             written.decimals
             and may_round
             and (
-                round_half_up(value, written.decimals) == candidate
-                or truncate(value, written.decimals) == candidate
+                round_half_up(value, places) == candidate
+                or truncate(value, places) == candidate
                 or abs(value - candidate) <= RELATIVE_TOLERANCE * max(abs(value), abs(candidate))
             )
         ):

@@ -153,6 +153,24 @@ def integer_quotient(claim: str, texts: Sequence[str]) -> bool:
     return floored is not None and floored == _value(right)
 
 
+def floored_quotient(claim: str) -> bool:
+    """Does the claim hold with every quotient of two whole numbers read as its integer part, and only so,
+    its right side a whole number (`17/7 = 2`, `94 - 8*(94/8) = 6`)? (`certainty` asks in addition that a
+    count of things follows it.)
+
+    >>> floored_quotient("17/7 = 2"), floored_quotient("17/7 = 3"), floored_quotient("14/7 = 2")
+    (True, False, False)
+    """
+    sides = _sides(claim)
+    if sides is None:
+        return False
+    left, right = (_python(side) for side in sides)
+    if left is None or right is None or not right.isdigit() or not _LITERAL_QUOTIENT.search(left):
+        return False
+    exact, floored = _value(left), _value(_LITERAL_QUOTIENT.sub(r"(\1//\2)", left))
+    return floored is not None and floored == int(right) and exact != floored
+
+
 def rounded_value(claim: str, sentence: str) -> bool:
     """Is the right side the left side's exact value rounded to the places it writes, the exact value
     needing more, where an operand is a decimal, the right side has decimals or `sentence` says it
@@ -417,6 +435,29 @@ def bullet_minus(claim: str, step: str) -> bool:
     return left is not None and left == right
 
 
+# a slash followed by a product of written numbers (`10*9*8*7*6/5*4*3*2*1`): the product may be a denominator
+_SLASH_PRODUCT = re.compile(r"/(\d+(?:\.\d+)?(?:\*\d+(?:\.\d+)?)+)")
+
+
+def slash_before_product(claim: str) -> bool:
+    """Does the claim hold with each product of numbers right after a slash read as the denominator
+    (`10*9*8*7*6/5*4*3*2*1 = 252`, a binomial written without its brackets)?
+
+    >>> slash_before_product("10*9*8*7*6/5*4*3*2*1 = 252")
+    True
+    >>> slash_before_product("10*9/2*3 = 135")
+    False
+    """
+    sides = _sides(claim)
+    if sides is None:
+        return False
+    left, right = (_python(side) for side in sides)
+    if left is None or right is None or not _SLASH_PRODUCT.search(left):
+        return False
+    value, written = _value(_SLASH_PRODUCT.sub(r"/(\1)", left)), _value(right)
+    return value is not None and value == written
+
+
 def other_reading(
     claim: str,
     index: int,
@@ -430,6 +471,8 @@ def other_reading(
         return "an irrational value put equal to a number written to its last digit: rounded (`=` for `≈`)"
     if bullet_minus(claim, chain[index]):
         return "a minus at the start of a line of a list (`-1 = (-1)^2`): a bullet, and without it it holds"
+    if slash_before_product(claim):
+        return "it holds with the product after a slash read as the denominator (`10*9*8/3*2*1`)"
     texts = [problem_text or "", *chain[max(0, index - _REACH) : index + 1]]
     if integer_quotient(claim, texts):
         return (

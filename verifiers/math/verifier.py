@@ -165,7 +165,14 @@ class MathVerifier:
     # no minus; a value given under a heading ("For the midterm:") is not carried past the next one; a
     # relation put into another ("substitute ... into the expanded equation to get") is no premise of the
     # result (the misreadings read on dev4 and dev5)
-    version = "2.21.0"
+    # 2.22.0: a percent's places are hundredths of its value (`(16/81) * 100% ≈ 19.75%` holds; it was read to
+    # two places of 0.1975); a relation the problem itself writes (an option of "which is false?") is
+    # quoted, not asserted; digits grouped by spaces (`9 132 500`); a run after a short word that follows an
+    # operator (`225 / Rs. 450 * 100%`) starts inside a side; a product after a slash may be the denominator
+    # (`10*9*8*7*6/5*4*3*2*1 = 252`); a quotient of whole numbers put equal to its integer part and followed
+    # by a count of things (`17/7 = 2 croissants`, not "12 cups per chair") is a share; `x` before words
+    # (`3 x son's age`) is a product read only in part (the misreadings read on untuned6, untuned7, untuned8)
+    version = "2.22.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

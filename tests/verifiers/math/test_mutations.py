@@ -1332,3 +1332,88 @@ def test_a_relation_put_into_another_is_no_premise_of_the_result(checker, v: int
         rf"which simplifies to ${a}x^2 - {12 * v} + {c}y^2 = 4$."
     )
     assert "incorrect" not in _labels(checker, [step], NEUTRAL), step
+
+
+# --- verifier 2.22.0: the misreadings read on untuned6 and untuned7 --------------------------------------
+
+
+@SETTINGS
+@given(part=st.integers(1, 80), whole=st.sampled_from([3, 7, 9, 11, 81]))
+def test_a_percent_rounded_to_its_places_is_right_and_one_off_is_not(checker, part: int, whole: int) -> None:
+    assume(part < whole and (part * 10000) % whole)
+    percent = Fraction(part * 100, whole)
+    shown = float(round(percent, 2))
+    step = f"The share left is ({part}/{whole}) * 100% ≈ {shown:.2f}%, about {round(percent)}%."
+    assert _labels(checker, [step], WORD) != ["incorrect"], step
+    off = f"The share left is ({part}/{whole}) * 100% = {shown + 1:.2f}%."
+    assert _labels(checker, [off], WORD) == ["incorrect"], off
+
+
+@SETTINGS
+@given(claim=claims(right=False))
+def test_a_relation_the_problem_writes_is_quoted_not_asserted(checker, claim: Claim) -> None:
+    problem = Problem("q", "mmlu", "math", f"Which statement is false?\nA. 2 + 2 = 4\nB. {claim.plain}")
+    steps = [
+        f"For statement B, we have {claim.plain}. We work out the left side first.",
+        f"Therefore, the final result is {claim.plain}.\nBy problem, the option corresponding to it is B.",
+    ]
+    assert "incorrect" not in _labels(checker, steps, problem), steps
+    # the same false claim, not in the problem, is still an error
+    assert _labels(checker, [f"So {claim.plain}."], WORD) == ["incorrect"]
+
+
+@SETTINGS
+@given(millions=st.integers(1, 9), thousands=st.integers(100, 999), rest=st.integers(100, 999))
+def test_digits_grouped_by_spaces_are_never_read_as_products(
+    checker, millions: int, thousands: int, rest: int
+) -> None:
+    spaced = f"{millions} {thousands} {rest} - {millions} {thousands} 000"
+    step = rf"Simplifying, we get $\square = {spaced} = {rest}$."
+    assert "incorrect" not in _labels(checker, [step], NEUTRAL), step
+
+
+@SETTINGS
+@given(cost=st.integers(10, 400), gain=st.integers(1, 9))
+def test_a_currency_word_after_an_operator_leaves_the_side_whole(checker, cost: int, gain: int) -> None:
+    profit = cost * gain // 10
+    assume(profit)
+    step = f"The percentage gain is Rs. {profit} / Rs. {cost} * 100% = {Fraction(profit * 100, cost)}%."
+    assume("/" not in step.rsplit("=", 1)[1])
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+
+
+@SETTINGS
+@given(n=st.integers(5, 12), k=st.integers(2, 4))
+def test_a_product_after_a_slash_may_be_the_denominator(checker, n: int, k: int) -> None:
+    top = "*".join(str(n - i) for i in range(k))
+    bottom = "*".join(str(k - i) for i in range(k))
+    step = f"There are {n}C{k} = {top}/{bottom} = {sympy.binomial(n, k)} ways to choose them."
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+    wrong = f"There are {n}C{k} = {top}/{bottom} = {sympy.binomial(n, k) + 1} ways to choose them."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(whole=st.integers(2, 9), share=st.integers(2, 30), rest=st.integers(1, 8))
+def test_a_share_of_whole_things_reads_its_quotient_as_an_integer_part(
+    checker, whole: int, share: int, rest: int
+) -> None:
+    assume(rest < whole)
+    total = whole * share + rest
+    question = "Final Answer: How many croissants will each have?"
+    step = f"{question}\nEach will have {total}/{whole} = {share} croissants."
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+    # a wrong integer part, or a rate, is still an error
+    wrong = f"Each will have {total}/{whole} = {share + 1} croissants."
+    rate = f"That is {total} cups / {whole} chairs = {share} cups per chair."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+    assert _labels(checker, [rate], WORD) == ["incorrect"], rate
+
+
+@SETTINGS
+@given(age=st.integers(20, 60), times=st.integers(2, 5), more=st.integers(1, 9))
+def test_a_product_sign_written_x_before_words_leaves_the_side_unread(
+    checker, age: int, times: int, more: int
+) -> None:
+    step = f"We substitute his age:\n{age} = {more} + {times} x son's age"
+    assert "incorrect" not in _labels(checker, [step], WORD), step
