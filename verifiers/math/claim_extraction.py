@@ -17,6 +17,7 @@ Token offsets (and so `Run.start` / `Run.end`) are positions in the text given, 
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -214,10 +215,11 @@ _FUNCTION_NAMES = {
 }
 
 
-def _operator_before_word(tokens: list[Token], start: int) -> bool:
-    """Is the run's first number right after a short word (a currency or unit, `Rs.`) that itself follows an
-    operator (`225 / Rs. 450 * 100% = 50%`)? Then the side began before the word: `450 * 100%` is its end."""
-    earlier = [t for t in tokens if t.start + len(t.text) <= start][-3:]
+def _operator_before_word(earlier: list[Token]) -> bool:
+    """Is the run's first number, after `earlier` (the last few tokens before it), right after a short word (a
+    currency or unit, `Rs.`) that itself follows an operator (`225 / Rs. 450 * 100% = 50%`)? Then the side
+    began before the word: `450 * 100%` is its end."""
+    earlier = list(earlier)
     while earlier and earlier[-1].kind == "sep" and earlier[-1].text == ".":
         earlier.pop()
     return (
@@ -275,14 +277,17 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
         if any(t.kind == "eq" for t in current):
             start = current[0].start
             last = current[-1]
-            before = tokens[index_of[id(current[0])] - 1] if index_of.get(id(current[0]), 0) > 0 else None
-            if before is None:  # (a name the reader made from a word is a new token: find it by place)
-                before = next((t for t in reversed(tokens) if t.start + len(t.text) <= start), None)
+            # the tokens before the run, found by place (a name the reader made from a word is a new token)
+            placed = bisect.bisect_right(ends, start)
+            before = tokens[placed - 1] if placed else None
             after_word = before is not None and before.kind == "word"
             if after_word and before is not None and before.text.lower() in _SPELLED_OPERATORS:
                 # "c plus 3c equals 280": the sum began before the run; its first side is cut off
                 current.insert(0, Token("op", _SPELLED_OPERATORS[before.text.lower()], before.start))
-            elif not hard and (_function_before(before, current[0]) or _operator_before_word(tokens, start)):
+            elif not hard and (
+                _function_before(before, current[0])
+                or _operator_before_word(tokens[max(0, placed - 3) : placed])
+            ):
                 # `cos 4x = 0`, `f(x) = 2`: the first side is a function's argument, cut out of its call (a
                 # LaTeX run keeps its own reading: the worker judges `f(x) = A = B` without its cut side)
                 current.insert(0, Token("op", "*", current[0].start))  # (the run still starts where written)
@@ -291,7 +296,7 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
             runs.append(Run(tuple(current), source[start : last.start + len(last.text)], hard, after_word))
         current, hard = [], False
 
-    index_of = {id(tok): k for k, tok in enumerate(tokens)}
+    ends = [tok.start + len(tok.text) for tok in tokens]  # in order: tokens neither overlap nor go back
     n = len(tokens)
     i = 0
     while i < n:
