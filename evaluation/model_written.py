@@ -44,6 +44,10 @@ dropped by exact question text):
   models' least-to-most answers to ASDiv, SVAMP and MultiArith (`data/DATASET/test.jsonl`), graded by the
   harness's number (`faithful_cot_numeric_chains`), 250 problems a split (`--max-problems`); built as the
   eighth set (`--suffix 8`).
+- PromptPG (lupantech/PromptPG, MIT), `results/gpt3/exp4_test_TQ-SA_2_seed_2.json`: text-davinci-002's
+  greedy 2-shot chain-of-thought answers to TabMWP's test problems (tables and word problems), with the
+  1,000 problems of `data/tabmwp/problems_test1k.json` (the full test file is not in the snapshot), graded
+  by the harness's own rule (`promptpg_chains`); built as the ninth set (`--suffix 9`).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -894,6 +898,180 @@ def first_problems(chains: Iterable[ModelChain], limit: int) -> list[ModelChain]
     return [c for c in firsts if question_key(c.problem) in kept[splits[question_key(c.problem)]]]
 
 
+# PromptPG's harness (`run_gpt3/utilities.py`, `extract_prediction`; `run_gpt3/run_gpt3.py`,
+# `normalize_answer`), ported as written
+_PP_OPTION_INDS = ("A", "B", "C", "D", "E", "F")
+_PP_CHOICE_PATTERNS = (
+    r"^\(([A-Za-z])\)$",
+    r"^([A-Za-z])$",
+    r"^([A-Za-z]). ",
+    r"[Th]he answer is ([A-Z])",
+    r"^\(([A-Za-z])\) [\s\S]+$",
+    r"[Th]he answer is \(([A-Za-z])\) [\s\S]+$",
+)
+_PP_FREE_PATTERNS = (
+    r"[Th]he answer is ([\s\S]+)$",
+    r"[Th]he table shows that ([\d\$\.\,\/\:]+) ",
+    r" = ([\d\$\.\,\/\:]+)",
+    r"(?<= be| is) ([\-\d\$\.\,\/\:]{0,}[\d]+)",
+    r"(?<= are| was) ([\-\d\$\.\,\/\:]{0,}[\d]+)",
+    r"(?<= were) ([\-\d\$\.\,\/\:]{0,}[\d]+)",
+    r" ([\d\$\.\,\/\:]+ [AP]\.M\.)",
+    r"([\-\d\$\.\,\/\:]{0,}[\d]+)",
+)
+
+
+def _pp_similarity(a: str, b: str) -> float:
+    """PromptPG's `score_string_similarity`: 2 for equal strings, else the share of shared words."""
+    if a == b:
+        return 2.0
+    if " " in a or " " in b:
+        x, y = a.split(" "), b.split(" ")
+        return len(set(x) & set(y)) / max(len(x), len(y))
+    return 0.0
+
+
+def promptpg_read(output: str, options: Sequence[str]) -> str | None:
+    """The answer PromptPG's `extract_prediction` reads from an output, None where it reads nothing: a
+    multiple-choice output with no option letter it takes and no word shared with an option (the harness
+    then takes the first option), a letter past the options (it then picks one at random), a free-text
+    output with no pattern's match (it then takes the whole output).
+
+    >>> promptpg_read("So 4 + 5 = 9.\\\\nThe answer is 9.", [])
+    '9'
+    >>> promptpg_read("Greg has more. The answer is Greg.", ["Ann", "Greg"])
+    'Greg'
+    >>> promptpg_read("By the table, the answer is Ann.", ["Ann", "Greg"]), promptpg_read("Hm", ["yes"])
+    ('Greg', None)
+    """
+    output = re.sub(r"\$?\\frac\{([\d\.\,\-]+)\}\{([\d\.\,]+)\}\$?", r"\1/\2", output)
+    output = re.sub(r"(?<![AP]\.M)\.$", "", output)
+    output = re.sub(r"(?<=\d)[\=](?=[\-\$\d])", " = ", output)
+    output = re.sub("\u2212", "-", output)
+    if options:
+        for pattern in _PP_CHOICE_PATTERNS:
+            found = re.findall(pattern, output)
+            if found:
+                letter = found[0].upper()
+                if letter in _PP_OPTION_INDS:
+                    index = _PP_OPTION_INDS.index(letter)
+                    return options[index] if index < len(options) else None
+        scores = [_pp_similarity(option, output) for option in options]
+        return options[scores.index(max(scores))] if max(scores) > 0 else None
+    for pattern in _PP_FREE_PATTERNS:
+        found = re.findall(pattern, output)
+        if found:
+            prediction = found[-1].strip()
+            if prediction.endswith(".") and ".M." not in prediction:
+                prediction = prediction[:-1]
+            return prediction
+    return None
+
+
+def promptpg_normal(text: str, unit: str | None) -> str:
+    """PromptPG's `normalize_answer`: a number (`$`, one trailing `,`, `.` or `/`, commas dropped; a fraction
+    divided, rounded to 3 places, a `.0` dropped) as a string, else the text without the unit.
+
+    >>> promptpg_normal("$1,250.", None), promptpg_normal("3/4", None), promptpg_normal("7 cm", "cm")
+    ('1250', '0.75', '7')
+    """
+    text = re.sub(r"^[\$]", "", text)
+    text = re.sub(r"[\,\.\,\/]$", "", text)
+    if re.match(r"^[-+]?[\d,./]+$", text) is None:
+        return text.replace(unit, "").strip() if unit else text
+    text = text.replace(",", "")
+    if re.match(r"[-+]?\d+$", text) is not None:
+        number: float | int = int(text)
+    elif "/" in text:
+        numerator, denominator = text.split("/")[:2]
+        number = round(float(numerator) / float(denominator), 3)
+    else:
+        number = round(float(text), 3)
+    return re.sub(r"\.[0]+$", "", str(number))
+
+
+def promptpg_problem(problem: dict) -> str:
+    """A TabMWP problem as PromptPG's prompt shows it (`get_table_text`, `get_question_text`): the table
+    title (`[TITLE]: `) and the table as the file writes it, then the question with its unit and options.
+
+    >>> promptpg_problem({"table": "x | y\\n1 | 2", "table_title": "T", "question": "What is y?", "unit": "",
+    ...                   "choices": ["1", "2"]})
+    '[TITLE]: T\\nx | y\\n1 | 2\\n\\nWhat is y?\\nOptions: (A) 1 (B) 2'
+    """
+    table = str(problem["table"])
+    if problem.get("table_title"):
+        table = f"[TITLE]: {problem['table_title']}\n{table}"
+    question = str(problem["question"])
+    if problem.get("unit"):
+        question = f"{question} (Unit: {problem['unit']})"
+    if problem.get("choices"):
+        options = " ".join(f"({_PP_OPTION_INDS[k]}) {c}" for k, c in enumerate(problem["choices"]))
+        question = f"{question}\nOptions: {options}"
+    return f"{table}\n\n{question}"
+
+
+def promptpg_chains(
+    rows: Iterable[dict],
+    file: str,
+    commit: str,
+    repo: str,
+    model: str,
+    tag: str,
+    questions: Iterable[dict] = (),
+) -> list[ModelChain]:
+    """PromptPG's committed GPT-3 chain-of-thought answers on TabMWP (lupantech/PromptPG
+    `results/gpt3/exp4_test_TQ-SA_2_seed_2.json`: `results` by problem id, each `output` the greedy
+    one-line completion, `answer`, `prediction`, `true_false`) with the problems of
+    `data/tabmwp/problems_test1k.json` (`questions`: by id, `table`, `table_title`, `question`, `unit`,
+    `choices`, `answer`); outputs of problems that file lacks are skipped (the full test file is not in the
+    snapshot). The model copied the prompt's solutions, whose line breaks are written as a literal `\\n`
+    (the API stops at a real newline), so a step is a piece between literal `\\n`s, blank pieces dropped
+    (the last holds "The answer is ..."). The grade is the harness's rule (`promptpg_read`, then
+    `promptpg_normal` of the read answer and of the key, compared lower-cased), None where it reads nothing;
+    no other checker is asked (`choice_key`). The problem is `promptpg_problem`, the question alone kept
+    (`question`). Ids are `TAG-PID`.
+
+    >>> problem = {"pid": "9", "table": "x | y\\n1 | 2", "table_title": "", "question": "What is x + y?",
+    ...            "unit": "", "choices": None, "answer": "3"}
+    >>> row = {"pid": "9", "output": "Add x and y.\\\\n\\\\n1 + 2 = 3\\\\n\\\\nThe answer is 3."}
+    >>> [chain] = promptpg_chains([row], "f", "c", "r", "m", "t", questions=[problem])
+    >>> chain.id, chain.steps, chain.source_correct
+    ('t-9', ('Add x and y.', '1 + 2 = 3', 'The answer is 3.'), True)
+    """
+    asked = {str(row["pid"]): row for row in questions}
+    chains = []
+    for row in rows:
+        source = asked.get(str(row["pid"]))
+        if source is None:
+            continue
+        output = str(row.get("output") or "")
+        steps = tuple(piece.strip() for piece in output.split("\\n") if piece.strip())
+        if len(steps) < 2:
+            continue
+        options = list(source.get("choices") or [])
+        unit = source.get("unit")
+        read = promptpg_read(output, options)
+        key = str(source["answer"])
+        graded = (
+            None
+            if read is None
+            else promptpg_normal(read, unit).lower() == promptpg_normal(key, unit).lower()
+        )
+        chains.append(
+            ModelChain(
+                f"{tag}-{row['pid']}",
+                promptpg_problem(source),
+                steps,
+                Provenance(repo, commit, file, model),
+                source_correct=graded,
+                reference_answer=key,
+                choice_key=True,
+                question=str(source["question"]).strip(),
+            )
+        )
+    return chains
+
+
 MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
 _READERS = {
     "harness": harness_chains,
@@ -905,6 +1083,7 @@ _READERS = {
     "abel": abel_chains,
     "faithful-cot-ltm": faithful_cot_chains,
     "faithful-cot-ltm-numeric": faithful_cot_numeric_chains,
+    "promptpg-tqsa": promptpg_chains,
 }
 
 
@@ -1132,10 +1311,17 @@ def _jsonl(path: Path) -> list[dict]:
 
 def _records(path: Path) -> list[dict]:
     """A harness file's rows: JSON lines, or one JSON document (`.json`) holding a list of rows or, as
-    Mr-Ben's files do, an object of lists of rows (one list a question)."""
+    Mr-Ben's files do, an object of lists of rows (one list a question); PromptPG's object of rows by
+    problem id (its result files keep them under `results`), each row given its id as `pid`."""
     if path.suffix != ".json":
         return _jsonl(path)
     document = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(document, dict) and isinstance(document.get("results"), dict):
+        # PromptPG's result files: run metadata and `results`, an object of rows by problem id
+        return [{"pid": pid, **row} for pid, row in document["results"].items()]
+    if isinstance(document, dict) and document and all(isinstance(row, dict) for row in document.values()):
+        # PromptPG's problem files: an object of problems by problem id
+        return [{"pid": pid, **row} for pid, row in document.items()]
     if isinstance(document, dict):
         return [row for rows in document.values() for row in rows]
     return list(document)

@@ -906,3 +906,84 @@ def test_faithful_cot_numeric_outputs_are_graded_by_the_harness_number_and_cappe
         ranked = sorted((p for p, s in splits.items() if s == split), key=lambda p: hashed(p).hex())
         assert len(ranked) > 2
         assert {row["problem"] for s, row in capped.values() if s == split} == set(ranked[:2])
+
+
+def test_promptpg_outputs_are_split_at_literal_newlines_and_graded_by_the_harness_rule(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "lupantech+PromptPG" / "tree"
+    table = "Name | Votes\nAnn | 4\nGreg | 7"
+
+    def problem(question: str, answer: str, choices: list[str] | None = None, unit: str = "") -> dict:
+        return {
+            "table": table,
+            "table_title": "Votes",
+            "question": question,
+            "unit": unit,
+            "choices": choices,
+            "answer": answer,
+            "ques_type": "multi_choice" if choices else "free_text",
+        }
+
+    problems = {
+        "1": problem("How many votes in all?", "11"),
+        "2": problem("How much for both?", "$1,250.00"),  # the harness's number: `$`, comma, `.00` dropped
+        "3": problem("Who got more votes?", "Greg", ["Ann", "Greg"]),
+        "4": problem("Who got fewer votes?", "Ann", ["Ann", "Greg"]),
+        "5": problem("How many more did Greg get?", "3"),
+        "6": problem("Is it fair?", "yes", ["yes", "no"]),
+        "7": problem("How many votes for Ann?", "4"),
+        "8": problem("What fraction voted for Ann?", "4/11"),
+        "9": problem("How long?", "5", unit="minutes"),
+    }
+    outputs = {
+        "1": "Add the votes.\\n\\n4 + 7 = 11\\n\\nThe answer is 11.",
+        "2": "Add the prices.\\n\\n$500 + $750 = $1,250\\n\\nThe answer is $1,250.",
+        "3": "Greg got 7 votes.\\n\\nGreg got more. The answer is Greg.",  # read by the words it shares
+        "4": "By the table, Greg got fewer.\\n\\nThe answer is Greg.",  # `By ` reads as the letter B
+        "5": "Subtract.\\n\\n7 - 4 = 2\\n\\nThe answer is 2.",  # wrong
+        "6": "Look at the table.\\n\\nIt is hard to tell",  # no letter, no word shared: read nothing
+        "7": "The answer is 4.",  # one step: no chain
+        "8": "Divide.\\n\\n$\\frac{4}{11}$",  # a fraction: 0.364 both
+        "99": "A problem the test1k file lacks.\\n\\nThe answer is 1.",
+        "9": "Subtract the times.\\n\\nThe answer is 5 minutes.",  # the unit dropped from both
+    }
+    results = {
+        pid: {"answer": "", "output": text, "prediction": "", "true_false": False}
+        for pid, text in outputs.items()
+    }
+    (tree / "results" / "gpt3").mkdir(parents=True)
+    (tree / "data" / "tabmwp").mkdir(parents=True)
+    path = "results/gpt3/exp4_test_TQ-SA_2_seed_2.json"
+    (tree / path).write_text(json.dumps({"acc": 0.0, "args": {"engine": "x"}, "results": results}))
+    (tree / "data" / "tabmwp" / "problems_test1k.json").write_text(json.dumps(problems))
+    manifest = tmp_path / "model_written9_sources.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\tquestions\n"
+        f"lupantech/PromptPG\tc9\t{path}\ttext-davinci-002, T=0\ttabmwp\tpromptpg-tqsa"
+        "\tdata/tabmwp/problems_test1k.json\n"
+    )
+    out = tmp_path / "out"
+    assert main(["build", "--manifest", str(manifest), "--suffix", "9", "--out", str(out)]) == 0
+    rows = {
+        row["id"].rsplit("-", 1)[1]: row
+        for split in ("dev", "untuned")
+        for line in (out / f"model_written_{split}9.jsonl").open()
+        for row in [json.loads(line)]
+    }
+    grades = {pid: (row["final_answer_correct"], row.get("label")) for pid, row in rows.items()}
+    assert grades == {
+        "1": (True, -1),
+        "2": (True, -1),
+        "3": (True, -1),
+        "4": (False, None),
+        "5": (False, None),
+        "6": (None, None),
+        "8": (True, -1),
+        "9": (True, -1),
+    }
+    assert rows["1"]["steps"] == ["Add the votes.", "4 + 7 = 11", "The answer is 11."]
+    assert rows["1"]["problem"] == f"[TITLE]: Votes\n{table}\n\nHow many votes in all?"
+    assert rows["3"]["problem"].endswith("\nWho got more votes?\nOptions: (A) Ann (B) Greg")
+    assert rows["9"]["problem"].endswith("How long? (Unit: minutes)")
+    assert rows["2"]["reference_answer"] == "$1,250.00"
