@@ -550,6 +550,22 @@ def mmlupro_chains(
     return chains
 
 
+def _text_lines(text: str) -> list[str]:
+    """A response's non-blank lines, trailing spaces cut (the readers that split at numbered lines)."""
+    return [line.rstrip() for line in text.split("\n") if line.strip()]
+
+
+def _blocks(lines: list[str], starts: list[int], end: int, label: re.Pattern[str]) -> tuple[str, list[str]]:
+    """The text before the first of `starts` (a preamble, maybe empty) and each block of `lines` from one
+    start up to the next (the last up to `end`), its `label` (`1. `, `Q2. `) dropped."""
+    bounds = [*starts, end]
+    blocks = [
+        label.sub("", "\n".join(lines[a:b]), count=1).strip()
+        for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
+    return "\n".join(lines[: starts[0]]).strip(), blocks
+
+
 _ABEL_OPTIONS = "\nYou are provided with the following options for your answer:\n"
 _ABEL_ANSWER = "Answer:\nLet's think step by step.\n"
 _ABEL_STEP = re.compile(r"^\d{1,3}\. ")
@@ -574,18 +590,13 @@ def abel_steps(response: str) -> tuple[str, ...]:
     >>> steps[2:]
     ('Therefore, the final result is 3.\\nSo our selection is option B. #### B',)
     """
-    lines = [line.rstrip() for line in response.split("\n") if line.strip()]
+    lines = _text_lines(response)
     starts = [k for k, line in enumerate(lines) if _ABEL_STEP.match(line)]
     if not starts:
         return ("\n".join(lines),) if lines else ()
     last = starts[-1]
     closing = next((k for k in range(last + 1, len(lines)) if _ABEL_CLOSING.match(lines[k])), len(lines))
-    bounds = [*starts, closing]
-    steps = [
-        _ABEL_STEP.sub("", "\n".join(lines[a:b]), count=1).strip()
-        for a, b in zip(bounds, bounds[1:], strict=False)
-    ]
-    preamble = "\n".join(lines[: starts[0]]).strip()
+    preamble, steps = _blocks(lines, starts, closing, _ABEL_STEP)
     if preamble and preamble != "Reformatted Answer:":
         steps.insert(0, preamble)
     if closing < len(lines):
@@ -668,7 +679,7 @@ def ltm_steps(completion: str) -> tuple[str, ...]:
     >>> steps[2:]
     ('Final Answer: What does a pencil cost?\\n29 cents. So the answer is (a).',)
     """
-    lines = [line.rstrip() for line in completion.split("\n") if line.strip()]
+    lines = _text_lines(completion)
     starts: list[int] = []
     for k, line in enumerate(lines):
         numbered = _LTM_SUBQUESTION.match(line)
@@ -678,12 +689,7 @@ def ltm_steps(completion: str) -> tuple[str, ...]:
             starts.append(k)
     if not starts:
         return ("\n".join(lines),) if lines else ()
-    bounds = [*starts, len(lines)]
-    steps = [
-        _LTM_SUBQUESTION.sub("", "\n".join(lines[a:b]), count=1).strip()
-        for a, b in zip(bounds, bounds[1:], strict=False)
-    ]
-    preamble = "\n".join(lines[: starts[0]]).strip()
+    preamble, steps = _blocks(lines, starts, len(lines), _LTM_SUBQUESTION)
     return (preamble, *steps) if preamble else tuple(steps)
 
 

@@ -123,6 +123,21 @@ def _sides(claim: str) -> tuple[str, str] | None:
     return (sides[0], sides[1]) if len(sides) == 2 else None
 
 
+def _number_sides(claim: str) -> tuple[str, str] | None:
+    """The claim's two sides as Python expressions in numbers (`_python`), or None where it has not two sides
+    or either holds anything but written numbers."""
+    sides = _sides(claim)
+    if sides is None:
+        return None
+    left, right = (_python(side) for side in sides)
+    return (left, right) if left is not None and right is not None else None
+
+
+def _floored(left: str) -> Fraction | None:
+    """The value of a side with every quotient of two whole numbers read as its integer part."""
+    return _value(_LITERAL_QUOTIENT.sub(r"(\1//\2)", left))
+
+
 def _places(number: str) -> int:
     return len(number.split(".")[1]) if "." in number else 0
 
@@ -143,14 +158,13 @@ def integer_quotient(claim: str, texts: Sequence[str]) -> bool:
     >>> integer_quotient("253/2 = 126", ["So 253/2 = 126."])
     False
     """
-    sides = _sides(claim)
-    if sides is None or not any(INTEGER_DIVISION.search(text) for text in texts):
+    if not any(INTEGER_DIVISION.search(text) for text in texts):
         return False
-    left, right = (_python(side) for side in sides)
-    if left is None or right is None or not _LITERAL_QUOTIENT.search(left):
+    sides = _number_sides(claim)
+    if sides is None or not _LITERAL_QUOTIENT.search(sides[0]):
         return False
-    floored = _value(_LITERAL_QUOTIENT.sub(r"(\1//\2)", left))
-    return floored is not None and floored == _value(right)
+    floored = _floored(sides[0])
+    return floored is not None and floored == _value(sides[1])
 
 
 def floored_quotient(claim: str) -> bool:
@@ -161,14 +175,11 @@ def floored_quotient(claim: str) -> bool:
     >>> floored_quotient("17/7 = 2"), floored_quotient("17/7 = 3"), floored_quotient("14/7 = 2")
     (True, False, False)
     """
-    sides = _sides(claim)
-    if sides is None:
+    sides = _number_sides(claim)
+    if sides is None or not sides[1].isdigit() or not _LITERAL_QUOTIENT.search(sides[0]):
         return False
-    left, right = (_python(side) for side in sides)
-    if left is None or right is None or not right.isdigit() or not _LITERAL_QUOTIENT.search(left):
-        return False
-    exact, floored = _value(left), _value(_LITERAL_QUOTIENT.sub(r"(\1//\2)", left))
-    return floored is not None and floored == int(right) and exact != floored
+    floored = _floored(sides[0])
+    return floored is not None and floored == int(sides[1]) and _value(sides[0]) != floored
 
 
 def rounded_value(claim: str, sentence: str) -> bool:
@@ -181,12 +192,10 @@ def rounded_value(claim: str, sentence: str) -> bool:
     >>> rounded_value("7/2 = 4", "So 7/2 = 4.")
     False
     """
-    sides = _sides(claim)
-    if sides is None:
+    sides = _number_sides(claim)
+    if sides is None or not _NUMBER.fullmatch(sides[1]):
         return False
-    left, right = (_python(side) for side in sides)
-    if left is None or right is None or not _NUMBER.fullmatch(right):
-        return False
+    left, right = sides
     exact, written = _value(left), Fraction(right)
     if exact is None:
         return False
@@ -363,12 +372,10 @@ def numerals_in_base(claim: str, texts: Sequence[str]) -> bool:
     >>> numerals_in_base("101 = 6", ["In base 2, we have 101 = 6."])
     False
     """
-    sides = _sides(re.sub(r"_\s*\{?\s*\d{1,2}\s*\}?", "", claim))
+    sides = _number_sides(re.sub(r"_\s*\{?\s*\d{1,2}\s*\}?", "", claim))
     if sides is None:
         return False
-    left, right = (_python(side) for side in sides)
-    if left is None or right is None:
-        return False
+    left, right = sides
     for base in _bases([claim, *texts]):
         readings = ((_in_base(left, base), right), (left, _in_base(right, base)))
         for one, other in (*readings, (_in_base(left, base), _in_base(right, base))):
@@ -428,10 +435,10 @@ def bullet_minus(claim: str, step: str) -> bool:
         return False
     if not re.search(r"^[ \t]*" + re.escape(text), step, re.MULTILINE):
         return False
-    sides = _sides(text[1:])
+    sides = _number_sides(text[1:])
     if sides is None:
         return False
-    left, right = (_value(_python(side)) for side in sides)
+    left, right = (_value(side) for side in sides)
     return left is not None and left == right
 
 
@@ -448,13 +455,10 @@ def slash_before_product(claim: str) -> bool:
     >>> slash_before_product("10*9/2*3 = 135")
     False
     """
-    sides = _sides(claim)
-    if sides is None:
+    sides = _number_sides(claim)
+    if sides is None or not _SLASH_PRODUCT.search(sides[0]):
         return False
-    left, right = (_python(side) for side in sides)
-    if left is None or right is None or not _SLASH_PRODUCT.search(left):
-        return False
-    value, written = _value(_SLASH_PRODUCT.sub(r"/(\1)", left)), _value(right)
+    value, written = _value(_SLASH_PRODUCT.sub(r"/(\1)", sides[0])), _value(sides[1])
     return value is not None and value == written
 
 
