@@ -48,6 +48,11 @@ dropped by exact question text):
   greedy 2-shot chain-of-thought answers to TabMWP's test problems (tables and word problems), with the
   1,000 problems of `data/tabmwp/problems_test1k.json` (the full test file is not in the snapshot), graded
   by the harness's own rule (`promptpg_chains`); built as the ninth set (`--suffix 9`).
+- JEEBench (dair-iitd/jeebench, MIT; its `data.zip` is read from a fork that unzipped it,
+  somethingdevs/cs678-jeebench), `data/responses/MODEL_MODE_responses/responses.json`: gpt-4-0314 (zero-shot,
+  chain-of-thought and one-shot prompts), gpt-3.5-turbo-0301 and text-davinci-003 answering the 236
+  mathematics questions of JEE Advanced 2016-2023, graded by the harness's rule on the authors' extracted
+  answer (`jeebench_chains`); built as the tenth set (`--suffix 10`).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -1078,6 +1083,100 @@ def promptpg_chains(
     return chains
 
 
+# JEEBench's harness (dair-iitd/jeebench `compute_metrics.py`, `compute_score`), ported as written
+_JEE_LETTERS = ("A", "B", "C", "D")
+
+
+def jeebench_score(gold: str, extract: str, kind: str) -> float:
+    """JEEBench's `compute_score`: the marks an extracted answer earns against the key, by question type.
+    Letters are compared as sets of A-D (a multiple-correct answer that names only right options earns 0.25
+    an option, one wrong option 0); an integer or numeric answer earns 1 within 0.01 of the key, 0 for
+    `None` (no answer extracted).
+
+    >>> jeebench_score("BD", "DB", "MCQ(multiple)"), jeebench_score("BD", "B", "MCQ(multiple)")
+    (1.0, 0.25)
+    >>> jeebench_score("C", "AC", "MCQ"), jeebench_score("0.5", "0.505", "Numeric")
+    (0, 1)
+    """
+    if kind not in ("MCQ", "MCQ(multiple)", "Integer", "Numeric"):
+        raise ValueError(f"question type {kind!r} is not one of JEEBench's")
+    if kind in ("MCQ", "MCQ(multiple)"):
+        keys = {c for c in _JEE_LETTERS if c in gold}
+        read = {c for c in _JEE_LETTERS if c in extract}
+        if kind == "MCQ":
+            return int(keys == read)
+        if read == keys:
+            return 1.0
+        return 0.25 * len(read) if not read - keys else 0.0
+    if extract == "None":
+        return 0.0
+    return int(abs(float(gold) - float(extract)) <= 0.01)
+
+
+def jeebench_grade(gold: str, extract: object, kind: str) -> bool | None:
+    """Whether the answer JEEBench's authors extracted earns full marks (`jeebench_score` 1): a
+    multiple-correct answer with only some of the right options (partial marks) is wrong; None where no
+    answer was extracted (`None`), which the harness scores 0, so the chain has no grade, as in the sets
+    whose harness read no letter.
+
+    >>> jeebench_grade("ABD", "ABD", "MCQ(multiple)"), jeebench_grade("ABD", "AB", "MCQ(multiple)")
+    (True, False)
+    >>> jeebench_grade("3", "None", "Integer"), jeebench_grade("A", None, "MCQ")
+    (None, None)
+    """
+    if not isinstance(extract, str) or extract.strip() in ("", "None"):
+        return None
+    return jeebench_score(str(gold), extract.strip(), kind) == 1
+
+
+def _jeebench_response(row: dict) -> str:
+    """The text of a JEEBench response row's one `MODEL_MODE_response` (an OpenAI API response as returned:
+    a chat model's `message.content`, a completion model's `text`; one choice a row at T = 0)."""
+    fields = [key for key in row if key.endswith("_response")]
+    if len(fields) != 1:
+        raise ValueError(f"a JEEBench row holds one model response, not {fields}")
+    choice = row[fields[0]]["choices"][0]
+    return str(choice["message"]["content"] if "message" in choice else choice["text"])
+
+
+def jeebench_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """JEEBench's committed responses (dair-iitd/jeebench's `data.zip`, `data/responses/MODEL_MODE_responses/
+    responses.json`: the 515 questions of `data/dataset.json`, each row `description` (the paper, e.g.
+    `JEE Adv 2016 Paper 1`), `index`, `subject`, `type` (`MCQ`, `MCQ(multiple)`, `Integer`, `Numeric`),
+    `question` (options written in it), `gold`, `prompt`, the API response and `extract`, the answer the
+    authors extracted from it): the mathematics rows, one greedy response a question, its steps the
+    response's paragraphs (ProcessBench's split). The grade is the harness's rule on `extract`
+    (`jeebench_grade`: full marks), None where nothing was extracted; the checker is not asked
+    (`choice_key`). The problem is the question as the prompt gives it (blank lines folded). Ids are
+    `TAG-PAPER-INDEX`.
+
+    >>> row = {"description": "JEE Adv 2016 Paper 1", "index": 37, "subject": "math", "type": "Integer",
+    ...        "question": "Find $x$ if $x + 1 = 4$.", "gold": "3", "extract": "3",
+    ...        "GPT4_CoT_response": {"choices": [{"message": {"content": "So $x = 4 - 1$.\\n\\nx = 3"}}]}}
+    >>> [(c.id, c.steps, c.source_correct) for c in jeebench_chains([row], "f", "c", "r", "m", "t")]
+    [('t-jee-adv-2016-paper-1-37', ('So $x = 4 - 1$.', 'x = 3'), True)]
+    """
+    chains = []
+    for row in rows:
+        if row["subject"] != "math":
+            continue
+        gold = str(row["gold"]).strip()
+        chain = _response_chain(
+            f"{tag}-{_slug(str(row['description']))}-{row['index']}",
+            str(row["question"]).replace("\n\n", "\n").strip(),
+            _jeebench_response(row),
+            Provenance(repo, commit, file, model),
+            source_correct=jeebench_grade(gold, row.get("extract"), str(row["type"])),
+            reference_answer=gold,
+            choice_key=True,
+        )
+        if chain is not None:
+            chains.append(chain)
+    return chains
+
+
 MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
 _READERS = {
     "harness": harness_chains,
@@ -1090,6 +1189,7 @@ _READERS = {
     "faithful-cot-ltm": faithful_cot_chains,
     "faithful-cot-ltm-numeric": faithful_cot_numeric_chains,
     "promptpg-tqsa": promptpg_chains,
+    "jeebench": jeebench_chains,
 }
 
 

@@ -987,3 +987,70 @@ def test_promptpg_outputs_are_split_at_literal_newlines_and_graded_by_the_harnes
     assert rows["3"]["problem"].endswith("\nWho got more votes?\nOptions: (A) Ann (B) Greg")
     assert rows["9"]["problem"].endswith("How long? (Unit: minutes)")
     assert rows["2"]["reference_answer"] == "$1,250.00"
+
+
+def test_jeebench_responses_split_at_paragraphs_and_graded_by_the_harness_marks_on_the_extract(
+    tmp_path: Path,
+) -> None:
+    def row(index: int, kind: str, gold: str, extract: str, text: str, subject: str = "math") -> dict:
+        return {
+            "description": "JEE Adv 2099 Paper 1",
+            "index": index,
+            "subject": subject,
+            "type": kind,
+            "question": f"Question {index}.\n\n(A) 1 (B) 2 (C) 3 (D) 4",
+            "gold": gold,
+            "prompt": "",
+            "extract": extract,
+            "GPT4_CoT_response": {"model": "m", "choices": [{"message": {"content": text}}]},
+        }
+
+    two = "First, $1 + 1 = 2$.\n\nSo the answer is it."
+    rows = [
+        row(1, "MCQ", "B", "B", two),
+        row(2, "MCQ(multiple)", "ABD", "DBA", two),  # letters compared as a set
+        row(3, "MCQ(multiple)", "ABD", "AB", two),  # partial marks (0.5): not right
+        row(4, "Integer", "3", "None", two),  # nothing extracted: no grade
+        row(5, "Numeric", "0.5", "0.505", two),  # within 0.01 of the key
+        row(6, "Numeric", "0.5", "0.52", two),
+        row(7, "MCQ", "A", "A", "One paragraph, the answer is A."),  # one step: no chain
+        row(8, "MCQ", "A", "A", two, subject="phy"),  # not mathematics
+    ]
+    completion = row(9, "Integer", "7", "7", "\n\nAdd 3 and 4.\n\n$3 + 4 = 7$")
+    completion["GPT3_normal_response"] = {
+        "choices": [{"text": completion.pop("GPT4_CoT_response")["choices"][0]["message"]["content"]}]
+    }
+    rows.append(completion)
+    path = "data/responses/GPT4_CoT_responses/responses.json"
+    file = tmp_path / "somethingdevs+cs678-jeebench" / "tree" / path
+    file.parent.mkdir(parents=True)
+    file.write_text(json.dumps(rows))
+    manifest = tmp_path / "model_written10_sources.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
+        f"somethingdevs/cs678-jeebench\tc10\t{path}\tgpt-4-0314, T=0\tjeebench\tjeebench\n"
+    )
+    out = tmp_path / "out"
+    assert main(["build", "--manifest", str(manifest), "--suffix", "10", "--out", str(out)]) == 0
+    built = {
+        int(row["id"].rsplit("-", 1)[1]): row
+        for split in ("dev", "untuned")
+        for line in (out / f"model_written_{split}10.jsonl").open()
+        for row in [json.loads(line)]
+    }
+    grades = {index: (row["final_answer_correct"], row.get("label")) for index, row in built.items()}
+    assert grades == {
+        1: (True, -1),
+        2: (True, -1),
+        3: (False, None),
+        4: (None, None),
+        5: (True, -1),
+        6: (False, None),
+        9: (True, -1),
+    }
+    assert built[1]["steps"] == ["First, $1 + 1 = 2$.", "So the answer is it."]
+    assert built[9]["steps"] == ["Add 3 and 4.", "$3 + 4 = 7$"]
+    assert built[1]["problem"] == "Question 1.\n(A) 1 (B) 2 (C) 3 (D) 4"
+    assert built[2]["reference_answer"] == "ABD"
+    assert built[1]["id"] == "cs678-jeebench-jeebench-gpt-4-0314-t-0-jee-adv-2099-paper-1-1"
+    assert built[1]["source"] == {"repo": "somethingdevs/cs678-jeebench", "commit": "c10", "file": path}
