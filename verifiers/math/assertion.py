@@ -234,6 +234,38 @@ def _on_case_heading(step: str, at: int) -> bool:
     return False
 
 
+def introduced_by_a_test(index: int, chain: Sequence[str]) -> str | None:
+    """The marker of a test that introduces step `index` across a step break: the step before ends on `:`
+    (a sentence that ends on `:` goes on through what it introduces) and that sentence supposes, tries or
+    checks a value ("If $\\alpha = 0$ and $k = 8$, then the equation above becomes:"); None otherwise.
+
+    >>> introduced_by_a_test(1, ["If $x = 2$, then the equation becomes:", "$3(2) + 1 = 2 + 4$"])
+    'If $x ='
+    >>> introduced_by_a_test(1, ["Expanding the square gives:", "$3(2) + 1 = 7$"]) is None
+    True
+    >>> introduced_by_a_test(1, ["For $i = 0$:", "$y_2 = 2 + \\\\frac{1}{2} = 2 - 5$"]) is None
+    True
+    """
+    if index == 0:
+        return None
+    before = chain[index - 1].rstrip()
+    if not before.endswith(":"):
+        return None
+    start, _ = sentences(before)[-1]
+    last = before[start:]
+    marker = _INTRODUCED_VALUE.search(last)
+    return marker.group(0) if marker else None
+
+
+# a value supposed, tried, checked or put in a condition, its name a letter or a Greek command (`\\alpha`);
+# not "For $i = 0$:", which opens one round of a computation, asserted
+_INTRODUCED_VALUE = re.compile(
+    rf"\b(?:{SUPPOSITION}|{TRIAL}|{CHECK}|if|when|whenever)\b[^.!?\n]{{0,24}}?"
+    r"[\s$\\(]*(?:\\[A-Za-z]+|[A-Za-z])(?:_\{?\w+\}?)?\s*=(?!=)",
+    re.IGNORECASE,
+)
+
+
 def frame_of(
     claim: str, index: int, chain: Sequence[str], *, names_too: bool = False, conditions: bool = True
 ) -> Frame | None:

@@ -38,7 +38,13 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from prm_factory.verifiers.math.arithmetic import NotEvaluable, TooLarge, evaluate, lex, parse_side
-from prm_factory.verifiers.math.assertion import UNEQUAL, claim_offsets, frame_of, sentences
+from prm_factory.verifiers.math.assertion import (
+    UNEQUAL,
+    claim_offsets,
+    frame_of,
+    introduced_by_a_test,
+    sentences,
+)
 from prm_factory.verifiers.math.claim_grammar import (
     NAMES,
     WORDS,
@@ -552,6 +558,9 @@ def uncertain_reason(
             return "a name and a number (`x = 2`): a value stated, with no arithmetic in it"
     if kind in WRITTEN_NUMBER_KINDS and _TESTED.search(step) and _both_sides_worked(claim):
         return "an equation put to the test (both sides worked out) in a step that checks or tries a value"
+    worked = kind in WRITTEN_NUMBER_KINDS or kind == WORD_PROBLEM_ARITHMETIC
+    if worked and _both_sides_worked(claim) and introduced_by_a_test(index, chain):
+        return "an equation put to the test (both sides worked out) that a value supposed or tried introduces"
     if (
         kind in (WORD_PROBLEM_ARITHMETIC, SUBSTITUTED_ARITHMETIC)
         and _TESTED.search(step)

@@ -324,6 +324,19 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
         elif kind == "word" and current and _applied(tokens, i):
             # `4 / sqrt(4) = 2`: the side holding the function is kept unreadable, never read without it
             current.append(Token("sep", tok.text, tok.start))
+        elif (
+            tok.text == "|"
+            and prev is not None
+            and prev.kind in ("num", "rp", "latex", "var")
+            and nxt is not None
+            and nxt.kind in ("num", "word", "lp")
+            and nxt.start == tok.start + 1
+            and any(t.kind == "eq" for t in current)
+        ):
+            # `120 = \frac{1}{2} |3ay_1|`: the side runs on into an absolute value (a bar opening on an
+            # operand); kept unreadable, never read without it
+            current.append(Token("sep", tok.text, tok.start))
+            flush()
         elif kind == "word":
             consumed = _word(tokens, i, current, prev, nxt)
             if consumed == 0:

@@ -5,8 +5,10 @@ Most sides the step checker parses are polynomials and fractions (`x^2 - 2x - 3`
 parse and pays a full LL parse). `fast_parse` reads that subset with a small recursive-descent parser and
 builds the expression with the converter's own rules (`add_flat`, `mul_flat`, integer fractions as
 `Rational`, mixed fractions, unary minus folding into numbers, `evaluate=False` throughout), so a text it
-accepts gives the srepr `latex2sympy` gives. What it is unsure of, it refuses (`None`), and the caller
-runs the ANTLR parse: a different expression would change a verdict, a refusal only costs time.
+accepts gives the srepr `latex2sympy` gives, but for factors side by side, read as `latex_parse`'s
+converter reads them (`side_by_side`: a mixed number only as written). What it is unsure of, it refuses
+(`None`), and the caller runs the ANTLR parse: a different expression would change a verdict, a refusal
+only costs time.
 
 The text is normalized by the library's own `normalize_latex` and split into tokens by the library's own
 lexer (about 0.1 ms), so keywords inside letter runs (`tr`, `floor`), differentials (`dx`), `E`,
@@ -31,6 +33,7 @@ functions, relations, sets and tuples, `\\pm`, percent, `!`, `|x|`, `\\binom`, t
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,10 +195,12 @@ class _Reader:
         if self.peek() == _SUB:
             self.at += 1
             return _negate(self.unary(nofunc))
-        factors = [self.postfix()]
-        while self.peek() in (_NOFUNC_START if nofunc else _POSTFIX_START):
+        factors, written = [], []
+        while not factors or self.peek() in (_NOFUNC_START if nofunc else _POSTFIX_START):
+            start = self.at
             factors.append(self.postfix())
-        return _juxtaposed(factors)
+            written.append("".join(self.texts[start : self.at]))
+        return _juxtaposed(factors, written)
 
     def postfix(self) -> Any:
         base = self.comp()
@@ -307,16 +312,56 @@ class _Reader:
                 raise _Refused("a function call")
 
 
-def _juxtaposed(factors: list[Any]) -> Any:
-    """The converter's postfix list: right to left, an integer before a positive rational is a mixed
-    number (`2\\frac{1}{2}` is 5/2, `2 3` is 5), anything else multiplies (flattened)."""
+# A fraction written in digits (`\\frac{1}{2}`, `\\frac12`): the only right half of a mixed number
+_WRITTEN_FRACTION = re.compile(r"\\[dt]?frac(?:\{(\d+)\}|(\d))(?:\{(\d+)\}|(\d))")
+
+
+def side_by_side(left: Any, right: Any, left_text: str, right_text: str, right_is_last: bool) -> str:
+    """How two factors written side by side are read: `product`, `mixed` (a mixed number) or `refused`.
+
+    latex2sympy2_extended reads any integer value before a positive rational one as a mixed number
+    (`convert_postfix_list`), whatever wrote them: `4 \\binom{15}{10}` is 3,007, `(2) 3` is 5,
+    `\\frac{6}{3}\\frac{1}{2}` is 5/2, so a true `3\\binom{4}{2} = 18` was judged false. A mixed number
+    is read only as written: digits, then a proper fraction in digits ending the run (`2\\frac{1}{2}`);
+    digits before an improper one (`2\\frac{3}{2}`: a mixed number or a product) and two digit runs
+    side by side (`2 3`: a product, a number with a space, or a typo) are refused; anything else
+    multiplies.
+
+    >>> two, half, half_text = sympy.Integer(2), sympy.Rational(1, 2), "\\\\frac{1}{2}"
+    >>> side_by_side(two, half, "2", half_text, True), side_by_side(two, half, "(2)", half_text, True)
+    ('mixed', 'product')
+    >>> six = sympy.Integer(6)
+    >>> side_by_side(two, six, "4", "\\\\binom{4}{2}", True), side_by_side(two, two, "2", "2", True)
+    ('product', 'refused')
+    """
+    if left_text.isdigit() and right_text.isdigit():
+        return "refused"
+    if not (left.is_Integer and right.is_Rational and right.p > 0 and right.q > 0):
+        return "product"
+    written = _WRITTEN_FRACTION.fullmatch(right_text)
+    if not left_text.isdigit() or written is None or not right_is_last:
+        return "product"
+    numerator, denominator = (int(a or b) for a, b in (written.group(1, 2), written.group(3, 4)))
+    return "mixed" if 0 < numerator < denominator else "refused"
+
+
+def mixed_number(whole: Any, fraction: Any) -> Any:
+    """The converter's mixed number: `2\\frac{1}{2}` is 5/2 (a negative whole takes the fraction away)."""
+    if whole < 0:
+        return sympy.Rational(whole * fraction.q - fraction.p, fraction.q)
+    return sympy.Rational(whole * fraction.q + fraction.p, fraction.q)
+
+
+def _juxtaposed(factors: list[Any], written: list[str]) -> Any:
+    """The converter's postfix list, right to left, read by `side_by_side`: a mixed number only as written
+    (`2\\frac{1}{2}` is 5/2), anything else multiplies (flattened), `2 3` refused."""
     value = factors[-1]
-    for left in reversed(factors[:-1]):
-        if left.is_Integer and value.is_Rational and value.p > 0 and value.q > 0:
-            numerator = left * value.q - value.p if left < 0 else left * value.q + value.p
-            value = sympy.Rational(numerator, value.q)
-        else:
-            value = _FLAT.mul_flat(left, value)
+    for index in range(len(factors) - 2, -1, -1):
+        left = factors[index]
+        reading = side_by_side(left, value, written[index], written[index + 1], index == len(factors) - 2)
+        if reading == "refused":
+            raise _Refused("side by side: " + written[index] + " " + written[index + 1])
+        value = mixed_number(left, value) if reading == "mixed" else _FLAT.mul_flat(left, value)
     return value
 
 
@@ -359,7 +404,7 @@ def fast_parse(text: str) -> sympy.Basic | None:
 
     >>> fast_parse("2\\\\frac{1}{2} + x^2")
     x**2 + 5/2
-    >>> fast_parse("\\\\sin x") is None
+    >>> fast_parse("x_1") is None
     True
     """
     return fast_read(text).value

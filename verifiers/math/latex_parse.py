@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import sympy
 from antlr4.atn.ParserATNSimulator import ParserATNSimulator
 from antlr4.atn.PredictionMode import PredictionMode
 from antlr4.dfa.DFA import DFA
@@ -37,7 +38,7 @@ from antlr4.PredictionContext import PredictionContextCache
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
 
 from prm_factory.verifiers.math import latex_dfa
-from prm_factory.verifiers.math.latex_fast import fast_read
+from prm_factory.verifiers.math.latex_fast import fast_read, mixed_number, side_by_side
 from prm_factory.verifiers.math.memo import DEFAULT_SIZE, Memo
 
 CACHE_SIZE = DEFAULT_SIZE
@@ -70,7 +71,23 @@ def start_cold() -> None:
 
 
 class _SLLConverter(_Latex2Sympy):
-    """latex2sympy's converter whose parser predicts in SLL mode, over its own DFA cache."""
+    """latex2sympy's converter whose parser predicts in SLL mode, over its own DFA cache, and reads
+    factors side by side as `latex_fast.side_by_side` says (a mixed number only as written)."""
+
+    def convert_postfix_list(self, arr: Any, i: int = 0) -> Any:
+        if i >= len(arr) - 1:
+            return super().convert_postfix_list(arr, i)
+        res = self.convert_postfix(arr[i])
+        if not isinstance(res, sympy.Expr):  # a matrix or a derivative: the library's reading
+            return super().convert_postfix_list(arr, i)
+        rh = self.convert_postfix_list(arr, i + 1)
+        if isinstance(rh, sympy.MatrixBase):
+            return self.mat_mul_flat(res, rh)
+        left_text, right_text = arr[i].getText(), arr[i + 1].getText()
+        reading = side_by_side(res, rh, left_text, right_text, i + 1 == len(arr) - 1)
+        if reading == "refused":  # the exception type the converter raises on what it cannot read
+            raise Exception(f"side by side, not read: {left_text} {right_text}")
+        return mixed_number(res, rh) if reading == "mixed" else self.mul_flat(res, rh)
 
     def create_parser(self, latex_str: str) -> Any:
         parser = super().create_parser(latex_str)
@@ -101,6 +118,11 @@ def parse_uncached(text: str) -> Any:
     normalized, column = reading.normalized, reading.unlexable_at
     if column is not None:  # the message latex2sympy's error listener gives a lexer error
         raise Exception(f"I don't understand this\n{normalized}\n{'~' * column}^")
+    return parse_antlr(normalized)
+
+
+def parse_antlr(normalized: str) -> Any:
+    """The ANTLR parse alone of a normalized text: the SLL parse where it succeeds, else the LL parse."""
     try:
         return _SLLConverter(None, None, False, config=ConversionConfig()).parse(normalized)
     except Exception:  # a syntax error in SLL mode (or a conversion error): LL mode decides
@@ -111,7 +133,8 @@ _memo = Memo(CACHE_SIZE)
 
 
 def parse_latex(text: str) -> Any:
-    """What `latex2sympy(text)` returns or raises, from the cache where this text was parsed before.
+    """What `latex2sympy(text)` returns or raises (but for factors side by side: `latex_fast.side_by_side`),
+    from the cache where this text was parsed before.
 
     >>> parse_latex("\\\\frac{1}{2} + x")
     x + 1/2

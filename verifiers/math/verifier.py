@@ -172,7 +172,12 @@ class MathVerifier:
     # (`10*9*8*7*6/5*4*3*2*1 = 252`); a quotient of whole numbers put equal to its integer part and followed
     # by a count of things (`17/7 = 2 croissants`, not "12 cups per chair") is a share; `x` before words
     # (`3 x son's age`) is a product read only in part (the misreadings read on untuned6, untuned7, untuned8)
-    version = "2.22.0"
+    # 2.23.0: factors side by side are a mixed number only as written (digits, then a proper fraction in
+    # digits): latex2sympy read any integer value before a positive rational one as a mixed number, so a
+    # true `3\binom{4}{2} = 18` was `incorrect` (`4 \binom{15}{10}` read as 3,007, `(2) 3` as 5); digits
+    # before an improper fraction and two digit runs side by side are refused; a side that runs on into an
+    # absolute value (`120 = \frac{1}{2} |3ay_1|`) is not read without it (found reading untuned10)
+    version = "2.23.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

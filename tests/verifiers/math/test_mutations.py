@@ -1417,3 +1417,61 @@ def test_a_product_sign_written_x_before_words_leaves_the_side_unread(
 ) -> None:
     step = f"We substitute his age:\n{age} = {more} + {times} x son's age"
     assert "incorrect" not in _labels(checker, [step], WORD), step
+
+
+@SETTINGS
+@given(
+    factor=st.integers(2, 9),
+    n=st.integers(4, 12),
+    k=st.integers(1, 3),
+    shape=st.sampled_from(
+        ["{c}\\binom{{{n}}}{{{k}}}", "{c} \\binom{{{n}}}{{{k}}}", "\\binom{{{n}}}{{{k}}} {c}"]
+    ),
+)
+def test_a_number_beside_a_binomial_multiplies_it(checker, factor: int, n: int, k: int, shape: str) -> None:
+    """latex2sympy reads an integer before a positive rational as a mixed number, binomials included
+    (`4 \\binom{15}{10}` was 3,007): side by side, they multiply (`latex_fast.side_by_side`)."""
+    side = shape.format(c=factor, n=n, k=k)
+    product = factor * sympy.binomial(n, k)
+    step = f"So there are ${side} = {product}$ ways."
+    assert _labels(checker, [step], COMPETITION) == ["correct"], step
+    wrong = f"So there are ${side} = {product + factor}$ ways."
+    assert _labels(checker, [wrong], COMPETITION) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(area=st.integers(10, 200), base=st.integers(2, 9))
+def test_a_side_running_on_into_an_absolute_value_is_not_read_without_it(
+    checker, area: int, base: int
+) -> None:
+    """`120 = \\frac{1}{2} |3ay_1|` was read as `120 = 1/2`: a bar opening on an operand right after the
+    last side carries the side on; written with spaces around it (a table's column bar) it does not."""
+    for bar in (f"|{base}a y_1|", f"\\left|{base}a\\right|"):
+        step = f"Simplifying, we get:\n${area} = \\frac{{1}}{{2}} {bar}$"
+        assert "incorrect" not in _labels(checker, [step], NEUTRAL), step
+    table = f"Total | {area} + {base} = {area + base + 1} | rows"
+    assert _labels(checker, [table], WORD) == ["incorrect"], table
+
+
+@SETTINGS
+@given(
+    value=st.integers(0, 9),
+    times=st.integers(2, 90),
+    plus=st.integers(1, 200),
+    other=st.integers(2, 9),
+    name=st.sampled_from(["x", "\\alpha", "k", "t_1"]),
+    opener=st.sampled_from(["If", "Suppose", "When", "Let's try"]),
+)
+def test_an_equation_a_supposed_value_introduces_across_a_step_break_is_a_test(
+    checker, value: int, times: int, plus: int, other: int, name: str, opener: str
+) -> None:
+    """A step ending on `:` goes on through the step it introduces: the equation worked out for a value
+    supposed there is put to the test, not asserted; after "Expanding, we get:" or "For $i = 0$:" (one
+    round of a computation) it is asserted."""
+    left, right = f"-{times}({value}) + {plus}", f"{value} \\cdot {other}"
+    assert -times * value + plus != value * other
+    tried = [f"{opener} ${name} = {value}$, then the equation above becomes:", f"${left} = {right}$"]
+    assert "incorrect" not in _labels(checker, tried, NEUTRAL), tried
+    for opening in ("Expanding the left side, we get:", f"For ${name} = {value}$:"):  # a round of work
+        said = [opening, f"${left} = {right}$"]
+        assert _labels(checker, said, NEUTRAL)[1] == "incorrect", said
