@@ -53,6 +53,11 @@ dropped by exact question text):
   chain-of-thought and one-shot prompts), gpt-3.5-turbo-0301 and text-davinci-003 answering the 236
   mathematics questions of JEE Advanced 2016-2023, graded by the harness's rule on the authors' extracted
   answer (`jeebench_chains`); built as the tenth set (`--suffix 10`).
+- MathOdyssey (mengf1/mathodyssey, MIT; its README puts the data set under CC BY-SA 4.0), `jsonl/*.jsonl`:
+  gpt-4-1106-preview, gpt-4-0125-preview, gpt-4-0613 and gpt-3.5-turbo-0125 answering its 387 olympiad,
+  high-school and university problems as JSON (`reasoning`, `answer`), graded by the harness's gpt-4-turbo
+  judge (`jsonl/eval/result-*.jsonl`, a third manifest column `grades`) where the judged answer is in the
+  text (`mathodyssey_chains`); built as the eleventh set (`--suffix 11`).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -1177,6 +1182,155 @@ def jeebench_chains(
     return chains
 
 
+# MathOdyssey's harness (mengf1/mathodyssey): `agents/solve.py` asks for a JSON object with `reasoning` and
+# `answer`; `evaluate_response.py` has gpt-4-turbo grade the answer extracted from it (`jsonl/clean/`) and
+# stores the judge's reply as `is_correct` (`jsonl/eval/result-*.jsonl`); `visualize.ipynb` counts it.
+# LaTeX commands a model wrote with one backslash inside a JSON string, whose first letter JSON would
+# read as an escape (`\frac` as a form feed and `rac`)
+_ODYSSEY_LATEX = (
+    "frac|dfrac|tfrac|theta|times|text|textbf|tan|tanh|to|tau|top|triangle|binom|beta|bar|boxed|big|bigg|"
+    "bmod|right|rho|rangle|rfloor|rceil|neq|ne|nabla|nu|newline|forall|flat"
+)
+_ODYSSEY_ESCAPE = re.compile(
+    rf"\\(?:({_ODYSSEY_LATEX})(?![A-Za-z])|(u[0-9a-fA-F]{{4}}|[\"\\/bfnrtu])|(.))", re.S
+)
+
+
+def _odyssey_escape(match: re.Match[str]) -> str:
+    command, escape, other = match.groups()
+    if escape is not None:
+        return match.group(0)
+    return "\\\\" + (command if command is not None else other)
+
+
+def mathodyssey_json(text: str) -> dict | None:
+    r"""The JSON object a MathOdyssey solution holds (`{"reasoning": ..., "answer": ...}`, as
+    `agents/solve.py` asks; the text between ```` ```json ```` and ```` ``` ```` where the model wrapped it),
+    read leniently: the models wrote raw line breaks inside strings and LaTeX with one backslash (`\(`,
+    `\sqrt`, `\frac`), which strict JSON rejects or misreads, so such a backslash is kept as written. None
+    where it still does not parse.
+
+    >>> mathodyssey_json('{"reasoning": "Since \\frac{1}{2} < 1,\n\nso", "answer": "\\(1\\)"}')
+    {'reasoning': 'Since \\frac{1}{2} < 1,\n\nso', 'answer': '\\(1\\)'}
+    >>> mathodyssey_json('{"reasoning": "a\\nb", "answer": 2}'), mathodyssey_json("no object")
+    ({'reasoning': 'a\nb', 'answer': 2}, None)
+    """
+    fenced = re.search(r"```json(.*?)```", text, re.S)
+    body = (fenced.group(1) if fenced else text).strip()
+    try:
+        document = json.loads(_ODYSSEY_ESCAPE.sub(_odyssey_escape, body), strict=False)
+    except json.JSONDecodeError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def mathodyssey_score(is_correct: object) -> int:
+    """MathOdyssey's reading of the judge's reply (`visualize.ipynb`, `calculate_accuracy`), ported as
+    written: an integer; else, where the reply holds whitespace, its first whitespace-separated integer;
+    else the number after `Score:`; else 0. A chain is right where this is 1.
+
+    >>> mathodyssey_score("1"), mathodyssey_score("1\\n1"), mathodyssey_score("x Score: 1")
+    (1, 1, 1)
+    >>> mathodyssey_score("The sum 1 + 2 is wrong.\\n\\n0"), mathodyssey_score("none")
+    (1, 0)
+    """
+    text = str(is_correct)
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    if "\n" in text or " " in text:
+        for part in re.split(r"\s+", text):
+            try:
+                return int(part)
+            except ValueError:
+                continue
+        return 0  # the notebook keeps the previous row's value here; no reply in the files used is such
+    match = re.search(r"Score:\s*(-?\d+)", text)
+    return int(match.group(1)) if match else 0
+
+
+def mathodyssey_grade(is_correct: object, prediction: object, solution: str) -> bool | None:
+    """The judge's grade of one solution (`mathodyssey_score` 1: right), where it can be tied to the text:
+    None where the judge's reply is not a bare score (digits 0 / 1 alone: a reply with its working in it is
+    read by the notebook's first integer, often a number of the working, not the score), and where the answer
+    the judge graded (`prediction`, the harness's extraction) is empty or not in the solution's text.
+
+    >>> mathodyssey_grade("1", "42", '{"answer": "42"}'), mathodyssey_grade("1\\n1", 42, "= 42")
+    (True, True)
+    >>> mathodyssey_grade("0", "7", "= 42"), mathodyssey_grade("The sum 1 + 1.\\n0", "2", "2")
+    (None, None)
+    >>> mathodyssey_grade("0", "2", "x = 2")
+    False
+    """
+    reply = str(is_correct).strip()
+    if not re.fullmatch(r"[01](?:\s+[01])*", reply):
+        return None
+    if prediction is None or not str(prediction).strip() or str(prediction) not in solution:
+        return None
+    return mathodyssey_score(reply) == 1
+
+
+def _mathodyssey_steps(reasoning: object) -> tuple[str, ...]:
+    """The steps of a solution's `reasoning`: its paragraphs (ProcessBench's split) where it is text, its
+    items where the model wrote a list of steps or an object of them (`step_1`, ...); none where an item is
+    not text."""
+    if isinstance(reasoning, str):
+        return tuple(paragraph_steps(reasoning))
+    items = list(reasoning.values()) if isinstance(reasoning, dict) else reasoning
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        return ()
+    return tuple(item.strip() for item in items if item.strip())
+
+
+def mathodyssey_chains(
+    rows: Iterable[dict],
+    file: str,
+    commit: str,
+    repo: str,
+    model: str,
+    tag: str,
+    questions: Iterable[dict] = (),
+    grades: Iterable[dict] = (),
+) -> list[ModelChain]:
+    """MathOdyssey's committed solutions (mengf1/mathodyssey `jsonl/*.jsonl`: one object a line,
+    `{"Problem_N": TEXT}`, TEXT the JSON the model wrote), with the problems (`questions`:
+    `final-odyssey-math-with-levels.jsonl`, `{"Problem_N": {"question", "answer", ...}}`) and the harness's
+    result file for that run (`grades`: `jsonl/eval/result-*.jsonl`, `{"Problem_N": {"true", "prediction",
+    "is_correct", ...}}`). Steps are the `reasoning` (`_mathodyssey_steps`); the answer field is not a step.
+    The grade is the judge's (`mathodyssey_grade`); the checker is not asked (`choice_key`). A solution that
+    does not parse, or has fewer than two steps, is left out. Ids are `TAG-problem-N`.
+
+    >>> q = [{"Problem_3": {"question": "Find $x$ if $x + 1 = 4$.", "answer": "3"}}]
+    >>> g = [{"Problem_3": {"true": "3", "prediction": "3", "is_correct": "1"}}]
+    >>> s = [{"Problem_3": '{"reasoning": "So $x = 4 - 1$.\\n\\nx = 3", "answer": "3"}'}]
+    >>> [(c.id, c.steps, c.source_correct) for c in mathodyssey_chains(s, "f", "c", "r", "m", "t", q, g)]
+    [('t-problem-3', ('So $x = 4 - 1$.', 'x = 3'), True)]
+    """
+    problems = {key: value for row in questions for key, value in row.items()}
+    results = {key: value for row in grades for key, value in row.items()}
+    chains = []
+    for row in rows:
+        for key, text in row.items():
+            document = mathodyssey_json(str(text))
+            steps = _mathodyssey_steps(document.get("reasoning")) if document is not None else ()
+            if len(steps) < 2:
+                continue
+            problem, result = problems[key], results[key]
+            chains.append(
+                ModelChain(
+                    f"{tag}-{_slug(key)}",
+                    str(problem["question"]).strip(),
+                    steps,
+                    Provenance(repo, commit, file, model),
+                    source_correct=mathodyssey_grade(result["is_correct"], result["prediction"], str(text)),
+                    reference_answer=str(problem["answer"]).strip(),
+                    choice_key=True,
+                )
+            )
+    return chains
+
+
 MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
 _READERS = {
     "harness": harness_chains,
@@ -1190,6 +1344,7 @@ _READERS = {
     "faithful-cot-ltm-numeric": faithful_cot_numeric_chains,
     "promptpg-tqsa": promptpg_chains,
     "jeebench": jeebench_chains,
+    "mathodyssey": mathodyssey_chains,
 }
 
 
@@ -1210,7 +1365,9 @@ def manifest_chains(manifest: Path) -> list[ModelChain]:
     file read from `<the manifest's folder>/<owner>+<name>/tree/<path>`, as `git show COMMIT:PATH`
     wrote it. Ids are `REPO-DATASET-MODEL-IDX-sK` (slugs), so files of one repository stay apart. An
     optional `questions` column names a second file of the same repository and commit that holds the
-    questions (Faithful CoT keeps them apart from the outputs), passed to the reader as `questions`."""
+    questions (Faithful CoT keeps them apart from the outputs), passed to the reader as `questions`; an
+    optional `grades` column, a file of the harness's grades kept apart from the outputs (MathOdyssey's
+    `jsonl/eval/`), passed as `grades`."""
     lines = [line.split("\t") for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
     header, rows = lines[0], lines[1:]
     missing = [f for f in MANIFEST_FIELDS if f not in header]
@@ -1231,6 +1388,9 @@ def manifest_chains(manifest: Path) -> list[ModelChain]:
         if entry.get("questions", "").strip():
             tree = manifest.parent / repo.replace("/", "+") / "tree"
             extra["questions"] = _records(tree / entry["questions"].strip())
+        if entry.get("grades", "").strip():
+            tree = manifest.parent / repo.replace("/", "+") / "tree"
+            extra["grades"] = _records(tree / entry["grades"].strip())
         chains += reader(_records(file), path, entry["commit"], repo, entry["model"], tag, **extra)
     return chains
 

@@ -1054,3 +1054,62 @@ def test_jeebench_responses_split_at_paragraphs_and_graded_by_the_harness_marks_
     assert built[2]["reference_answer"] == "ABD"
     assert built[1]["id"] == "cs678-jeebench-jeebench-gpt-4-0314-t-0-jee-adv-2099-paper-1-1"
     assert built[1]["source"] == {"repo": "somethingdevs/cs678-jeebench", "commit": "c10", "file": path}
+
+
+def test_mathodyssey_reasoning_split_into_steps_and_graded_by_the_judge_where_tied_to_the_text(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "mengf1+mathodyssey" / "tree"
+    path, questions, grades = "jsonl/m.jsonl", "problems.jsonl", "jsonl/eval/result-m-clean.jsonl"
+    (tree / "jsonl" / "eval").mkdir(parents=True)
+    texts = {
+        # paragraphs of a JSON string, LaTeX written with one backslash (`\frac` would read as a form feed)
+        1: '{"reasoning": "Halve: \\frac{8}{2} = 4.\n\nSo it is 4.", "answer": "4"}',
+        2: '```json\n{"reasoning": ["Add 2 and 2.", "It is 5."], "answer": "5"}\n```',  # a list of steps
+        3: '{"reasoning": {"step_1": "Take 3.", "step_2": "Keep 3."}, "answer": 3}',  # an object of steps
+        4: '{"reasoning": "One paragraph only.", "answer": "1"}',  # one step: no chain
+        5: '{"reasoning": "A.\n\nB.", "answer": "7"}',  # the judged answer is not in the text: no grade
+        6: '{"reasoning": "A.\n\nB = 6.", "answer": "6"}',  # the judge's reply holds its working: no grade
+        7: "not JSON at all",  # no chain
+    }
+    predictions = {1: "4", 2: "5", 3: 3, 4: "1", 5: "9", 6: "6", 7: "x"}
+    replies = {1: "1", 2: "0", 3: "1\n1", 4: "1", 5: "1", 6: "The sum 1 + 5 is 6.\n\n1", 7: "1"}
+    (tree / path).write_text("".join(json.dumps({f"Problem_{n}": t}) + "\n" for n, t in texts.items()))
+    (tree / questions).write_text(
+        "".join(
+            json.dumps({f"Problem_{n}": {"question": f"Question {n}?", "answer": str(n), "level": "x"}})
+            + "\n"
+            for n in texts
+        )
+    )
+    (tree / grades).write_text(
+        "".join(
+            json.dumps(
+                {f"Problem_{n}": {"true": str(n), "prediction": predictions[n], "is_correct": replies[n]}}
+            )
+            + "\n"
+            for n in texts
+        )
+    )
+    manifest = tmp_path / "model_written11_sources.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\tquestions\tgrades\n"
+        f"mengf1/mathodyssey\tc11\t{path}\tgpt-4, T=0\tmathodyssey\tmathodyssey\t{questions}\t{grades}\n"
+    )
+    out = tmp_path / "out"
+    assert main(["build", "--manifest", str(manifest), "--suffix", "11", "--out", str(out)]) == 0
+    built = {
+        int(row["id"].rsplit("-", 1)[1]): row
+        for split in ("dev", "untuned")
+        for line in (out / f"model_written_{split}11.jsonl").open()
+        for row in [json.loads(line)]
+    }
+    grades_read = {n: (row["final_answer_correct"], row.get("label")) for n, row in built.items()}
+    assert grades_read == {1: (True, -1), 2: (False, None), 3: (True, -1), 5: (None, None), 6: (None, None)}
+    assert built[1]["steps"] == ["Halve: \\frac{8}{2} = 4.", "So it is 4."]
+    assert built[2]["steps"] == ["Add 2 and 2.", "It is 5."]
+    assert built[3]["steps"] == ["Take 3.", "Keep 3."]
+    assert built[1]["problem"] == "Question 1?"
+    assert built[1]["reference_answer"] == "1"
+    assert built[1]["id"] == "mathodyssey-mathodyssey-gpt-4-t-0-problem-1"
+    assert built[1]["source"] == {"repo": "mengf1/mathodyssey", "commit": "c11", "file": path}
