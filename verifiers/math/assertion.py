@@ -197,7 +197,10 @@ def _frame_at(
         return Frame(why, marker.group(0))
     if sentence.rstrip().endswith("?"):
         return Frame("the claim is put as a question", "?")
-    following = step[spans[k + 1][0] : spans[k + 1][1]] if k + 1 < len(spans) else _first_sentence(next_text)
+    # the next sentence that is not a bare relation: a displayed block worked line by line (`(-2)^2 + (-2) -
+    # 6 = 0`, `4 - 2 - 6 = 0`, `-4 = 0`) is one test, and the words after its last line judge every line
+    after = next((j for j in range(k + 1, len(spans)) if not _bare_relation(step[slice(*spans[j])])), None)
+    following = step[slice(*spans[after])] if after is not None else _first_sentence(next_text)
     for text, where in ((sentence, "its sentence"), (following, "the next sentence")):
         negation = (_NEGATION_WORDS if unequal else _NEGATION).search(_MATH_WORDS.sub(" ", text))
         if negation:
@@ -213,6 +216,23 @@ def _frame_at(
             why = "a value given in a condition: its consequent is no statement"
             return Frame(why, conditional[-1].group(0))
     return None
+
+
+# a relation sign, and a word of prose (two letters or more outside math, commands and `\\text`)
+_RELATION_SIGN = re.compile(r"=|<|>|\\[lg]eq?(?![A-Za-z])|\\neq?(?![A-Za-z])")
+_PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+
+
+def _bare_relation(sentence: str) -> bool:
+    """A line of math alone: a relation and no word of prose (`$4 - 2 - 6 = 0$`, `20 = 24 + 3(0)`).
+
+    >>> _bare_relation("$4 - 2 - 6 = 0$"), _bare_relation("  20 = 24"), _bare_relation("This does not hold.")
+    (True, True, False)
+    """
+    if not _RELATION_SIGN.search(sentence):
+        return False
+    unmathed = _MATH.sub(lambda m: " " if "\\text" not in m.group(0) else m.group(0), sentence)
+    return not _PROSE_WORD.search(re.sub(r"\\[A-Za-z]+", " ", unmathed))
 
 
 # `\\text{...}` inside math keeps its words; other commands are no words (`\\neq` stays a sign)

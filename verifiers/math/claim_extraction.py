@@ -260,6 +260,25 @@ def _applied(tokens: list[Token], j: int) -> bool:
     )
 
 
+# a letter with a subscript (`r_1`, `a_{10}`): a name, as a factor of the side it stands beside
+_SUBSCRIPTED_NAME = re.compile(r"[A-Za-z]_\{?\w+\}?")
+
+
+def _ends_a_side(tokens: list[Token], i: int, current: list[Token]) -> bool:
+    """Does token `i` (a name) stand as the last factor of a side: outside every bracket the run opened,
+    followed (after a power) by the end, a punctuation mark, a relation or a word?"""
+    if sum(t.kind == "lp" for t in current) != sum(t.kind == "rp" for t in current):
+        return False
+    j = i + 2 if i + 1 < len(tokens) and tokens[i + 1].text == "^" else i
+    after = tokens[j + 1] if j + 1 < len(tokens) else None
+    return (
+        after is None
+        or (after.kind == "sep" and after.text in ".,;:")
+        or after.kind == "eq"
+        or (after.kind == "word" and len(after.text) > 1)
+    )
+
+
 def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
     runs: list[Run] = []
     current: list[Token] = []
@@ -335,6 +354,18 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
         ):
             # `120 = \frac{1}{2} |3ay_1|`: the side runs on into an absolute value (a bar opening on an
             # operand); kept unreadable, never read without it
+            current.append(Token("sep", tok.text, tok.start))
+            flush()
+        elif (
+            kind == "word"
+            and _SUBSCRIPTED_NAME.fullmatch(tok.text)
+            and prev is not None
+            and prev.kind in ("num", "rp", "latex", "var")
+            and any(t.kind == "eq" for t in current)
+            and _ends_a_side(tokens, i, current)
+        ):
+            # `49\pi = \pi r_1^2`: the side runs on into a name with a subscript, a factor the reader does
+            # not read; kept unreadable, never read without it
             current.append(Token("sep", tok.text, tok.start))
             flush()
         elif kind == "word":

@@ -177,7 +177,11 @@ class MathVerifier:
     # true `3\binom{4}{2} = 18` was `incorrect` (`4 \binom{15}{10}` read as 3,007, `(2) 3` as 5); digits
     # before an improper fraction and two digit runs side by side are refused; a side that runs on into an
     # absolute value (`120 = \frac{1}{2} |3ay_1|`) is not read without it (found reading untuned10)
-    version = "2.23.0"
+    # 2.24.0: a side that runs on into a name with a subscript (`49\pi = \pi r_1^2` without delimiters) is
+    # not read without it; the lines of a block worked line by line (`(-2)^2 + (-2) - 6 = 0`, `4 - 2 - 6 =
+    # 0`, `-4 = 0`) are judged by the words after its last line ("This equation does not hold"), in the step
+    # or the next (the misreadings read on dev11)
+    version = "2.24.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -1475,3 +1475,45 @@ def test_an_equation_a_supposed_value_introduces_across_a_step_break_is_a_test(
     for opening in ("Expanding the left side, we get:", f"For ${name} = {value}$:"):  # a round of work
         said = [opening, f"${left} = {right}$"]
         assert _labels(checker, said, NEUTRAL)[1] == "incorrect", said
+
+
+@SETTINGS
+@given(radius=st.integers(2, 30), index=st.sampled_from(["1", "2", "{10}"]))
+def test_a_side_running_on_into_a_subscripted_name_is_not_read_without_it(
+    checker, radius: int, index: str
+) -> None:
+    """`49\\pi = \\pi r_1^2` written without math delimiters was read as `49\\pi = \\pi`: a name with a
+    subscript right after a side's last operand is a factor of that side; arithmetic beside it still
+    counts."""
+    area = radius * radius
+    step = f"For the first circle, we set up the equation {area}\\pi = \\pi r_{index}^2."
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+    wrong = f"{step} So {radius} * {radius} = {area + 1}."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(
+    root=st.integers(2, 9),
+    offset=st.sampled_from([-15, -7, -5, -1, 1, 3, 7]),
+    delimited=st.booleans(),
+    refutation=st.sampled_from(
+        ["This equation does not hold for x = {v}.", "So x = {v} is not a solution.", "This is false."]
+    ),
+)
+def test_a_block_worked_line_by_line_is_judged_by_the_words_after_its_last_line(
+    checker, root: int, offset: int, delimited: bool, refutation: str
+) -> None:
+    """`(-2)^2 + (-2) - 6 = 0`, `4 - 2 - 6 = 0`, `-4 = 0`, then "This equation does not hold": the lines of a
+    displayed block are one test, which the words after its last line refute (in the step or the next)."""
+    tried = root + offset  # an odd offset: never root, never -root (offset -2 root is even)
+    value = tried * tried - root * root
+    wrap = (lambda text: f"${text}$") if delimited else (lambda text: text)
+    lines = [f"({tried})^2 - {root * root} = 0", f"{tried * tried} - {root * root} = 0", f"{value} = 0"]
+    block = [f"Substitute x = {tried} into x^2 - {root * root} = 0:", *map(wrap, lines)]
+    refuted = "\n".join([*block, refutation.format(v=tried)])
+    assert "incorrect" not in _labels(checker, [refuted], NEUTRAL), refuted
+    across = ["\n".join(block), "The check shows a mistake: " + refutation.format(v=tried)]
+    assert "incorrect" not in _labels(checker, across, NEUTRAL), across
+    said = "\n".join([*block, "So the equation holds."])
+    assert _labels(checker, [said], NEUTRAL) == ["incorrect"], said
