@@ -232,7 +232,7 @@ def _bare_relation(sentence: str) -> bool:
     if not _RELATION_SIGN.search(sentence):
         return False
     unmathed = _MATH.sub(lambda m: " " if "\\text" not in m.group(0) else m.group(0), sentence)
-    return not _PROSE_WORD.search(re.sub(r"\\[A-Za-z]+", " ", unmathed))
+    return not _PROSE_WORD.search(_MATH_WORDS.sub(" ", unmathed))
 
 
 # `\\text{...}` inside math keeps its words; other commands are no words (`\\neq` stays a sign)

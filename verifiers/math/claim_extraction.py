@@ -264,6 +264,25 @@ def _applied(tokens: list[Token], j: int) -> bool:
 _SUBSCRIPTED_NAME = re.compile(r"[A-Za-z]_\{?\w+\}?")
 
 
+def _runs_on_unread(tokens: list[Token], i: int, current: list[Token]) -> bool:
+    """Does token `i`, right after a relation's last operand, carry that side on into a factor the reader
+    does not read: a bar opening on an operand (`120 = \\frac{1}{2} |3ay_1|`, an absolute value), or a name
+    with a subscript that ends the side (`49\\pi = \\pi r_1^2` written without delimiters)?"""
+    tok = tokens[i]
+    if not current or current[-1].kind not in ("num", "rp", "latex", "var"):
+        return False  # (the side's last token as the run holds it, a name the reader made included)
+    if not any(t.kind == "eq" for t in current):
+        return False
+    if tok.text == "|":
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        return nxt is not None and nxt.kind in ("num", "word", "lp") and nxt.start == tok.start + 1
+    return (
+        tok.kind == "word"
+        and bool(_SUBSCRIPTED_NAME.fullmatch(tok.text))
+        and _ends_a_side(tokens, i, current)
+    )
+
+
 def _ends_a_side(tokens: list[Token], i: int, current: list[Token]) -> bool:
     """Does token `i` (a name) stand as the last factor of a side: outside every bracket the run opened,
     followed (after a power) by the end, a punctuation mark, a relation or a word?"""
@@ -343,29 +362,9 @@ def _runs_from_tokens(tokens: list[Token], source: str) -> list[Run]:
         elif kind == "word" and current and _applied(tokens, i):
             # `4 / sqrt(4) = 2`: the side holding the function is kept unreadable, never read without it
             current.append(Token("sep", tok.text, tok.start))
-        elif (
-            tok.text == "|"
-            and prev is not None
-            and prev.kind in ("num", "rp", "latex", "var")
-            and nxt is not None
-            and nxt.kind in ("num", "word", "lp")
-            and nxt.start == tok.start + 1
-            and any(t.kind == "eq" for t in current)
-        ):
-            # `120 = \frac{1}{2} |3ay_1|`: the side runs on into an absolute value (a bar opening on an
-            # operand); kept unreadable, never read without it
-            current.append(Token("sep", tok.text, tok.start))
-            flush()
-        elif (
-            kind == "word"
-            and _SUBSCRIPTED_NAME.fullmatch(tok.text)
-            and prev is not None
-            and prev.kind in ("num", "rp", "latex", "var")
-            and any(t.kind == "eq" for t in current)
-            and _ends_a_side(tokens, i, current)
-        ):
-            # `49\pi = \pi r_1^2`: the side runs on into a name with a subscript, a factor the reader does
-            # not read; kept unreadable, never read without it
+        elif _runs_on_unread(tokens, i, current):
+            # the last side goes on into a factor the reader does not read: kept unreadable, never read
+            # without it
             current.append(Token("sep", tok.text, tok.start))
             flush()
         elif kind == "word":
