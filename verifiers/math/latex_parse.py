@@ -70,9 +70,9 @@ def start_cold() -> None:
         _SLL_DFA = latex_dfa.fresh_dfas()
 
 
-class _SLLConverter(_Latex2Sympy):
-    """latex2sympy's converter whose parser predicts in SLL mode, over its own DFA cache, and reads
-    factors side by side as `latex_fast.side_by_side` says (a mixed number only as written)."""
+class SideBySide(_Latex2Sympy):
+    """latex2sympy's converter reading factors side by side as `latex_fast.side_by_side` says (a mixed
+    number only as written), its one change to the library's reading; the parsers below are built on it."""
 
     def convert_postfix_list(self, arr: Any, i: int = 0) -> Any:
         if i >= len(arr) - 1:
@@ -88,6 +88,10 @@ class _SLLConverter(_Latex2Sympy):
         if reading == "refused":  # the exception type the converter raises on what it cannot read
             raise Exception(f"side by side, not read: {left_text} {right_text}")
         return mixed_number(res, rh) if reading == "mixed" else self.mul_flat(res, rh)
+
+
+class _SLLConverter(SideBySide):
+    """The converter whose parser predicts in SLL mode, over its own DFA cache."""
 
     def create_parser(self, latex_str: str) -> Any:
         parser = super().create_parser(latex_str)

@@ -12,10 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.antlr_parser import PSParser
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig, NormalizationConfig
+from latex2sympy2_extended.math_normalization import normalize_latex
 
 from prm_factory.verifiers.math import latex_dfa, latex_parse
 from prm_factory.verifiers.math.latex_fast import fast_read
 from prm_factory.verifiers.math.latex_parse import (
+    SideBySide,
     _LLConverter,
     _SLLConverter,
     clear_cache,
@@ -144,8 +147,23 @@ def _latex(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.recursive(_ATOMS, _latex, max_leaves=8))
 def test_generated_latex_reads_as_latex2sympy_reads_it(text):
-    """ANTLR's promise on generated input: where SLL returns, it is LL's reading; else LL reads it."""
-    assert _outcome(parse_uncached, text) == _outcome(latex2sympy, text)
+    """ANTLR's promise on generated input: where SLL returns, it is LL's reading; else LL reads it. The
+    reference is the library's own LL parse with the converter's one change (`SideBySide`: generated texts
+    put factors side by side, `2 2`, which the library reads as the mixed number 4)."""
+    assert _outcome(parse_uncached, text) == _outcome(_library_side_by_side, text)
+
+
+def _library_side_by_side(text: str):
+    """`latex2sympy(text)`, its parser and its DFA, on the converter that reads factors side by side."""
+    converter = SideBySide(None, None, False, config=ConversionConfig())
+    return converter.parse(normalize_latex(text, NormalizationConfig()))
+
+
+def test_the_reference_reads_as_the_library_but_side_by_side():
+    assert _library_side_by_side("x^2 + \\frac{1}{2}") == latex2sympy("x^2 + \\frac{1}{2}")
+    assert str(latex2sympy("2 2")) == "4"
+    with pytest.raises(Exception, match="side by side"):
+        _library_side_by_side("2 2")
 
 
 def test_the_common_subset_never_reaches_antlr(monkeypatch):
