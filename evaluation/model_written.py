@@ -58,6 +58,10 @@ dropped by exact question text):
   high-school and university problems as JSON (`reasoning`, `answer`), graded by the harness's gpt-4-turbo
   judge (`jsonl/eval/result-*.jsonl`, a third manifest column `grades`) where the judged answer is in the
   text (`mathodyssey_chains`); built as the eleventh set (`--suffix 11`).
+- CHAMP (the `champ-dataset` package on PyPI, 1.0.0, MIT; its GitHub repository YilunZhou/champ-dataset
+  lists the file, but the snapshot lacks it), `champ_dataset/dataset_files/v0.json`: GPT-3.5, GPT-4, GPT-4
+  Turbo and PaLM 2 Medium solutions of its 270 competition problems under two prompts, with the authors'
+  first-wrong-step annotations (`champ_chains`); built as the twelfth set (`--suffix 12`).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -1331,6 +1335,97 @@ def mathodyssey_chains(
     return chains
 
 
+# CHAMP (Mao, Kim and Zhou, ACL Findings 2024; the `champ-dataset` package, `dataset_files/v0.json`): 270
+# competition problems, each model's solutions under 18 prompts (`conversations`), and the authors' first
+# wrong step (FWS) annotations of 540 of them (`fws_annotations`: the solution's text, the character span of
+# its first wrong step, or none where the solution is fully correct)
+
+
+def _champ_problems(rows: Iterable[dict]) -> Iterable[dict]:
+    """The problems of a CHAMP dataset file: `_records` reads its top-level object (`problems`, `concepts`,
+    `hints`, each an object by identifier) as rows named by `pid`; a row that is itself a problem (with
+    `fws_annotations`) is taken as one."""
+    for row in rows:
+        if "fws_annotations" in row:
+            yield row
+        elif row.get("pid") == "problems":
+            yield from (value for value in row.values() if isinstance(value, dict))
+
+
+def champ_first_error(text: str, steps: Sequence[str], start: int) -> int:
+    """The index of the step that holds character `start` of `text` (the start of the first wrong step's
+    span, as CHAMP's annotation gives it), `steps` being `paragraph_steps(text)`: each step's paragraphs are
+    found in the text one after another (a step that joins a display to its sentence joins them with a blank
+    line of its own, not the text's), and a span that opens on white space is moved to its first character.
+
+    >>> text = "We have $x = 1$.\\n\\nSo $x + 1 = 3$.\\n\\nThus 3."
+    >>> champ_first_error(text, paragraph_steps(text), text.index("So")), champ_first_error(text, ["We"], 0)
+    (1, 0)
+    >>> champ_first_error(text, paragraph_steps(text), text.index("\\n\\nThus"))
+    2
+    """
+    starts, cursor = [], 0
+    for step in steps:
+        for n, piece in enumerate(step.split("\n\n")):
+            found = text.find(piece, cursor)
+            if found < 0:
+                raise ValueError("a step is not in the solution's text")
+            if n == 0:
+                starts.append(found)
+            cursor = found + len(piece)
+    while start < len(text) and text[start].isspace():
+        start += 1
+    return max((k for k, first in enumerate(starts) if first <= start), default=0)
+
+
+def champ_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """CHAMP's annotated solutions (`v0.json`, `problems`: `identifier`, `_text` the statement, `_answer`
+    the key, `fws_annotations` by `MODEL|PROMPT` key): each annotated solution (the annotation's `text`, the
+    model's first reply in the conversation of the same key) a chain of its paragraphs (ProcessBench's
+    split). The gold is the annotators': `label` -1 where they found no mistake (`start_idx` None: the
+    solution, final answer included, is right; `source_correct` True), else the step that holds the start of
+    the first wrong step's span (`champ_first_error`; the final answer is not graded by the source, so
+    `source_correct` is None). The checker is not asked (`choice_key`). The problem is the statement alone
+    (the `Direct C w/ H` prompt also gave the problem's concepts and hints), so both prompts' chains of a
+    problem fall in one split. `model` (the manifest's) is not used: each chain's generator is its key's
+    model and prompt. Ids are `TAG-PROBLEM-MODEL-PROMPT`.
+
+    >>> text = "Let $n = 2$.\\n\\nThen $n^2 = 5$.\\n\\nSo 5."
+    >>> fws = {"text": text, "start_idx": text.index("Then"), "end_idx": 20, "author": "GPT-4"}
+    >>> p = {"identifier": "P_NT_1", "_text": "Find n^2 if n = 2.", "_answer": "4",
+    ...      "fws_annotations": {"GPT-4|0-Shot": fws}}
+    >>> chains = champ_chains([{"pid": "problems", "P_NT_1": p}], "f", "c", "r", "", "t")
+    >>> [(c.id, c.steps[1], c.label, c.source_correct, c.provenance.model) for c in chains]
+    [('t-p-nt-1-gpt-4-0-shot', 'Then $n^2 = 5$.', 1, None, 'GPT-4 (CHAMP prompt 0-Shot)')]
+    """
+    chains = []
+    for problem in _champ_problems(rows):
+        for key, fws in sorted(problem.get("fws_annotations", {}).items()):
+            name, prompt = key.split("|")
+            text = str(fws["text"])
+            steps = tuple(paragraph_steps(text))
+            if len(steps) < 2:
+                continue
+            right = fws["start_idx"] is None
+            # prompt names hold slashes (`No C w/o H`), which `_slug` takes for a path
+            parts = (_slug(part.replace("/", "-")) for part in (problem["identifier"], name, prompt))
+            chains.append(
+                ModelChain(
+                    "-".join((tag, *parts)),
+                    str(problem["_text"]).strip(),
+                    steps,
+                    Provenance(repo, commit, file, f"{name} (CHAMP prompt {prompt})"),
+                    label=-1 if right else champ_first_error(text, steps, int(fws["start_idx"])),
+                    source_correct=True if right else None,
+                    reference_answer=str(problem["_answer"]).strip(),
+                    choice_key=True,
+                )
+            )
+    return chains
+
+
 MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
 _READERS = {
     "harness": harness_chains,
@@ -1345,6 +1440,7 @@ _READERS = {
     "promptpg-tqsa": promptpg_chains,
     "jeebench": jeebench_chains,
     "mathodyssey": mathodyssey_chains,
+    "champ-fws": champ_chains,
 }
 
 

@@ -1113,3 +1113,96 @@ def test_mathodyssey_reasoning_split_into_steps_and_graded_by_the_judge_where_ti
     assert built[1]["reference_answer"] == "1"
     assert built[1]["id"] == "mathodyssey-mathodyssey-gpt-4-t-0-problem-1"
     assert built[1]["source"] == {"repo": "mengf1/mathodyssey", "commit": "c11", "file": path}
+
+
+def test_champ_annotated_solutions_split_at_paragraphs_with_the_annotators_first_wrong_step(
+    tmp_path: Path,
+) -> None:
+    def fws(text: str, wrong: str | None, author: str = "GPT-4") -> dict:
+        start = None if wrong is None else text.index(wrong)
+        return {
+            "text": text,
+            "start_idx": start,
+            "end_idx": None if wrong is None else start + len(wrong),
+            "author": author,
+        }
+
+    right = "Let $n = 2$.\n\nThen $n^2 = 4$."
+    second = "Let $n = 2$.\n\nThen $n^2 = 5$.\n\nSo 5."
+    display = "We get\n\n$$n = 2,$$\n\nso $n^2 = 5$.\n\nSo 5."  # the display stays with its sentence
+    gap = "Let $n = 2$.\n\nThen $n^3 = 6$."  # the span opens on the blank line before its step
+    problems = {
+        "P_NT_1": {
+            "identifier": "P_NT_1",
+            "_text": "Find $n^2$ if $n = 2$.",
+            "_answer": "4",
+            "fws_annotations": {
+                "GPT-4|No C w/o H": fws(right, None),
+                "GPT-4|Direct C w/ H": fws(second, "$n^2 = 5$"),
+            },
+        },
+        "P_NT_2": {
+            "identifier": "P_NT_2",
+            "_text": "Find $n$ if $n - 2 = 0$.",
+            "_answer": "2",
+            "fws_annotations": {
+                "PaLM 2 Medium|No C w/o H": fws(display, "$n^2 = 5$", "PaLM 2 Medium"),
+                "PaLM 2 Medium|Direct C w/ H": fws("One paragraph, n = 2.", None, "PaLM 2 Medium"),
+            },
+        },
+        "P_NT_3": {
+            "identifier": "P_NT_3",
+            "_text": "Find $n^3$ if $n = 2$.",
+            "_answer": "8",
+            "fws_annotations": {"GPT-3.5|No C w/o H": fws(gap, "\n\nThen", "GPT-3.5")},
+        },
+    }
+    path = "champ_dataset/dataset_files/v0.json"
+    file = tmp_path / "YilunZhou+champ-dataset" / "tree" / path
+    file.parent.mkdir(parents=True)
+    file.write_text(json.dumps({"problems": problems, "concepts": {}, "hints": {}}))
+    manifest = tmp_path / "model_written12_sources.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
+        f"YilunZhou/champ-dataset\tc12\t{path}\t4 models\tchamp\tchamp-fws\n"
+    )
+    out = tmp_path / "out"
+    assert main(["build", "--manifest", str(manifest), "--suffix", "12", "--out", str(out)]) == 0
+    splits = {
+        split: [json.loads(line) for line in (out / f"model_written_{split}12.jsonl").open()]
+        for split in ("dev", "untuned")
+    }
+    built = {
+        row["id"].removeprefix("champ-dataset-champ-4-models-"): row
+        for rows in splits.values()
+        for row in rows
+    }
+    gold = {key: (row.get("label"), row["final_answer_correct"]) for key, row in built.items()}
+    assert gold == {
+        "p-nt-1-gpt-4-no-c-w-o-h": (-1, True),  # no mistake: every step right
+        "p-nt-1-gpt-4-direct-c-w-h": (1, None),  # a located error: the final answer is not graded
+        "p-nt-2-palm-2-medium-no-c-w-o-h": (1, None),
+        "p-nt-3-gpt-3-5-no-c-w-o-h": (1, None),
+    }  # the one-paragraph solution is no chain
+    assert built["p-nt-2-palm-2-medium-no-c-w-o-h"]["steps"] == [
+        "We get\n\n$$n = 2,$$",
+        "so $n^2 = 5$.",
+        "So 5.",
+    ]
+    assert built["p-nt-1-gpt-4-direct-c-w-h"]["problem"] == "Find $n^2$ if $n = 2$."
+    assert built["p-nt-1-gpt-4-direct-c-w-h"]["reference_answer"] == "4"
+    assert built["p-nt-1-gpt-4-direct-c-w-h"]["generator"] == "GPT-4 (CHAMP prompt Direct C w/ H)"
+    assert built["p-nt-1-gpt-4-no-c-w-o-h"]["source"] == {
+        "repo": "YilunZhou/champ-dataset",
+        "commit": "c12",
+        "file": path,
+    }
+    # both prompts' chains of a problem (the statement alone is the problem) fall in one split
+    for rows in splits.values():
+        assert {row["id"] for row in rows if "p-nt-1-" in row["id"]} in (
+            set(),
+            {
+                f"champ-dataset-champ-4-models-{key}"
+                for key in ("p-nt-1-gpt-4-no-c-w-o-h", "p-nt-1-gpt-4-direct-c-w-h")
+            },
+        )
