@@ -103,10 +103,18 @@ _VALUE_AS_OBJECT = re.compile(
 )
 
 
+# a relation in names set equal to a number right before "is" ("the number of triples such that a + b + c = 99
+# is 5050"): a condition inside the subject's phrase; "is" gives the phrase's value, not the number's
+_CONDITION_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])[A-Za-z][ \t]*[-+*/^]|[-+*/^][ \t]*[A-Za-z](?![A-Za-z]))[^=.;:!?]*"
+    r"=[ \t]*-?\$?\d[\d,.]*%?\$?[ \t]*$"
+)
+
+
 def _is_as_equals(text: str) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
         before = text[max(0, match.start() - 48) : match.start()]
-        if _VALUE_AS_OBJECT.search(before):
+        if _VALUE_AS_OBJECT.search(before) or _CONDITION_BEFORE.search(before):
             return match.group()
         if _AFTER_MATH.search(before) or _AFTER_UNITS.search(before):
             return _as_equals(match)

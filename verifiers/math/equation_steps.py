@@ -7,6 +7,9 @@ worker). A pair is read only where the text says the one comes from the other, a
 have fed it:
 
 - inside one math segment, joined by `\\Rightarrow`, `\\implies`, `\\iff` (`4a = -10 \\Rightarrow a = -5/2`);
+- a segment that opens on such a connector (`\\[ \\Rightarrow w^2 = 4 \\]`) goes on from the relation right
+  above it in the same step (nothing but spacing or a comma between), unless the block above is a list
+  a noun names ("the system:"): the connector then derives from all of it;
 - in consecutive segments, the words between them say it ("we get", "simplifying", "so", "subtracting
   ... from both sides"), within one short stretch of text, with no other relation between and no word of
   another source: a substitution, another equation or system, a case, a trial, a second root;
@@ -42,6 +45,8 @@ _CONNECTOR = re.compile(
 # statements side by side in one segment: a list, not a derivation
 _PARALLEL = re.compile(r"\\\\|\\q?quad(?![A-Za-z])|\\text\{\s*and\s*\}|;|,\s*(?=[A-Za-z]\s*=)")
 _RELATION = re.compile(r"(?<![<>!\\])=|<|>|\\(?:leq?|geq?|lt|gt)(?![A-Za-z])")
+# spacing right after a connector (`\\Rightarrow \\qquad r = 10`) opens no statement of its own
+_LEADING_SPACE = re.compile(r"^\s*(?:\\q?quad(?![A-Za-z])\s*)+")
 _TAG = re.compile(r"\\(?:boxed|displaystyle|tag\{[^}]*\}|nonumber|notag)|&|\\[,;!:]|\\(?:q?quad)\s*$")
 
 # words that say the next relation comes from the last one
@@ -158,20 +163,33 @@ def statements(chain: Sequence[str]) -> list[Statement | None]:
     last_end: tuple[int, int] | None = None  # (step, offset) where the last relation's segment ended
     last_displayed = ""  # the last segment's relation when it was one displayed equation, else ""
     named_list = False  # the display block is what a noun of several relations before it names
+    run_start = 0
     for index, step in enumerate(chain):
         for start, end, body in _alternatives_joined(step, _segments(step)):
             displayed, last_displayed = last_displayed, ""
             parts = _CONNECTOR.split(body)
-            relations = [_reduced(_clean(p)) for p in parts]
+            relations = [_reduced(_clean(_LEADING_SPACE.sub("", p))) for p in parts]
             if not any(_is_relation(r) for r in relations):
                 continue  # an expression named in the text (`\( 3x \)`): part of the words between
+            adjacent = _right_after(step, last_end, index, start)
+            run_start = run_start if adjacent else start  # where this run of adjacent segments began
+            # a connector opening a segment goes on from the relation right above it, unless the run is a
+            # list a noun names ("the system of equations:"): then it derives from all of it
+            continues = (
+                _opens_on_connector(relations)
+                and adjacent
+                and bool(out)
+                and out[-1] is not None
+                and not _names_a_list(step[max(0, run_start - 160) : run_start])
+            )
             if len(parts) == 1 and len(_PARALLEL.split(body.strip().rstrip("\\").strip())) > 1:
                 out.append(None)  # a list or an aligned chain: no single relation to rewrite
                 last_end = (index, end)
                 continue
             for k, relation in enumerate(relations):
                 if not _is_relation(relation):
-                    out.append(None)
+                    if not (k == 0 and continues):  # a display opening on `\Rightarrow` goes on from
+                        out.append(None)  # the relation right above it
                     continue
                 if k > 0:
                     link, rewrite = "strong", True
@@ -193,6 +211,21 @@ def statements(chain: Sequence[str]) -> list[Statement | None]:
 
 
 _DISPLAY_OPEN = re.compile(r"\\\[|\$\$|\\begin\{")
+
+
+def _opens_on_connector(relations: Sequence[str]) -> bool:
+    """Does the segment open on a connector (`\\[ \\Rightarrow w^2 = 4 \\]`): nothing before its first?"""
+    return len(relations) > 1 and not relations[0].strip()
+
+
+def _right_after(step: str, last_end: tuple[int, int] | None, index: int, start: int) -> bool:
+    """Is this segment right after the last relation's segment, in the same step, with nothing but spacing
+    or a comma between?"""
+    if last_end is None or last_end[0] != index:
+        return False
+    return bool(_NOTHING_BETWEEN.fullmatch(step[last_end[1] : start]))
+
+
 _NOTHING_BETWEEN = re.compile(r"[\s,.]*")
 _SOLVED_FORM = re.compile(r"\s*[A-Za-z]\s*=\s*[-+]?[\d.\s]*(?:\\[dt]?frac\{\d+\}\{\d+\})?\s*")
 

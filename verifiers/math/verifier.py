@@ -181,7 +181,11 @@ class MathVerifier:
     # not read without it; the lines of a block worked line by line (`(-2)^2 + (-2) - 6 = 0`, `4 - 2 - 6 =
     # 0`, `-4 = 0`) are judged by the words after its last line ("This equation does not hold"), in the step
     # or the next (the misreadings read on dev11)
-    version = "2.24.0"
+    # 2.25.0: a display that opens on a connector (`\[ \Rightarrow 2x - 4 = -y + 3 \]`) goes on from the
+    # relation right above it (an equation step; seen reading ProcessBench math's missed first errors); "is"
+    # after a relation in names set equal to a number ("the number of triples such that a + b + c = 99 is
+    # 5050") gives the subject's value, not a second side (the misreading read on untuned12, CHAMP)
+    version = "2.25.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -1517,3 +1517,57 @@ def test_a_block_worked_line_by_line_is_judged_by_the_words_after_its_last_line(
     assert "incorrect" not in _labels(checker, across, NEUTRAL), across
     said = "\n".join([*block, "So the equation holds."])
     assert _labels(checker, [said], NEUTRAL) == ["incorrect"], said
+
+
+@SETTINGS
+@given(
+    a=st.integers(2, 9),
+    b=st.integers(1, 40),
+    x=st.integers(1, 20),
+    off=st.sampled_from([-7, -2, -1, 1, 3, 10]),
+    connector=st.sampled_from(["\\Rightarrow", "\\implies", "\\therefore"]),
+    delimiters=st.sampled_from([("\\[", "\\]"), ("$$", "$$"), ("$", "$")]),
+)
+def test_a_display_opening_on_a_connector_goes_on_from_the_relation_above(
+    checker, a: int, b: int, x: int, off: int, connector: str, delimiters: tuple[str, str]
+) -> None:
+    """`\\[ ax + b = c \\]` then `\\[ \\Rightarrow ax = d \\]`: the arrow opening the second display links it
+    to the first, so a wrong rewrite is an equation step; a right one is not `incorrect`, nor is a line after
+    a listed system (the arrow derives from all of it) or after words between."""
+    opening, closing = delimiters
+    c = a * x + b
+    first = f"{opening} {a}t + {b} = {c} {closing}"
+
+    def then(d: int) -> str:
+        return f"{opening} {connector} {a}t = {d} {closing}"
+
+    wrong = ["Multiplying out, we have", f"{first}\n{then(c - b + off)}"]
+    assert _labels(checker, wrong, COMPETITION)[1] == "incorrect", wrong
+    right = ["Multiplying out, we have", f"{first}\n{then(c - b)}"]
+    assert "incorrect" not in _labels(checker, right, COMPETITION), right
+    listed = f"Solve the system of equations:\n{first}\n{opening} {a}t - {b} = {c - 2 * b} {closing}\n"
+    # (after a list the arrow derives from all of it: never paired with its last item alone)
+    assert "incorrect" not in _labels(checker, [listed + then(c - b + off)], COMPETITION), listed
+    between = f"{first} which we check next. {then(c - b + off)}"
+    assert "incorrect" not in _labels(checker, ["We have", between], COMPETITION), between
+
+
+@SETTINGS
+@given(
+    total=st.integers(5, 200),
+    count=st.integers(2, 9000),
+    names=st.sampled_from(["a + b + c", "x + y", "2m + n", "p * q"]),
+    clause=st.sampled_from(["such that", "with", "satisfying", "for which"]),
+)
+def test_is_after_a_relation_in_names_gives_the_subjects_value(
+    checker, total: int, count: int, names: str, clause: str
+) -> None:
+    """The number of triples "such that a + b + c = 99 is 5050": the relation is a condition inside the
+    subject's phrase, so "is" does not set its number equal to the count; in written numbers alone
+    (`2 + 3 = 5 is 6`) the words still chain."""
+    assume(count != total)
+    step = f"Therefore, the number of ordered solutions {clause} {names} = {total} is {count}."
+    assert "incorrect" not in _labels(checker, [step], WORD), step
+    low = total // 2
+    numbers = f"Therefore, {low} + {total - low} = {total} is {count}."
+    assert _labels(checker, [numbers], WORD) == ["incorrect"], numbers
