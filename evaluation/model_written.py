@@ -61,7 +61,9 @@ dropped by exact question text):
 - CHAMP (the `champ-dataset` package on PyPI, 1.0.0, MIT; its GitHub repository YilunZhou/champ-dataset
   lists the file, but the snapshot lacks it), `champ_dataset/dataset_files/v0.json`: GPT-3.5, GPT-4, GPT-4
   Turbo and PaLM 2 Medium solutions of its 270 competition problems under two prompts, with the authors'
-  first-wrong-step annotations (`champ_chains`); built as the twelfth set (`--suffix 12`).
+  first-wrong-step annotations (`champ_chains`); built as the twelfth set (`--suffix 12`). The same file's
+  unannotated solutions under those two prompts, graded by the project's checker alone
+  (`champ_conversation_chains`); built as the thirteenth set (`--suffix 13`).
 - MATH (hendrycks/math, MIT): the reference answers (the last `\\boxed{}` of each worked solution),
   matched by question text, as a JSON-lines table `{"problem", "solution", "file"}` (`math_table`).
 
@@ -1426,6 +1428,62 @@ def champ_chains(
     return chains
 
 
+# the two CHAMP prompts that ask for a full solution of the problem alone or with its concepts and hints (the
+# package's `prompt.py`: `no_c(with_h=False)` and `direct_c(with_h=True)`), the prompts the authors annotated
+CHAMP_FULL_SOLUTION_PROMPTS = ("No C w/o H", "Direct C w/ H")
+
+
+def champ_conversation_chains(
+    rows: Iterable[dict], file: str, commit: str, repo: str, model: str, tag: str
+) -> list[ModelChain]:
+    """CHAMP's unannotated full solutions (`v0.json`, `problems`: `conversations` by `MODEL|PROMPT` key, each
+    `messages` with a `role`, `text` and `error`): for the prompts `CHAMP_FULL_SOLUTION_PROMPTS` only, every
+    conversation without an FWS annotation of the same key (those are `champ_chains`'), the model's first
+    reply a chain of its paragraphs (ProcessBench's split). A reply cut at the model's length limit (`error`
+    `LENGTH_CURRENT`) is left out: it reaches no final answer of its own. CHAMP stores no grade of these, so
+    the project's answer checker alone grades the final answer against `_answer` (`grade_alone`); no step is
+    located (`label` None, -1 where the checker grades the answer right). The problem is the statement alone,
+    as `champ_chains`' (so a problem's chains fall in the split its annotated chains are in). `model` (the
+    manifest's) is not used: each chain's generator is its key's model and prompt. Ids are
+    `TAG-PROBLEM-MODEL-PROMPT`, as `champ_chains`'.
+
+    >>> def said(text, error=None):
+    ...     return {"messages": [{"role": "System", "text": "s"}, {"role": "User", "text": "u"},
+    ...                          {"role": "Model.GPT-4", "text": text, "error": error}]}
+    >>> cut = said("e\\n\\nf", "LENGTH_CURRENT")
+    >>> p = {"identifier": "P_NT_1", "_text": " Find n^2 if n = 2.", "_answer": "4",
+    ...      "fws_annotations": {"GPT-4|No C w/o H": {"text": "a\\n\\nb", "start_idx": None}},
+    ...      "conversations": {"GPT-4|No C w/o H": said("a\\n\\nb"), "GPT-4|Direct C w/ H": said("c\\n\\nd"),
+    ...                        "GPT-4|0-Shot": said("a\\n\\nb"), "GPT-3.5|No C w/o H": cut}}
+    >>> chains = champ_conversation_chains([{"pid": "problems", "P_NT_1": p}], "f", "c", "r", "", "t")
+    >>> [(c.id, c.problem, c.steps, c.label, c.grade_alone, c.reference_answer) for c in chains]
+    [('t-p-nt-1-gpt-4-direct-c-w-h', 'Find n^2 if n = 2.', ('c', 'd'), None, True, '4')]
+    """
+    chains = []
+    for problem in _champ_problems(rows):
+        annotated = problem.get("fws_annotations") or {}
+        for key, conversation in sorted((problem.get("conversations") or {}).items()):
+            name, prompt = key.split("|")
+            if prompt not in CHAMP_FULL_SOLUTION_PROMPTS or key in annotated:
+                continue
+            reply = next(m for m in conversation["messages"] if str(m["role"]).startswith("Model."))
+            if reply.get("error") is not None or reply.get("text") is None:
+                continue
+            # prompt names hold slashes (`No C w/o H`), which `_slug` takes for a path
+            parts = (_slug(part.replace("/", "-")) for part in (problem["identifier"], name, prompt))
+            chain = _response_chain(
+                "-".join((tag, *parts)),
+                str(problem["_text"]).strip(),
+                str(reply["text"]),
+                Provenance(repo, commit, file, f"{name} (CHAMP prompt {prompt})"),
+                reference_answer=str(problem["_answer"]).strip(),
+                grade_alone=True,
+            )
+            if chain is not None:
+                chains.append(chain)
+    return chains
+
+
 MANIFEST_FIELDS = ("repo", "commit", "path", "model", "dataset", "format")
 _READERS = {
     "harness": harness_chains,
@@ -1441,6 +1499,7 @@ _READERS = {
     "jeebench": jeebench_chains,
     "mathodyssey": mathodyssey_chains,
     "champ-fws": champ_chains,
+    "champ-conv": champ_conversation_chains,
 }
 
 

@@ -1206,3 +1206,109 @@ def test_champ_annotated_solutions_split_at_paragraphs_with_the_annotators_first
                 for key in ("p-nt-1-gpt-4-no-c-w-o-h", "p-nt-1-gpt-4-direct-c-w-h")
             },
         )
+
+
+def test_champ_unannotated_full_solutions_graded_by_the_checker_in_the_annotated_chains_split(
+    tmp_path: Path,
+) -> None:
+    def said(text: str, model: str, error: str | None = None) -> dict:
+        summary = None if error else "In one sentence."
+        return {
+            "messages": [
+                {"role": "System", "text": "You are an expert on mathematics.", "error": None},
+                {"role": "User", "text": "Solve the following problem.", "error": None},
+                {"role": f"Model.{model}", "text": text, "error": error},
+                {"role": "User", "text": "Now, summarize the answer above in one sentence.", "error": None},
+                {"role": f"Model.{model}", "text": summary, "error": "LENGTH_PREVIOUS" if error else None},
+            ]
+        }
+
+    right = "Since $n = 2$, $n^2 = 4$.\n\nThe answer is 4."
+    problems = {
+        "P_NT_1": {
+            "identifier": "P_NT_1",
+            "_text": "Find $n^2$ if $n = 2$.",
+            "_answer": "4",
+            # annotated: set 12's chain, not taken again
+            "fws_annotations": {
+                "GPT-4|No C w/o H": {"text": right, "start_idx": None, "end_idx": None, "author": "GPT-4"}
+            },
+            "conversations": {
+                "GPT-4|No C w/o H": said(right, "GPT-4"),
+                "GPT-4|Direct C w/ H": said(right, "GPT-4"),
+                "GPT-4|0-Shot": said(right, "GPT-4"),  # the same prompt as `No C w/o H`: not taken
+                "GPT-4|1/3 Soln": said(right, "GPT-4"),  # a partial solution in the prompt: not taken
+                "GPT-4|No C w/ H": said(right, "GPT-4"),
+                "GPT-3.5|No C w/o H": said("So $n^2 = 5$.\n\nThe answer is 5.", "GPT-3.5"),
+                "GPT-3.5|Direct C w/ H": said(
+                    "We square two.\n\nIt gives four.", "GPT-3.5"
+                ),  # no answer read
+                "PaLM 2 Medium|No C w/o H": said("One paragraph, n^2 = 4.", "PaLM 2 Medium"),
+                "PaLM 2 Medium|Direct C w/ H": said(
+                    "Let $n = 2$.\n\nThen", "PaLM 2 Medium", "LENGTH_CURRENT"
+                ),
+            },
+        },
+        "P_NT_2": {
+            "identifier": "P_NT_2",
+            "_text": "Find $n$ if $n - 2 = 0$.",
+            "_answer": "2",
+            "fws_annotations": {
+                "GPT-4 Turbo|Direct C w/ H": {
+                    "text": "So $n = 3$.\n\nThe answer is 3.",
+                    "start_idx": 0,
+                    "end_idx": 9,
+                    "author": "GPT-4 Turbo",
+                }
+            },
+            "conversations": {
+                "GPT-4 Turbo|Direct C w/ H": said("So $n = 3$.\n\nThe answer is 3.", "GPT-4 Turbo"),
+                "GPT-4 Turbo|No C w/o H": said("Add 2.\n\nThe answer is $\\boxed{2}$.", "GPT-4 Turbo"),
+            },
+        },
+    }
+    path = "champ_dataset/dataset_files/v0.json"
+    file = tmp_path / "YilunZhou+champ-dataset" / "tree" / path
+    file.parent.mkdir(parents=True)
+    file.write_text(json.dumps({"problems": problems, "concepts": {}, "hints": {}}))
+    splits: dict[str, dict[str, list[dict]]] = {}
+    for suffix, reader in (("12", "champ-fws"), ("13", "champ-conv")):
+        manifest = tmp_path / f"model_written{suffix}_sources.tsv"
+        manifest.write_text(
+            "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
+            f"YilunZhou/champ-dataset\tc{suffix}\t{path}\t4 models\tchamp\t{reader}\n"
+        )
+        out = tmp_path / f"out{suffix}"
+        assert main(["build", "--manifest", str(manifest), "--suffix", suffix, "--out", str(out)]) == 0
+        splits[suffix] = {
+            split: [json.loads(line) for line in (out / f"model_written_{split}{suffix}.jsonl").open()]
+            for split in ("dev", "untuned")
+        }
+    built = {
+        row["id"].removeprefix("champ-dataset-champ-4-models-"): row
+        for rows in splits["13"].values()
+        for row in rows
+    }
+    gold = {key: (row.get("label"), row["final_answer_correct"]) for key, row in built.items()}
+    assert gold == {
+        "p-nt-1-gpt-4-direct-c-w-h": (-1, True),  # the checker's `correct` alone makes a chain right
+        "p-nt-1-gpt-3-5-no-c-w-o-h": (None, False),  # a wrong answer: no located error
+        "p-nt-1-gpt-3-5-direct-c-w-h": (None, None),  # no answer the checker reads
+        "p-nt-2-gpt-4-turbo-no-c-w-o-h": (-1, True),
+    }  # not taken: the annotated chains, other prompts, one paragraph, a reply cut at the length limit
+    chain = built["p-nt-1-gpt-3-5-no-c-w-o-h"]
+    assert chain["steps"] == ["So $n^2 = 5$.", "The answer is 5."]
+    assert chain["problem"] == "Find $n^2$ if $n = 2$." and chain["reference_answer"] == "4"
+    assert chain["generator"] == "GPT-3.5 (CHAMP prompt No C w/o H)" and "source_correct" not in chain
+    assert chain["source"] == {"repo": "YilunZhou/champ-dataset", "commit": "c13", "file": path}
+    # each problem's chains fall in the split its annotated (set 12) chains are in; no chain is in both sets
+    where = {
+        suffix: {row["problem"]: split for split, rows in by_split.items() for row in rows}
+        for suffix, by_split in splits.items()
+    }
+    assert where["13"] == where["12"] and len(where["13"]) == 2
+    ids = {
+        suffix: {row["id"] for rows in by_split.values() for row in rows}
+        for suffix, by_split in splits.items()
+    }
+    assert not ids["12"] & ids["13"]
