@@ -52,14 +52,15 @@ _TAG = re.compile(r"\\(?:boxed|displaystyle|tag\{[^}]*\}|nonumber|notag)|&|\\[,;
 # words that say the next relation comes from the last one
 _LINK = re.compile(
     r"\b(?:so|thus|hence|therefore|then|gives?|giving|get|gets|obtain|yields?|becomes?|reduces?|leads?"
-    r"|results?|means|implies|i\.e|simplif\w*|rewrit\w*|written|rearrang\w*|expand\w*|factor\w*|collect\w*|combin\w*"
+    r"|results?|means|implies|i\.e|equivalent\w*|simplif\w*|rewrit\w*|written|rearrang\w*|expand\w*|factor\w*"
+    r"|collect\w*|combin\w*"
     r"|moving|move|bring\w*|subtract\w*|add\w*|divid\w*|multipl\w*|solv\w*|isolat\w*|sides?)\b",
     re.IGNORECASE,
 )
 # words that make it a rewrite of one equation (needed with several unknowns)
 REWRITE = re.compile(
-    r"\b(?:simplif\w*|rewrit\w*|rearrang\w*|expand\w*|factor\w*|collect\w*|like terms|moving|move|bring\w*"
-    r"|both sides|cancel\w*)\b",
+    r"\b(?:simplif\w*|equivalent\w*|rewrit\w*|rearrang\w*|expand\w*|factor\w*|collect\w*|like terms|moving"
+    r"|move|bring\w*|both sides|cancel\w*)\b",
     re.IGNORECASE,
 )
 # words of another source, a case, a trial, a second value, a correction ("No, we subtract ...")

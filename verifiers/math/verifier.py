@@ -185,7 +185,9 @@ class MathVerifier:
     # relation right above it (an equation step; seen reading ProcessBench math's missed first errors); "is"
     # after a relation in names set equal to a number ("the number of triples such that a + b + c = 99 is
     # 5050") gives the subject's value, not a second side (the misreading read on untuned12, CHAMP)
-    version = "2.25.0"
+    # 2.26.0: "which is equivalent to" (and "equivalently") links two relations as one equation rewritten
+    # (seen reading ProcessBench math's missed first errors)
+    version = "2.26.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

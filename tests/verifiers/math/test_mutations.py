@@ -1571,3 +1571,25 @@ def test_is_after_a_relation_in_names_gives_the_subjects_value(
     low = total // 2
     numbers = f"Therefore, {low} + {total - low} = {total} is {count}."
     assert _labels(checker, [numbers], WORD) == ["incorrect"], numbers
+
+
+@SETTINGS
+@given(
+    a=st.integers(2, 9),
+    b=st.integers(2, 9),
+    c=st.integers(10, 60),
+    off=st.sampled_from([-5, -1, 1, 4]),
+    words=st.sampled_from(["which is equivalent to", "equivalently,", "that is equivalent to the equation"]),
+)
+def test_which_is_equivalent_to_links_a_rewrite_of_one_equation(
+    checker, a: int, b: int, c: int, off: int, words: str
+) -> None:
+    """`\\( ax + by = c \\)`, "which is equivalent to" `\\( ax = c - by \\)`: the words say the second is
+    the first rewritten, so in two unknowns a wrong rewrite is an equation step; a right one is not
+    `incorrect`."""
+
+    def step(d: int) -> str:
+        return f"Expanding, we get \\( {a}x + {b}y = {c} \\), {words} \\( {a}x = {d} - {b}y \\)."
+
+    assert _labels(checker, [step(c + off)], COMPETITION) == ["incorrect"], step(c + off)
+    assert "incorrect" not in _labels(checker, [step(c)], COMPETITION), step(c)
