@@ -83,9 +83,15 @@ def _bare_fraction(match: re.Match[str]) -> str:
 _BINOM_BEFORE_FACTOR = re.compile(r"(\\[dt]?binom\s*\{[^{}]*\}\s*\{[^{}]*\})\s*(?=\\[dt]?binom|\\left\(|\()")
 
 
+# `\\pi (1.5)^2`, `\\pi(r)^2`: pi before a bracket raised to a power is a product (the parser applies a
+# function named pi to the bracket); a bare `\\pi(10)` may be the prime-counting function, and stays unread
+_PI_BEFORE_POWER = re.compile(r"(\\pi)(?![A-Za-z])\s*(?=(?:\\left\(|\()[^()]*(?:\\right\)|\))\s*\^)")
+
+
 def _explicit_products(side: str) -> str:
     side = _BARE_SQRT.sub(r"\\sqrt{\1}", _BARE_FRAC.sub(_bare_fraction, side)).replace("\\bmod", "\\mod")
     side = _BINOM_BEFORE_FACTOR.sub(r"\1 \\cdot ", side)
+    side = _PI_BEFORE_POWER.sub(r"\1 \\cdot ", side)
     return _NUMBER_BEFORE_BRACKET.sub(r"\1 \\cdot \2", side)
 
 

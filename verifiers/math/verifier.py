@@ -187,7 +187,9 @@ class MathVerifier:
     # 5050") gives the subject's value, not a second side (the misreading read on untuned12, CHAMP)
     # 2.26.0: "which is equivalent to" (and "equivalently") links two relations as one equation rewritten
     # (seen reading ProcessBench math's missed first errors)
-    version = "2.26.0"
+    # 2.27.0: `\pi` before a bracket raised to a power (`\pi (1.5)^2`) is a product, not a function named pi
+    # applied to the bracket (such claims were unread; `\pi(10)`, the prime-counting function, stays unread)
+    version = "2.27.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -1593,3 +1593,29 @@ def test_which_is_equivalent_to_links_a_rewrite_of_one_equation(
 
     assert _labels(checker, [step(c + off)], COMPETITION) == ["incorrect"], step(c + off)
     assert "incorrect" not in _labels(checker, [step(c)], COMPETITION), step(c)
+
+
+@SETTINGS
+@given(
+    radius=st.integers(2, 30),
+    power=st.sampled_from([2, 3]),
+    off=st.sampled_from([-3, -1, 2, 5]),
+    bracket=st.sampled_from([("(", ")"), ("\\left(", "\\right)")]),
+    space=st.sampled_from(["", " "]),
+)
+def test_pi_before_a_bracket_raised_to_a_power_is_a_product(
+    checker, radius: int, power: int, off: int, bracket: tuple[str, str], space: str
+) -> None:
+    """`\\pi (3)^2 = 9\\pi`: pi before a bracket raised to a power multiplies it (the parser applied a
+    function named pi to the bracket, and the claim was unread); `\\pi(10) = 4`, the prime-counting
+    function's way of writing, stays unread."""
+    opening, closing = bracket
+    value = radius**power
+
+    def step(coefficient: int) -> str:
+        return f"The area is \\( \\pi{space}{opening}{radius}{closing}^{power} = {coefficient}\\pi \\)."
+
+    assert _labels(checker, [step(value + off)], COMPETITION) == ["incorrect"], step(value + off)
+    assert _labels(checker, [step(value)], COMPETITION) == ["correct"], step(value)
+    counting = f"There are 4 primes up to 10, so \\( \\pi{space}({radius}) = {radius + off} \\)."
+    assert "incorrect" not in _labels(checker, [counting], COMPETITION), counting
