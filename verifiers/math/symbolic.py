@@ -64,8 +64,8 @@ _NOT_ALGEBRA = re.compile(
 
 
 # `6 \\left(\\frac{1}{7}\\right)`, `6(2)`, `(0)(2)`: a number or a bracket before a bracket multiplies it
-# (never a mixed number, never a function applied)
-_NUMBER_BEFORE_BRACKET = re.compile(r"(\d|\)|\\right\))\s*(\\left\(|\()")
+# (never a mixed number, never a function applied); a logarithm's base (`\\log_2 (2^8)`) is no such number
+_NUMBER_BEFORE_BRACKET = re.compile(r"((?<!\\log_)\d|\)|\\right\))\s*(\\left\(|\()")
 
 
 # `\\frac12`, `\\frac1{x}`, `\\frac{1}2`: single-digit arguments without braces, as TeX reads them

@@ -189,7 +189,8 @@ class MathVerifier:
     # (seen reading ProcessBench math's missed first errors)
     # 2.27.0: `\pi` before a bracket raised to a power (`\pi (1.5)^2`) is a product, not a function named pi
     # applied to the bracket (such claims were unread; `\pi(10)`, the prime-counting function, stays unread)
-    version = "2.27.0"
+    # 2.28.0: a logarithm's digit base before a bracket (`\log_2 (2^8)`) is no number multiplying it
+    version = "2.28.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -1619,3 +1619,26 @@ def test_pi_before_a_bracket_raised_to_a_power_is_a_product(
     assert _labels(checker, [step(value)], COMPETITION) == ["correct"], step(value)
     counting = f"There are 4 primes up to 10, so \\( \\pi{space}({radius}) = {radius + off} \\)."
     assert "incorrect" not in _labels(checker, [counting], COMPETITION), counting
+
+
+@SETTINGS
+@given(
+    base=st.integers(2, 9),
+    power=st.integers(2, 6),
+    off=st.sampled_from([-2, -1, 1, 3]),
+    bracket=st.sampled_from([("(", ")"), ("\\left(", "\\right)")]),
+)
+def test_a_logarithm_with_a_digit_base_reads_its_bracket_as_the_argument(
+    checker, base: int, power: int, off: int, bracket: tuple[str, str]
+) -> None:
+    """`\\log_2 (2^8) = 8`: the base's digit is no number multiplying the bracket (`\\log_2 \\cdot (2^8)`,
+    which the parser refused); a number before a bracket still multiplies it (`6(2) = 12`)."""
+    opening, closing = bracket
+
+    def step(value: int) -> str:
+        return f"So \\( \\log_{base} {opening}{base}^{{{power}}}{closing} = {value} \\)."
+
+    assert _labels(checker, [step(power + off)], COMPETITION) == ["incorrect"], step(power + off)
+    assert _labels(checker, [step(power)], COMPETITION) == ["correct"], step(power)
+    product = f"So \\( {base}{opening}{power}{closing} = {base * power + off} \\)."
+    assert _labels(checker, [product], COMPETITION) == ["incorrect"], product
