@@ -1354,6 +1354,18 @@ def _champ_problems(rows: Iterable[dict]) -> Iterable[dict]:
             yield from (value for value in row.values() if isinstance(value, dict))
 
 
+def _champ_id(tag: str, problem: dict, key: str) -> str:
+    """`TAG-PROBLEM-MODEL-PROMPT`, the id of the chain a problem's `MODEL|PROMPT` key names (annotated or not,
+    so the same solution would have the same id); prompt names hold slashes (`No C w/o H`), which `_slug`
+    takes for a path.
+
+    >>> _champ_id("t", {"identifier": "P_NT_1"}, "GPT-4|No C w/o H")
+    't-p-nt-1-gpt-4-no-c-w-o-h'
+    """
+    parts = (problem["identifier"], *key.split("|"))
+    return "-".join((tag, *(_slug(part.replace("/", "-")) for part in parts)))
+
+
 def champ_first_error(text: str, steps: Sequence[str], start: int) -> int:
     """The index of the step that holds character `start` of `text` (the start of the first wrong step's
     span, as CHAMP's annotation gives it), `steps` being `paragraph_steps(text)`: each step's paragraphs are
@@ -1411,11 +1423,9 @@ def champ_chains(
             if len(steps) < 2:
                 continue
             right = fws["start_idx"] is None
-            # prompt names hold slashes (`No C w/o H`), which `_slug` takes for a path
-            parts = (_slug(part.replace("/", "-")) for part in (problem["identifier"], name, prompt))
             chains.append(
                 ModelChain(
-                    "-".join((tag, *parts)),
+                    _champ_id(tag, problem, key),
                     str(problem["_text"]).strip(),
                     steps,
                     Provenance(repo, commit, file, f"{name} (CHAMP prompt {prompt})"),
@@ -1469,10 +1479,8 @@ def champ_conversation_chains(
             reply = next(m for m in conversation["messages"] if str(m["role"]).startswith("Model."))
             if reply.get("error") is not None or reply.get("text") is None:
                 continue
-            # prompt names hold slashes (`No C w/o H`), which `_slug` takes for a path
-            parts = (_slug(part.replace("/", "-")) for part in (problem["identifier"], name, prompt))
             chain = _response_chain(
-                "-".join((tag, *parts)),
+                _champ_id(tag, problem, key),
                 str(problem["_text"]).strip(),
                 str(reply["text"]),
                 Provenance(repo, commit, file, f"{name} (CHAMP prompt {prompt})"),

@@ -174,6 +174,16 @@ def test_mrmath_rows_carry_the_hand_marked_first_error_or_the_first_bad_rating()
     assert chains[0].reference_answer == "52_8" and chains[0].source_correct
 
 
+def _build_splits(manifest: Path, suffix: str, out: Path, *extra: str) -> dict[str, list[dict]]:
+    """Build a set from its manifest as the command does (`build ... --suffix SUFFIX --out OUT`), and read
+    back each split's rows."""
+    assert main(["build", "--manifest", str(manifest), "--suffix", suffix, "--out", str(out), *extra]) == 0
+    return {
+        split: [json.loads(line) for line in (out / f"model_written_{split}{suffix}.jsonl").open()]
+        for split in ("dev", "untuned")
+    }
+
+
 def _chain(cid: str, problem: str = "Q?", **fields: object) -> ModelChain:
     return ModelChain(cid, problem, ("a", "b"), Provenance("r", "c", "f", "m"), **fields)  # type: ignore[arg-type]
 
@@ -864,13 +874,11 @@ def test_faithful_cot_numeric_outputs_are_graded_by_the_harness_number_and_cappe
     manifest.write_text("\n".join(lines) + "\n")
 
     def built(*extra: str) -> dict[str, tuple[str, dict]]:
-        out = tmp_path / f"out{'-'.join(extra)}"
-        assert main(["build", "--manifest", str(manifest), "--suffix", "8", "--out", str(out), *extra]) == 0
+        splits = _build_splits(manifest, "8", tmp_path / f"out{'-'.join(extra)}", *extra)
         return {
             f"{row['source']['file'].split('/')[1]}-{row['id'].rsplit('-', 1)[1]}": (split, row)
-            for split in ("dev", "untuned")
-            for line in (out / f"model_written_{split}8.jsonl").open()
-            for row in [json.loads(line)]
+            for split, rows in splits.items()
+            for row in rows
         }
 
     def hashed(problem: str) -> bytes:
@@ -963,13 +971,10 @@ def test_promptpg_outputs_are_split_at_literal_newlines_and_graded_by_the_harnes
         f"lupantech/PromptPG\tc9\t{path}\ttext-davinci-002, T=0\ttabmwp\tpromptpg-tqsa"
         "\tdata/tabmwp/problems_test1k.json\n"
     )
-    out = tmp_path / "out"
-    assert main(["build", "--manifest", str(manifest), "--suffix", "9", "--out", str(out)]) == 0
     rows = {
         row["id"].rsplit("-", 1)[1]: row
-        for split in ("dev", "untuned")
-        for line in (out / f"model_written_{split}9.jsonl").open()
-        for row in [json.loads(line)]
+        for split in _build_splits(manifest, "9", tmp_path / "out").values()
+        for row in split
     }
     grades = {pid: (row["final_answer_correct"], row.get("label")) for pid, row in rows.items()}
     assert grades == {
@@ -1030,13 +1035,10 @@ def test_jeebench_responses_split_at_paragraphs_and_graded_by_the_harness_marks_
         "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
         f"somethingdevs/cs678-jeebench\tc10\t{path}\tgpt-4-0314, T=0\tjeebench\tjeebench\n"
     )
-    out = tmp_path / "out"
-    assert main(["build", "--manifest", str(manifest), "--suffix", "10", "--out", str(out)]) == 0
     built = {
         int(row["id"].rsplit("-", 1)[1]): row
-        for split in ("dev", "untuned")
-        for line in (out / f"model_written_{split}10.jsonl").open()
-        for row in [json.loads(line)]
+        for split in _build_splits(manifest, "10", tmp_path / "out").values()
+        for row in split
     }
     grades = {index: (row["final_answer_correct"], row.get("label")) for index, row in built.items()}
     assert grades == {
@@ -1096,13 +1098,10 @@ def test_mathodyssey_reasoning_split_into_steps_and_graded_by_the_judge_where_ti
         "repo\tcommit\tpath\tmodel\tdataset\tformat\tquestions\tgrades\n"
         f"mengf1/mathodyssey\tc11\t{path}\tgpt-4, T=0\tmathodyssey\tmathodyssey\t{questions}\t{grades}\n"
     )
-    out = tmp_path / "out"
-    assert main(["build", "--manifest", str(manifest), "--suffix", "11", "--out", str(out)]) == 0
     built = {
         int(row["id"].rsplit("-", 1)[1]): row
-        for split in ("dev", "untuned")
-        for line in (out / f"model_written_{split}11.jsonl").open()
-        for row in [json.loads(line)]
+        for split in _build_splits(manifest, "11", tmp_path / "out").values()
+        for row in split
     }
     grades_read = {n: (row["final_answer_correct"], row.get("label")) for n, row in built.items()}
     assert grades_read == {1: (True, -1), 2: (False, None), 3: (True, -1), 5: (None, None), 6: (None, None)}
@@ -1166,12 +1165,7 @@ def test_champ_annotated_solutions_split_at_paragraphs_with_the_annotators_first
         "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
         f"YilunZhou/champ-dataset\tc12\t{path}\t4 models\tchamp\tchamp-fws\n"
     )
-    out = tmp_path / "out"
-    assert main(["build", "--manifest", str(manifest), "--suffix", "12", "--out", str(out)]) == 0
-    splits = {
-        split: [json.loads(line) for line in (out / f"model_written_{split}12.jsonl").open()]
-        for split in ("dev", "untuned")
-    }
+    splits = _build_splits(manifest, "12", tmp_path / "out")
     built = {
         row["id"].removeprefix("champ-dataset-champ-4-models-"): row
         for rows in splits.values()
@@ -1278,12 +1272,7 @@ def test_champ_unannotated_full_solutions_graded_by_the_checker_in_the_annotated
             "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
             f"YilunZhou/champ-dataset\tc{suffix}\t{path}\t4 models\tchamp\t{reader}\n"
         )
-        out = tmp_path / f"out{suffix}"
-        assert main(["build", "--manifest", str(manifest), "--suffix", suffix, "--out", str(out)]) == 0
-        splits[suffix] = {
-            split: [json.loads(line) for line in (out / f"model_written_{split}{suffix}.jsonl").open()]
-            for split in ("dev", "untuned")
-        }
+        splits[suffix] = _build_splits(manifest, suffix, tmp_path / f"out{suffix}")
     built = {
         row["id"].removeprefix("champ-dataset-champ-4-models-"): row
         for rows in splits["13"].values()
