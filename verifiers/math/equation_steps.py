@@ -276,11 +276,9 @@ def _display_continues(
 ) -> bool:
     """Is this displayed equation the next line of a derivation: right after a displayed equation of the
     same step, nothing but spacing or a comma between, neither a solved value (a list of values)?"""
-    if last_end is None or last_end[0] != index or not displayed:
+    if not displayed or not _right_after(chain[index], last_end, index, start):
         return False
     if not _DISPLAY_OPEN.match(chain[index], start) or not _equation_only(relation):
-        return False
-    if not _NOTHING_BETWEEN.fullmatch(chain[index][last_end[1] : start]):
         return False
     return not _SOLVED_FORM.fullmatch(displayed)
 
