@@ -811,10 +811,64 @@ def _identity_reason(claim: str, chain: Sequence[str] = (), index: int = 0) -> s
         return "the step introduces the relation as an equation (to solve, not an identity)"
     if chain and _substituted_identity(claim, chain, index):
         return "the chain's equation with a relation it states put in (`x = 3y` into `y^3 = x^2`): to solve"
+    if len(sides) == 2 and chain and _rewrites_an_equation(claim, chain, index):
+        return "an equation before it rewritten (linked, or one side kept in place): a condition, no identity"
     names = _names(claim)
     if len(sides) == 2 and names and chain and _holds_at_found_values(sides, _pins(names, chain)):
         return "the relation holds at the values the chain finds for its names: an equation it solves"
     return None
+
+
+# what separates the relations of one math segment: line breaks, a comma, a quad, an arrow, words
+_LINE_BREAKS = re.compile(r"\\\\|,\s|\\q?quad|\\implies|\\Rightarrow|\\text\s*\{[^{}]*\}")
+
+
+def _relations_before(chain: Sequence[str], index: int, claim: str) -> list[tuple[str, str]]:
+    """The (left, right) sides, spacing removed, of the relations written in the step before `index` and in
+    step `index` before the claim's first occurrence (each `=` of a continued chain gives one)."""
+    found = re.search(spaced(claim), chain[index])
+    texts = [*chain[max(0, index - 1) : index], chain[index][: found.start() if found else len(chain[index])]]
+    relations: list[tuple[str, str]] = []
+    for text in texts:
+        for match in _MATH_SEGMENT.finditer(text):
+            body = next(group for group in match.groups() if group is not None)
+            for line in _LINE_BREAKS.split(body):
+                sides = [_balanced(side) for side in re.split(r"(?<![<>!\\])=", line)]
+                relations += [(a, b) for a, b in zip(sides, sides[1:], strict=False) if a and b]
+    return [(re.sub(r"\s+", "", a), re.sub(r"\s+", "", b)) for a, b in relations]
+
+
+SAME_SOLUTIONS = "equation step: same solution set"  # solution_sets.SAME_SOLUTIONS (it runs in the worker)
+
+
+def _rewrites_an_equation(claim: str, chain: Sequence[str], index: int) -> bool:
+    """Does the claim follow, as an equation step, from a relation before it that the text links to it (an
+    equation pair: "which leads to", `\\Rightarrow`) or whose right side it keeps, its left rewritten
+    (`\\left(\\frac{a^2 - 1}{2}\\right)^2 = a^3`, then "Simplifying, we get" `\\frac{(a^2 - 1)^2}{4} = a^3`)?
+    Then it is that equation rewritten, a condition on its names, and its reading as an identity is not
+    the only one. (An expression's rewrites keep the expression on the left, `x^8 + x^4 + 1 = A`, then
+    `x^8 + x^4 + 1 = B`: a kept left side leaves the identity reading.) Judged by the equation-step
+    reader in the bounded worker: the same real solutions (an implied set is not enough: after
+    `x^8 + x^4 + 1 = 0`, which no real number solves, any equation is implied); an identity before it
+    (`(x+1)(x+2) = x^2 + 3x + 2`), a derivation that fails, or one not read leaves the claim an identity."""
+    from prm_factory.verifiers.math.bounded import run_items
+    from prm_factory.verifiers.math.equation_steps import equation_pairs
+
+    def bare(text: str) -> str:
+        return re.sub(r"\s+", "", text).strip("$.,;")
+
+    left, _, right = bare(claim).partition("=")
+    earlier = {f"{a} = {b}" for a, b in _relations_before(chain, index, claim) if b == right and a != left}
+    earlier |= {
+        pair.before
+        for pair in equation_pairs(chain)
+        if pair.step == index and bare(pair.after) == bare(claim)
+    }
+    if not earlier:
+        return False
+    items = [(before, claim, False) for before in sorted(earlier)]
+    outcomes = run_items("prm_factory.verifiers.math.solution_sets:equation_steps", items, 3.0)
+    return any(isinstance(outcome, tuple) and outcome == (True, SAME_SOLUTIONS) for outcome in outcomes)
 
 
 # "the quadratic equation: \\[ ... \\]", "we solve $...$": the words right before a relation that name it
@@ -866,7 +920,7 @@ def _pins(names: frozenset[str], chain: Sequence[str]) -> list[tuple[str, str]]:
         for match in _MATH_SEGMENT.finditer(step):
             body = next(group for group in match.groups() if group is not None)
             body = re.sub(r"\\boxed\s*\{|\\textbf\s*\{", "{", body)
-            for line in re.split(r"\\\\|,\s|\\q?quad|\\implies|\\Rightarrow|\\text\s*\{[^{}]*\}", body):
+            for line in _LINE_BREAKS.split(body):
                 sides = re.split(r"(?<![<>!\\])=", line)
                 for left, right in zip(sides, sides[1:], strict=False):
                     for one, other in ((left, right), (right, left)):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
 
 import sympy
 from sympy.parsing.sympy_parser import (
@@ -59,6 +60,9 @@ _OR = re.compile(r"\\(?:q?quad\s*)?\\?text\{\s*or\s*\}(?:\s*\\q?quad)?|\\lor(?![
 _PI = re.compile(r"\\pi(?![A-Za-z])")
 _PI_APPLIED = re.compile(r"\\pi\s*(?:\(|\\left(?![A-Za-z]))")  # `\\pi(x)`: the prime-counting function?
 _SIZED = re.compile(r"\\(?:left|right)(?![A-Za-z])")
+
+
+SAME_SOLUTIONS = "equation step: same solution set"  # an equation rewritten, its solutions kept
 
 
 class Unreadable(Exception):
@@ -331,6 +335,19 @@ def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | N
         return None, "an interval of a name is given, not solved (a step may map it)"
     strict = rewrite and len(old_names) == 1 and not solved and not _common_factor(old)
     names = sorted(old_names, key=str)
+    verdict = _decide(old, new, names, strict)
+    if verdict[0] is False and len(names) == 1 and rounded_alike(before, after, names[0], strict=strict):
+        return None, ROUNDED_ALIKE
+    return verdict
+
+
+def _decide(
+    old: Sequence[tuple[sympy.Expr, str, sympy.Expr]],
+    new: Sequence[tuple[sympy.Expr, str, sympy.Expr]],
+    names: list[sympy.Symbol],
+    strict: bool,
+) -> tuple[bool | None, str]:
+    """The verdict on the exact solution sets (decimals read as exact values)."""
     # with `\\pi` the coefficients are no rationals: only one unknown's solution sets, exactly
     constant_pi = any(side.has(sympy.pi) for left, _, right in [*old, *new] for side in (left, right))
     if constant_pi and any(op != "=" for _, op, _ in [*old, *new]):
@@ -345,6 +362,87 @@ def judge_step(before: str, after: str, rewrite: bool = False) -> tuple[bool | N
         return _compare_sets(old, new, names[0], strict)
     except Unreadable as exc:
         return None, f"not read: {exc}"
+
+
+ROUNDED_ALIKE = "equation step: the same solutions to the places its decimals are written"
+# a decimal of two places or more (`0.062`, `36.70`), possibly rounded, as `equation_steps` takes them (one
+# place, `2.1`, is read as exact data); not part of a longer number or a version-like run (`1.2.3`)
+_DECIMAL = re.compile(r"(?<![\d.])\d+\.\d{2,}(?![\d.])")
+_MAX_DECIMALS = 8  # decimals in one pair whose rounding is followed (two readings each)
+
+
+def _nudged(texts: Sequence[str], which: int, sign: int) -> list[str]:
+    """The texts with their `which`-th decimal (counted across all of them) moved by half a unit of its
+    last place (`0.062` -> `0.0625` or `0.0615`): the ends of the values that round to it."""
+    out, seen = [], 0
+    for text in texts:
+        pieces, last = [], 0
+        for match in _DECIMAL.finditer(text):
+            if seen == which:
+                places = len(match.group().split(".")[1])
+                moved = Decimal(match.group()) + sign * Decimal(5).scaleb(-(places + 1))
+                pieces += [text[last : match.start()], format(moved, "f")]
+                last = match.end()
+            seen += 1
+        out.append("".join(pieces) + text[last:])
+    return out
+
+
+def _real_roots(statement: str, name: sympy.Symbol) -> list[float]:
+    """The real zeros of a statement's equations in one unknown (the numerators', as `_polynomial` reads
+    them); Unreadable where it is no such statement."""
+    relations = read_statement(statement, pi=True)
+    if any(op != "=" for _, op, _ in relations) or _names(relations) != {name}:
+        raise Unreadable("not equations in the one unknown")
+    return [float(root) for root in _polynomial(relations, [name]).real_roots()]
+
+
+def _apart(these: Sequence[float], those: Sequence[float]) -> float:
+    """How far the farthest of `these` lies from the nearest of `those`."""
+    return max((min(abs(a - b) for b in those) for a in these), default=0.0)
+
+
+def rounded_alike(before: str, after: str, name: sympy.Symbol, *, strict: bool = False) -> bool:
+    """Are two equations in one unknown the same to the precision of the decimals written in them? Model
+    text rounds as it goes (`\\frac{1.362}{2.18} \\times 10^{-1} = \\frac{1}{n^2}` ->
+    `0.62 \\times 10^{-1} = \\frac{1}{n^2}`; `t^2 = \\frac{2 \\cdot 180}{9.81}` -> `t^2 = 36.70`), and a
+    decimal of two places or more stands for any value that rounds to it. So a step whose new solutions each
+    lie within what rounding can move them (each decimal moved by half a unit of its last place, one at a
+    time, the moves of the solutions added) of an old solution is not certainly wrong; with `strict`, the
+    old solutions must lie as close to new ones too. False where there is no decimal, no real solution, or
+    anything unread: the verdict stands.
+
+    >>> n = sympy.Symbol("n")
+    >>> rounded_alike("n^2 = \\\\frac{1}{0.062}", "n^2 = 16", n)
+    True
+    >>> rounded_alike("x^2 + x^2 = 5.999", "x^2 = 5.999", sympy.Symbol("x"))
+    False
+    >>> rounded_alike("6.3 = 3h + 2.1 - 2.1h", "6.3 = h + 2.1", sympy.Symbol("h"))  # one place: exact
+    False
+    """
+    texts = [before, after]
+    count = sum(len(_DECIMAL.findall(text)) for text in texts)
+    if count == 0 or count > _MAX_DECIMALS:
+        return False
+    try:
+        old, new = _real_roots(before, name), _real_roots(after, name)
+        if not old or not new:
+            return False
+        reach = 0.0
+        for which in range(count):
+            moves = []
+            for sign in (1, -1):
+                moved_before, moved_after = _nudged(texts, which, sign)
+                moved_old, moved_new = _real_roots(moved_before, name), _real_roots(moved_after, name)
+                if not moved_old or not moved_new:
+                    return False
+                moves.append(max(_apart(old, moved_old), _apart(moved_old, old)))
+                moves.append(max(_apart(new, moved_new), _apart(moved_new, new)))
+            reach += max(moves)
+    except Exception:  # unread, or a reading SymPy cannot finish: the verdict stands
+        return False
+    slack = reach + 1e-12 * max(1.0, *(abs(value) for value in [*old, *new]))
+    return _apart(new, old) <= slack and (not strict or _apart(old, new) <= slack)
 
 
 # a number standing alone as a term (`+ 25`, `= 13`): constants the step may collect
@@ -437,7 +535,7 @@ def _compare_polynomials(old: sympy.Poly, new: sympy.Poly, strict: bool) -> tupl
     if univariate:
         gained, lost = [f for f in gained if _real_zero(f)], [f for f in lost if _real_zero(f)]
         if not gained and not lost:
-            return True, "equation step: same solution set"
+            return True, SAME_SOLUTIONS
         if not lost:
             return True, "equation step: implied solution set"
     where = "" if univariate else " (complex solutions)"
@@ -463,7 +561,7 @@ def _compare_sets(old: list, new: list, name: sympy.Symbol, strict: bool) -> tup
         return False, "equation step: a rewrite that changes the solution set"
     if lost.is_empty is True:
         same = gained.is_empty is True
-        return True, "equation step: same solution set" if same else "equation step: implied solution set"
+        return True, SAME_SOLUTIONS if same else "equation step: implied solution set"
     return None, "equation step: not decided"
 
 

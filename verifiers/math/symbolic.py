@@ -316,8 +316,9 @@ def _compare(left: sympy.Expr, right: sympy.Expr, right_text: str) -> tuple[bool
         difference = _simplified(left - right)
         if difference == 0:
             return True, _shown(left)
-        if difference.free_symbols:
-            return None, ""
+        # names whose difference is another expression, or a constant other than zero (`(x + 1)(x + 2)` and
+        # `x^2 + 3x + 3`): no value of written numbers to compare; the identity readings decide
+        return None, ""
     left_value = sympy.nsimplify(left) if left.is_Float else left
     if left_value.is_Rational:
         written = Literal.parse(right_text.replace("{,}", ","))

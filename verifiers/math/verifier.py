@@ -190,7 +190,11 @@ class MathVerifier:
     # 2.27.0: `\pi` before a bracket raised to a power (`\pi (1.5)^2`) is a product, not a function named pi
     # applied to the bracket (such claims were unread; `\pi(10)`, the prime-counting function, stays unread)
     # 2.28.0: a logarithm's digit base before a bracket (`\log_2 (2^8)`) is no number multiplying it
-    version = "2.28.0"
+    # 2.29.0: an equation step between relations holding decimals of two places or more is no certain error
+    # where the solutions agree to what rounding those decimals can move them (`n^2 = \frac{1}{0.062}` ->
+    # `n^2 = 16`); a relation that rewrites an equation before it (linked, or its right side kept) is no
+    # identity; an expansion off by a constant (`(x + 1)(x + 2) = x^2 + 3x + 3`) is read, no longer a crash
+    version = "2.29.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -9,6 +9,7 @@ right result or one off by a non-zero amount, in the notations the checker reads
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 import pytest
@@ -1642,3 +1643,77 @@ def test_a_logarithm_with_a_digit_base_reads_its_bracket_as_the_argument(
     assert _labels(checker, [step(power)], COMPETITION) == ["correct"], step(power)
     product = f"So \\( {base}{opening}{power}{closing} = {base * power + off} \\)."
     assert _labels(checker, [product], COMPETITION) == ["incorrect"], product
+
+
+@SETTINGS
+@given(
+    hundredths=st.integers(11, 99).filter(lambda k: k % 10 != 0),
+    total=st.integers(2, 99),
+    places=st.sampled_from([2, 3]),
+    off=st.sampled_from([-0.4, 0.3, 0.6]),
+)
+def test_a_solution_rounded_to_its_places_is_no_wrong_step(
+    checker, hundredths: int, total: int, places: int, off: float
+) -> None:
+    """`0.45x = 7`, so `x = 15.56`: a decimal of two places or more may itself be rounded, and the value
+    solved from it, rounded to the places written, is no certain error (2.28.0 compared 140/9 with 15.56
+    exactly and flagged it); a value off by more than rounding can move it is still `incorrect`."""
+    coefficient = Fraction(hundredths, 100)
+    exact = total / coefficient
+    rounded = Decimal(exact.numerator) / Decimal(exact.denominator)
+    value = rounded.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    assume(Fraction(value) != exact)
+
+    def step(x: Decimal) -> str:
+        return f"We have \\( {float(coefficient)}x = {total} \\), so \\( x = {x} \\)."
+
+    assert _labels(checker, [step(value)], COMPETITION) != ["incorrect"], step(value)
+    wrong = (rounded * Decimal(1 + off)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    assert _labels(checker, [step(wrong)], COMPETITION) == ["incorrect"], step(wrong)
+
+
+@SETTINGS
+@given(
+    p=st.integers(1, 9),
+    q=st.integers(2, 9),
+    k=st.integers(1, 3),
+    sign=st.sampled_from(["+", "-"]),
+)
+def test_an_equation_rewritten_after_a_cue_is_no_identity(checker, p: int, q: int, k: int, sign: str) -> None:
+    """`\\left(\\frac{a - 1}{2}\\right)^2 = a^3`, then "Simplifying, we get" `\\frac{(a - 1)^2}{4} = a^3`: the
+    step rewrote one side of an equation, so the claim is that equation (a condition on `a`), not an
+    identity to be false (2.28.0 read it as one after the cue, and so the equation derived from it); a wrong
+    rewrite of it is still `incorrect` (as an equation step), and so is a false identity after an identity."""
+    power = "" if k == 1 else f"^{k}"
+    first = f"\\( \\left(\\frac{{a {sign} {p}}}{{{q}}}\\right)^2 = a{power} \\)"
+
+    def step(denominator: int) -> str:
+        return (
+            f"Substituting, we obtain {first}. Simplifying, we get "
+            f"\\( \\frac{{(a {sign} {p})^2}}{{{denominator}}} = a{power} \\), which leads to "
+            f"\\( (a {sign} {p})^2 = {denominator}a{power} \\)."
+        )
+
+    assert _labels(checker, [step(q * q)], COMPETITION) != ["incorrect"], step(q * q)
+    assert _labels(checker, [step(q * q + 1)], COMPETITION) == ["incorrect"], step(q * q + 1)
+    wrong = f"Expanding, \\( (x + {p})(x + {q}) = x^2 + {p + q + 1}x + {p * q} \\)."
+    assert _labels(checker, [wrong], COMPETITION) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(
+    p=st.integers(-9, 9).filter(bool),
+    q=st.integers(1, 9),
+    off=st.sampled_from([-3, -1, 1, 2, 5]),
+    cue=st.sampled_from(["Expanding", "Multiplying out", "Factoring"]),
+)
+def test_an_expansion_off_by_a_constant_is_read(checker, p: int, q: int, off: int, cue: str) -> None:
+    """`(x + 1)(x + 2) = x^2 + 3x + 3`: the two sides differ by a number, and the reader asked that number
+    for a value of written numbers, a TypeError that left the whole run unread (2.28.0); the identity
+    reading now judges it, and the right expansion stays `correct`."""
+
+    def step(constant: int) -> str:
+        return f"{cue}, \\( (x {p:+d})(x + {q}) = x^2 {p + q:+d}x {constant:+d} \\)."
+
+    assert _labels(checker, [step(p * q + off)], COMPETITION) == ["incorrect"], step(p * q + off)
+    assert _labels(checker, [step(p * q)], COMPETITION) == ["correct"], step(p * q)
