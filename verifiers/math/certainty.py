@@ -825,9 +825,10 @@ _LINE_BREAKS = re.compile(r"\\\\|,\s|\\q?quad|\\implies|\\Rightarrow|\\text\s*\{
 
 def _relations_before(chain: Sequence[str], index: int, claim: str) -> list[tuple[str, str]]:
     """The (left, right) sides, spacing removed, of the relations written in the step before `index` and in
-    step `index` before the claim's first occurrence (each `=` of a continued chain gives one)."""
+    step `index` before the claim's first occurrence (each `=` of a continued chain gives one); where the
+    claim is not found as written, none of step `index`'s (what comes after it is no earlier relation)."""
     found = re.search(spaced(claim), chain[index])
-    texts = [*chain[max(0, index - 1) : index], chain[index][: found.start() if found else len(chain[index])]]
+    texts = [*chain[max(0, index - 1) : index], chain[index][: found.start() if found else 0]]
     relations: list[tuple[str, str]] = []
     for text in texts:
         for match in _MATH_SEGMENT.finditer(text):
