@@ -812,7 +812,7 @@ def _identity_reason(claim: str, chain: Sequence[str] = (), index: int = 0) -> s
     if chain and _substituted_identity(claim, chain, index):
         return "the chain's equation with a relation it states put in (`x = 3y` into `y^3 = x^2`): to solve"
     if len(sides) == 2 and chain and _rewrites_an_equation(claim, chain, index):
-        return "an equation before it rewritten (linked, or one side kept in place): a condition, no identity"
+        return "an equation before it rewritten (linked, or its right side kept): a condition, no identity"
     names = _names(claim)
     if len(sides) == 2 and names and chain and _holds_at_found_values(sides, _pins(names, chain)):
         return "the relation holds at the values the chain finds for its names: an equation it solves"
@@ -869,7 +869,7 @@ def _rewrites_an_equation(claim: str, chain: Sequence[str], index: int) -> bool:
         return False
     items = [(before, claim, False) for before in sorted(earlier)]
     outcomes = run_items("prm_factory.verifiers.math.solution_sets:equation_steps", items, 3.0)
-    return any(isinstance(outcome, tuple) and outcome == (True, SAME_SOLUTIONS) for outcome in outcomes)
+    return any(outcome == (True, SAME_SOLUTIONS) for outcome in outcomes)  # a str: timed out, not read
 
 
 # "the quadratic equation: \\[ ... \\]", "we solve $...$": the words right before a relation that name it
