@@ -717,7 +717,7 @@ def _one_part_replaced(first: str, second: str, chain: Sequence[str], index: int
     states in step `index` or the few before (spacing removed from both)?"""
     for text in chain[max(0, index - _SUBSTITUTION_REACH) : index + 1]:
         for match in _MATH_SEGMENT.finditer(text):
-            body = re.sub(r"\s+", "", next(group for group in match.groups() if group is not None))
+            body = re.sub(r"\s+", "", _body(match))
             sides = [side.strip(".,;") for side in re.split(r"(?<![<>!\\])=", body)]
             for left, right in zip(sides, sides[1:], strict=False):
                 for part, value in ((left, right), (right, left)):
@@ -733,7 +733,7 @@ def _substituted_identity(claim: str, chain: Sequence[str], index: int) -> bool:
     y^3 = x^2`: `y^3 = (3y)^2`)? Then it is that equation in fewer names, to solve, not an identity."""
     second = re.sub(r"\s+", "", claim).strip("$.")
     stated = {
-        re.sub(r"\s+", "", next(group for group in match.groups() if group is not None)).strip(".,;:")
+        re.sub(r"\s+", "", _body(match)).strip(".,;:")
         for text in chain[max(0, index - _SUBSTITUTION_REACH) : index + 1]
         for match in _MATH_SEGMENT.finditer(text)
     }
@@ -819,7 +819,8 @@ def _identity_reason(claim: str, chain: Sequence[str] = (), index: int = 0) -> s
     return None
 
 
-# what separates the relations of one math segment: line breaks, a comma, a quad, an arrow, words
+# what separates the relations of one math segment: line breaks, a comma, a quad, an arrow, words (the
+# negation search splits its lines with `_SEGMENT_LINES`, which also cuts at newlines, `;` and `\\therefore`)
 _LINE_BREAKS = re.compile(r"\\\\|,\s|\\q?quad|\\implies|\\Rightarrow|\\text\s*\{[^{}]*\}")
 
 
@@ -832,7 +833,7 @@ def _relations_before(chain: Sequence[str], index: int, claim: str) -> list[tupl
     relations: list[tuple[str, str]] = []
     for text in texts:
         for match in _MATH_SEGMENT.finditer(text):
-            body = next(group for group in match.groups() if group is not None)
+            body = _body(match)
             for line in _LINE_BREAKS.split(body):
                 sides = [_balanced(side) for side in re.split(r"(?<![<>!\\])=", line)]
                 relations += [(a, b) for a, b in zip(sides, sides[1:], strict=False) if a and b]
@@ -879,6 +880,11 @@ _EQUATION_BEFORE = re.compile(
 _MATH_SEGMENT = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 
 
+def _body(match: re.Match[str]) -> str:
+    """The inside of a `_MATH_SEGMENT` match, whichever delimiters matched."""
+    return next(group for group in match.groups() if group is not None)
+
+
 # "simplify that equation to get 2(r+6)^2 = 8r^2": prose that derives the claim from an equation
 _FROM_EQUATION_BEFORE = re.compile(
     r"\bequations?\b[^.;:$\\]{0,40}\b(?:to\s+get|we\s+get|gets?|gives?|becomes|yields?|to\s+obtain|obtain)\s*:?\s*"
@@ -905,7 +911,7 @@ def _introduced_as_equation(claim: str, step: str) -> bool:
         if _FROM_EQUATION_BEFORE.search(step[max(0, match.start() - 80) : match.start()]):
             return True
     for match in _MATH_SEGMENT.finditer(step):
-        body = next(group for group in match.groups() if group is not None)
+        body = _body(match)
         if re.sub(r"\s+", "", body).strip(".,;") != wanted:
             continue
         if _EQUATION_BEFORE.search(step[max(0, match.start() - 60) : match.start()]):
@@ -919,7 +925,7 @@ def _pins(names: frozenset[str], chain: Sequence[str]) -> list[tuple[str, str]]:
     pins: list[tuple[str, str]] = []
     for step in chain:
         for match in _MATH_SEGMENT.finditer(step):
-            body = next(group for group in match.groups() if group is not None)
+            body = _body(match)
             body = re.sub(r"\\boxed\s*\{|\\textbf\s*\{", "{", body)
             for line in _LINE_BREAKS.split(body):
                 sides = re.split(r"(?<![<>!\\])=", line)
@@ -1031,7 +1037,7 @@ def _negation_written(claim: str, index: int, chain: Sequence[str]) -> bool:
     written: list[str] = []
     for text in texts:
         for match in _MATH_SEGMENT.finditer(text):
-            body = next(group for group in match.groups() if group is not None)
+            body = _body(match)
             for line in _SEGMENT_LINES.split(body):
                 parts = UNEQUAL.split(line)
                 if len(parts) == 2 and not _RELATION.search(UNEQUAL.sub(" ", line)):
