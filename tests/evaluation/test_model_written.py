@@ -184,6 +184,32 @@ def _build_splits(manifest: Path, suffix: str, out: Path, *extra: str) -> dict[s
     }
 
 
+CHAMP_FILE = "champ_dataset/dataset_files/v0.json"
+
+
+def _build_champ(tmp_path: Path, problems: dict, suffix: str, reader: str) -> dict[str, list[dict]]:
+    """Write CHAMP's file (under the snapshot path the manifests name) and a one-row manifest reading it
+    with `reader`, build set `suffix` from it, and read back each split's rows."""
+    file = tmp_path / "YilunZhou+champ-dataset" / "tree" / CHAMP_FILE
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps({"problems": problems, "concepts": {}, "hints": {}}))
+    manifest = tmp_path / f"model_written{suffix}_sources.tsv"
+    manifest.write_text(
+        "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
+        f"YilunZhou/champ-dataset\tc{suffix}\t{CHAMP_FILE}\t4 models\tchamp\t{reader}\n"
+    )
+    return _build_splits(manifest, suffix, tmp_path / f"out{suffix}")
+
+
+def _by_champ_key(splits: dict[str, list[dict]]) -> dict[str, dict]:
+    """A built CHAMP set's rows by id, less the tag every id of the test manifests starts with."""
+    return {
+        row["id"].removeprefix("champ-dataset-champ-4-models-"): row
+        for rows in splits.values()
+        for row in rows
+    }
+
+
 def _chain(cid: str, problem: str = "Q?", **fields: object) -> ModelChain:
     return ModelChain(cid, problem, ("a", "b"), Provenance("r", "c", "f", "m"), **fields)  # type: ignore[arg-type]
 
@@ -1156,21 +1182,8 @@ def test_champ_annotated_solutions_split_at_paragraphs_with_the_annotators_first
             "fws_annotations": {"GPT-3.5|No C w/o H": fws(gap, "\n\nThen", "GPT-3.5")},
         },
     }
-    path = "champ_dataset/dataset_files/v0.json"
-    file = tmp_path / "YilunZhou+champ-dataset" / "tree" / path
-    file.parent.mkdir(parents=True)
-    file.write_text(json.dumps({"problems": problems, "concepts": {}, "hints": {}}))
-    manifest = tmp_path / "model_written12_sources.tsv"
-    manifest.write_text(
-        "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
-        f"YilunZhou/champ-dataset\tc12\t{path}\t4 models\tchamp\tchamp-fws\n"
-    )
-    splits = _build_splits(manifest, "12", tmp_path / "out")
-    built = {
-        row["id"].removeprefix("champ-dataset-champ-4-models-"): row
-        for rows in splits.values()
-        for row in rows
-    }
+    splits = _build_champ(tmp_path, problems, "12", "champ-fws")
+    built = _by_champ_key(splits)
     gold = {key: (row.get("label"), row["final_answer_correct"]) for key, row in built.items()}
     assert gold == {
         "p-nt-1-gpt-4-no-c-w-o-h": (-1, True),  # no mistake: every step right
@@ -1189,7 +1202,7 @@ def test_champ_annotated_solutions_split_at_paragraphs_with_the_annotators_first
     assert built["p-nt-1-gpt-4-no-c-w-o-h"]["source"] == {
         "repo": "YilunZhou/champ-dataset",
         "commit": "c12",
-        "file": path,
+        "file": CHAMP_FILE,
     }
     # both prompts' chains of a problem (the statement alone is the problem) fall in one split
     for rows in splits.values():
@@ -1261,23 +1274,11 @@ def test_champ_unannotated_full_solutions_graded_by_the_checker_in_the_annotated
             },
         },
     }
-    path = "champ_dataset/dataset_files/v0.json"
-    file = tmp_path / "YilunZhou+champ-dataset" / "tree" / path
-    file.parent.mkdir(parents=True)
-    file.write_text(json.dumps({"problems": problems, "concepts": {}, "hints": {}}))
-    splits: dict[str, dict[str, list[dict]]] = {}
-    for suffix, reader in (("12", "champ-fws"), ("13", "champ-conv")):
-        manifest = tmp_path / f"model_written{suffix}_sources.tsv"
-        manifest.write_text(
-            "repo\tcommit\tpath\tmodel\tdataset\tformat\n"
-            f"YilunZhou/champ-dataset\tc{suffix}\t{path}\t4 models\tchamp\t{reader}\n"
-        )
-        splits[suffix] = _build_splits(manifest, suffix, tmp_path / f"out{suffix}")
-    built = {
-        row["id"].removeprefix("champ-dataset-champ-4-models-"): row
-        for rows in splits["13"].values()
-        for row in rows
+    splits = {
+        suffix: _build_champ(tmp_path, problems, suffix, reader)
+        for suffix, reader in (("12", "champ-fws"), ("13", "champ-conv"))
     }
+    built = _by_champ_key(splits["13"])
     gold = {key: (row.get("label"), row["final_answer_correct"]) for key, row in built.items()}
     assert gold == {
         "p-nt-1-gpt-4-direct-c-w-h": (-1, True),  # the checker's `correct` alone makes a chain right
@@ -1289,7 +1290,7 @@ def test_champ_unannotated_full_solutions_graded_by_the_checker_in_the_annotated
     assert chain["steps"] == ["So $n^2 = 5$.", "The answer is 5."]
     assert chain["problem"] == "Find $n^2$ if $n = 2$." and chain["reference_answer"] == "4"
     assert chain["generator"] == "GPT-3.5 (CHAMP prompt No C w/o H)" and "source_correct" not in chain
-    assert chain["source"] == {"repo": "YilunZhou/champ-dataset", "commit": "c13", "file": path}
+    assert chain["source"] == {"repo": "YilunZhou/champ-dataset", "commit": "c13", "file": CHAMP_FILE}
     # each problem's chains fall in the split its annotated (set 12) chains are in; no chain is in both sets
     where = {
         suffix: {row["problem"]: split for split, rows in by_split.items() for row in rows}
