@@ -26,8 +26,16 @@ MODULES = [
     "prm_factory.schemas.rejected",
     "prm_factory.verifiers.identity",
     "prm_factory.verifiers.protocol",
+    "prm_factory.verifiers.math.assertion",
+    "prm_factory.verifiers.math.certainty",
+    "prm_factory.verifiers.math.claim_grammar",
     "prm_factory.verifiers.math.claims",
+    "prm_factory.verifiers.math.competition",
+    "prm_factory.verifiers.math.equation_steps",
     "prm_factory.verifiers.math.numbers",
+    "prm_factory.verifiers.math.other_readings",
+    "prm_factory.verifiers.math.solution_sets",
+    "prm_factory.verifiers.math.symbolic",
 ]
 
 

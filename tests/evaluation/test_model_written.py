@@ -1302,3 +1302,26 @@ def test_champ_unannotated_full_solutions_graded_by_the_checker_in_the_annotated
         for suffix, by_split in splits.items()
     }
     assert not ids["12"] & ids["13"]
+
+
+def test_every_committed_adjudication_names_a_step_of_the_set_beside_it() -> None:
+    """Each committed adjudication file reads flags of the split file beside it: every row names a chain of
+    that split and one of its steps, says `real slip` or `misreading`, and gives the claim and why; a row
+    naming a chain or step that is not there (a typo, a rebuilt split) would silently change no figure."""
+    data = Path(__file__).resolve().parents[2] / "evaluation" / "data"
+    files = sorted(data.glob("*_adjudication.jsonl"))
+    assert len(files) >= 20
+    for path in files:
+        split = path.with_name(path.name.replace("_adjudication", ""))
+        steps = {}
+        for line in split.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                steps[row["id"]] = len(row["steps"])
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            row = json.loads(line)
+            where = f"{path.name}:{number}"
+            assert set(row) >= {"id", "step", "kind", "claim", "read", "why"}, where
+            assert row["read"] in ("real slip", "misreading"), where
+            assert row["id"] in steps and 0 <= row["step"] < steps[row["id"]], where
+            assert row["claim"].strip() and row["why"].strip(), where

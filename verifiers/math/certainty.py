@@ -45,6 +45,7 @@ from prm_factory.verifiers.math.assertion import (
     introduced_by_a_test,
     sentences,
 )
+from prm_factory.verifiers.math.claim_extraction import extract_runs
 from prm_factory.verifiers.math.claim_grammar import (
     NAMES,
     WORDS,
@@ -278,25 +279,78 @@ def _dimension(word: str) -> tuple[str, str] | None:
     return (str(unit), dimension) if unit.dimensionality else None
 
 
-def _converted_units(claim: str, step: str) -> bool:
+# "4 daps = 7 yaps", "$3$ wallops are equal to $5$ ballops": a problem that sets amounts of two words equal
+# defines them as units of one made-up quantity (the lexicon: `=`, "equals", "is/are equal to", "is/are
+# equivalent to", "is/are the same as", "is/are worth")
+_DEFINED_UNITS = re.compile(
+    r"\d\s*([A-Za-z]{2,})\s*(?:=|equals?\b|(?:is|are)\s+(?:equal\s+to|equivalent\s+to|the\s+same\s+as|worth)\b)"
+    r"\s*\d[\d.,/]*\s*([A-Za-z]{2,})\b",
+    re.I,
+)
+
+
+def _singular(word: str) -> str:
+    word = word.lower()
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+@functools.cache
+def _defined_units(problem_text: str) -> dict[str, str]:
+    """The made-up units a problem defines, each mapped to its quantity (words linked through the
+    problem's equalities share one): `If 4 daps = 7 yaps, and 5 yaps = 3 baps` -> dap, yap, bap, one
+    quantity. Words pint reads as units, or that are no unit in prose, are left to `_dimension`.
+
+    >>> sorted(_defined_units("If 4 daps = 7 yaps, and 5 yaps = 3 baps, how many daps are 42 baps?").items())
+    [('bap', 'bap'), ('dap', 'bap'), ('yap', 'bap')]
+    >>> _defined_units("Tom has 3 apples and 4 pears.")
+    {}
+    """
+    text = re.sub(r"\$|\\[()]", "", problem_text)
+    parent: dict[str, str] = {}
+
+    def root(word: str) -> str:
+        while parent[word] != word:
+            word = parent[word]
+        return word
+
+    for match in _DEFINED_UNITS.finditer(text):
+        one, other = (_singular(word) for word in match.groups())
+        if one == other or {one, other} & _NO_UNIT or _dimension(one) or _dimension(other):
+            continue
+        for word in (one, other):
+            parent.setdefault(word, word)
+        first, second = sorted((root(one), root(other)))
+        parent[second] = first
+    return {word: root(word) for word in parent}
+
+
+def _unit_of(word: str, defined: dict[str, str]) -> tuple[str, str] | None:
+    """A unit word's (name, quantity): a unit the problem defines, else a physical one (`_dimension`)."""
+    name = _singular(word)
+    return (name, f"defined: {defined[name]}") if name in defined else _dimension(word)
+
+
+def _converted_units(claim: str, step: str, problem_text: str | None = None) -> bool:
     """Is a word problem's claim a unit conversion (`3 * 12 inches = 3 feet`, `2 * 60 minutes = 2 hours`)?
     Its left side counts a physical unit (a word right after one of its numbers) and its right side another
     unit of the same dimension (a word after one of its numbers, or right after the claim where the step
     writes it): the numbers differ by the factor between the units, which the claim does not state, so
     there is no arithmetic to judge. Words that are no physical unit (`35 birds + 25 birds = 60 different
     birds`, `60 miles / 30 miles/hour = 2 hours`: a length then a time) make no conversion; pint
-    (a well-kept units library) says which words are units and of what dimension."""
+    (a well-kept units library) says which words are units and of what dimension. Units the problem
+    defines by an equality of amounts (`4 daps = 7 yaps`: `42 * 20/21 daps = 42 baps`) are one quantity."""
     left, sep, right = claim.partition("=")
     if not sep:
         return False
-    units_left = {d for d in map(_dimension, _UNIT_AFTER_NUMBER.findall(left)) if d}
+    defined = _defined_units(problem_text) if problem_text else {}
+    units_left = {d for word in _UNIT_AFTER_NUMBER.findall(left) if (d := _unit_of(word, defined))}
     if not units_left:
         return False
-    units_right = {d for d in map(_dimension, _UNIT_AFTER_NUMBER.findall(right)) if d}
+    units_right = {d for word in _UNIT_AFTER_NUMBER.findall(right) if (d := _unit_of(word, defined))}
     if right.rstrip()[-1:].isdigit():
         for at, length in written_length(claim, step, claim_offsets(claim, step)).items():
             following = _WORD_NEXT.match(step, at + length)
-            unit = _dimension(following.group(1)) if following else None
+            unit = _unit_of(following.group(1), defined) if following else None
             if unit:
                 units_right.add(unit)
     return (
@@ -572,7 +626,7 @@ def uncertain_reason(
         return (
             "one side is the other with numbers put in for its names (`3x + y = 3*0 + 1`): values of its own"
         )
-    if kind == WORD_PROBLEM_ARITHMETIC and _converted_units(claim, step):
+    if kind == WORD_PROBLEM_ARITHMETIC and _converted_units(claim, step, problem_text):
         return "the sides are in different units (`3 * 12 inches = 3 feet`): a conversion, not arithmetic"
     if kind == WORD_PROBLEM_ARITHMETIC and reading != _REWRITE_READ and _unknown_on_both_sides(claim):
         return "a name on both sides (`C = 1500 + \\frac{4}{7}C`): an equation to solve, not arithmetic"
@@ -827,18 +881,24 @@ _LINE_BREAKS = re.compile(r"\\\\|,\s|\\q?quad|\\implies|\\Rightarrow|\\text\s*\{
 def _relations_before(chain: Sequence[str], index: int, claim: str) -> list[tuple[str, str]]:
     """The (left, right) sides, spacing removed, of the relations written in the step before `index` and in
     step `index` before the claim's first occurrence (each `=` of a continued chain gives one); where the
-    claim is not found as written, none of step `index`'s (what comes after it is no earlier relation)."""
+    claim is not found as written, none of step `index`'s (what comes after it is no earlier relation).
+    A text with no math delimiters is read as the claim reader reads plain text (its `=` runs: "to get
+    2(r+6)^2 = 8r^2"), so a chain written without LaTeX delimiters has its relations too."""
     found = re.search(spaced(claim), chain[index])
     texts = [*chain[max(0, index - 1) : index], chain[index][: found.start() if found else 0]]
     relations: list[tuple[str, str]] = []
     for text in texts:
-        for match in _MATH_SEGMENT.finditer(text):
-            body = _body(match)
-            for line in _LINE_BREAKS.split(body):
-                sides = [_balanced(side) for side in re.split(r"(?<![<>!\\])=", line)]
-                relations += [(a, b) for a, b in zip(sides, sides[1:], strict=False) if a and b]
+        lines = [line for match in _MATH_SEGMENT.finditer(text) for line in _LINE_BREAKS.split(_body(match))]
+        if not lines and not _ANY_DELIMITER.search(text):
+            lines = [run.text for run in extract_runs(text)]
+        for line in lines:
+            sides = [_balanced(side) for side in re.split(r"(?<![<>!\\])=", line)]
+            relations += [(a, b) for a, b in zip(sides, sides[1:], strict=False) if a and b]
     return [(re.sub(r"\s+", "", a), re.sub(r"\s+", "", b)) for a, b in relations]
 
+
+# any math delimiter, matched or not: a text holding one is read by its segments alone
+_ANY_DELIMITER = re.compile(r"\$|\\[\[\(]")
 
 SAME_SOLUTIONS = "equation step: same solution set"  # solution_sets.SAME_SOLUTIONS (it runs in the worker)
 

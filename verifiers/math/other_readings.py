@@ -396,11 +396,11 @@ def irrational_rounded(claim: str, expected: str | None) -> bool:
     more, within half a unit of its last written digit of the value found (`expected`)? An irrational
     value is only ever written rounded: `\\pi \\times 250^2 = 196350` (196349.54) says `≈`.
 
-    >>> irrational_rounded("\\pi \\times 250^2 = 196350", "196349.5408")
+    >>> irrational_rounded(r"\\pi \\times 250^2 = 196350", "196349.5408")
     True
-    >>> irrational_rounded("\\pi \\times 250^2 = 196000", "196349.5408")
+    >>> irrational_rounded(r"\\pi \\times 250^2 = 196000", "196349.5408")
     False
-    >>> irrational_rounded("\\sqrt{2} = 1", "1.414213562")
+    >>> irrational_rounded(r"\\sqrt{2} = 1", "1.414213562")
     False
     """
     sides = re.split(r"(?<![<>!\\])=", claim)

@@ -194,7 +194,11 @@ class MathVerifier:
     # where the solutions agree to what rounding those decimals can move them (`n^2 = \frac{1}{0.062}` ->
     # `n^2 = 16`); a relation that rewrites an equation before it (linked, or its right side kept) is no
     # identity; an expansion off by a constant (`(x + 1)(x + 2) = x^2 + 3x + 3`) is read, no longer a crash
-    version = "2.29.0"
+    # 2.30.0: a relation before an identity claim is read in plain text too (a chain written without math
+    # delimiters: "to get 2(r+6)^2 = 8r^2", then "2(r^2 + 12r + 36) = 8r^2" is that equation rewritten); units
+    # a problem defines by an equality of amounts (`4 daps = 7 yaps`) make a claim between two of them a
+    # conversion (`42 * 20/21 daps = 42 baps`), as physical units do
+    version = "2.30.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -1717,3 +1717,63 @@ def test_an_expansion_off_by_a_constant_is_read(checker, p: int, q: int, off: in
 
     assert _labels(checker, [step(p * q + off)], COMPETITION) == ["incorrect"], step(p * q + off)
     assert _labels(checker, [step(p * q)], COMPETITION) == ["correct"], step(p * q)
+
+
+@SETTINGS
+@given(
+    name=st.sampled_from(["x", "r", "t"]),
+    p=st.integers(1, 9),
+    q=st.integers(2, 5),
+    extra=st.integers(1, 9),
+    off=st.sampled_from([-2, 1, 3]),
+)
+def test_a_plain_text_equation_rewritten_is_no_identity(
+    checker, name: str, p: int, q: int, extra: int, off: int
+) -> None:
+    """A chain written without math delimiters: "the equation gives 2(r+6)^2 = 8r^2", then "we get
+    2(r^2 + 12r + 36) = 8r^2", the right side kept and the left expanded: that equation rewritten, not an
+    identity to be false (2.29.0 read the earlier relations inside `$...$` only, so it flagged the right
+    expansion); a wrong expansion (other solutions) is still `incorrect`, as is a false identity alone."""
+    m = q + extra  # m > q: both equations have real solutions, so a wrong expansion changes them
+    given = f"Putting the value into the equation gives {q}({name}+{p})^2 = {m}{name}^2."
+
+    def expanded(constant: int) -> str:
+        return f"Expanding the left side, we get {q}({name}^2 + {2 * p}{name} + {constant}) = {m}{name}^2."
+
+    right = _labels(checker, [given, expanded(p * p)], COMPETITION)
+    assert "incorrect" not in right, (given, expanded(p * p))
+    wrong = _labels(checker, [given, expanded(p * p + off)], COMPETITION)
+    assert wrong[1] == "incorrect", (given, expanded(p * p + off))
+    alone = f"Expanding, ({name} + {p})({name} + {q}) = {name}^2 + {p + q}{name} + {p * q + off}."
+    assert _labels(checker, [alone], COMPETITION) == ["incorrect"], alone
+
+
+# made-up unit words (none a unit pint reads)
+_MADE_UP_UNITS = ["dap", "yap", "bap", "wallop", "ballop", "knick", "knack", "glip", "florp", "zorb"]
+
+
+@SETTINGS
+@given(
+    units=st.lists(st.sampled_from(_MADE_UP_UNITS), min_size=3, max_size=3, unique=True),
+    a=st.integers(2, 9),
+    b=st.integers(2, 9),
+    c=st.integers(2, 9),
+    d=st.integers(2, 9),
+    n=st.integers(2, 60),
+    off=st.sampled_from([-3, 1, 2]),
+)
+def test_units_a_problem_defines_make_a_conversion(
+    checker, units: list[str], a: int, b: int, c: int, d: int, n: int, off: int
+) -> None:
+    """ "If 4 daps = 7 yaps, and 5 yaps = 3 baps, how many daps equal 42 baps?": amounts of the problem's
+    made-up units, `40 daps = 42 baps`, differ by the factor between the units, which the claim does not
+    state (2.29.0 read `42 * 20/21 daps = 42` as arithmetic and flagged it); arithmetic in one unit is
+    still judged."""
+    u, v, w = units
+    text = f"If {a} {u}s = {b} {v}s, and {c} {v}s = {d} {w}s, how many {u}s equal {n} {w}s?"
+    problem = Problem("m4", "math", "math", text)
+    conversion = f"So, multiplying both sides by {n} * {a}/{d}, I get {n} * {a}/{d} {u}s = {n} {w}s."
+    assume(Fraction(n * a, d) != n)
+    assert _labels(checker, [conversion], problem) != ["incorrect"], (problem.text, conversion)
+    same_unit = f"So {a} * {c} {u}s = {a * c + off} {u}s."
+    assert _labels(checker, [same_unit], problem) == ["incorrect"], (problem.text, same_unit)
