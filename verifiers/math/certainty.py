@@ -57,7 +57,7 @@ from prm_factory.verifiers.math.claim_grammar import (
     written_length,
 )
 from prm_factory.verifiers.math.competition import IDENTITY_CUE
-from prm_factory.verifiers.math.other_readings import floored_quotient, other_reading
+from prm_factory.verifiers.math.other_readings import ceiled_quotient, floored_quotient, other_reading
 from prm_factory.verifiers.math.reading_kinds import (
     CLOSED_ARITHMETIC,
     CONGRUENCE,
@@ -547,6 +547,13 @@ def _defined_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     )
 
 
+# a number followed by a word that scales it (`2.4 million`, `0.24 lakh`, `3 crore`): the readers take the
+# digits alone, so a claim in that sentence, or solved from a relation there, is read with another number
+_SCALED_NUMBER = re.compile(r"\d\s*(?:thousand|million|billion|trillion|lakhs?|crores?)\b", re.I)
+
+# words that make a count a requirement (a count that must cover a quantity is the quotient rounded up)
+_NEEDED = re.compile(r"\b(?:needs?|needed|requires?|required|must|ha(?:ve|s)\s+to|at\s+least|enough)\b", re.I)
+
 # a name written alone on the left of an equation (`t = c`): a value given to it
 _SOLVED_FORM = re.compile(r"^\s*([A-Za-z])\s*=")
 
@@ -580,6 +587,10 @@ def uncertain_reason(
         return (
             "the chain writes the claim's negation after it (`1 \\neq 7`): a relation it tested and refuted"
         )
+    if _SCALED_NUMBER.search(_sentence_of(claim, step)):
+        return (
+            "a number with a scale word in the claim's sentence (`2.4 million`, `0.24 lakh`): read without it"
+        )
     if problem_text and _quoted_from(claim, problem_text):
         return "a relation the problem itself writes (an option, a statement to judge): quoted, not asserted"
     if _SPACED_THOUSANDS.search(claim):
@@ -608,6 +619,13 @@ def uncertain_reason(
             return other
         if kind == WORD_PROBLEM_ARITHMETIC and floored_quotient(claim) and _count_follows(claim, step):
             return "a quotient of whole things read as its integer part (`17/7 = 2 croissants` each): a share"
+        if (
+            kind == WORD_PROBLEM_ARITHMETIC
+            and ceiled_quotient(claim)
+            and _count_follows(claim, step)
+            and _NEEDED.search(_sentence_of(claim, step))
+        ):
+            return "a quotient of whole things rounded up (`462/9 = 52 drives` needed): a count to cover it"
         if kind == SUBSTITUTED_ARITHMETIC and _VALUE_GIVEN.fullmatch(claim):
             return "a name and a number (`x = 2`): a value stated, with no arithmetic in it"
     if kind in WRITTEN_NUMBER_KINDS and _TESTED.search(step) and _both_sides_worked(claim):

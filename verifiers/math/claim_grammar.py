@@ -177,6 +177,9 @@ def cut_from_source(claim: str, step: str, offsets: list[int]) -> Unread | None:
 _GLUED_BEFORE = re.compile(rf"[\w)\]}}^'.!{_SIGN_CLASS}]$")
 _GLUED_AFTER = re.compile(rf"^[\w(\[^{_SIGN_CLASS}]")
 _GLUED_AFTER_DIGIT = re.compile(rf"^(?:[0-9(\[_^{_SIGN_CLASS}]|(?![A-Za-z])[^\W\d_])")
+# a ratio's colon and second term right after the claim's last number (`3/6 = 1:2`, `= 59 : 91`): the side
+# read (`1`) is the ratio's first term, cut from it
+_RATIO_AFTER = re.compile(r"^\s?:\s?\d")
 _WORD_OPERATOR = r"\b(?:times|over|plus|minus|(?:divided|multiplied)\s+by)"
 _WORD_OPERATOR_BEFORE = re.compile(_WORD_OPERATOR + r"\s*$", re.IGNORECASE)
 
@@ -192,6 +195,8 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
     '5'
     >>> cut_in_prose("2+3=5", "So 2+3=5 apples.", [3]) is None
     True
+    >>> cut_in_prose("3/6 = 1", "So the ratio is 3/6 = 1:2.", [16]).text
+    ':'
     """
     length = written_length(claim, step, offsets)
     if offsets and not length:
@@ -203,9 +208,10 @@ def cut_in_prose(claim: str, step: str, offsets: list[int], *, units_after: bool
         end = at + length[at]
         if _pi_on_both_ends(step, at, end):
             return None
+        glued_after = _GLUED_AFTER_DIGIT if units_after else _GLUED_AFTER
         if _GLUED_BEFORE.search(step[:at]) or _WORD_OPERATOR_BEFORE.search(step[max(0, at - 24) : at]):
             cuts.append(Unread(at - 1, at, step[max(0, at - 1) : at]))
-        elif (_GLUED_AFTER_DIGIT if units_after else _GLUED_AFTER).match(step[end:]):
+        elif glued_after.match(step[end:]) or _RATIO_AFTER.match(step[end:]):
             cuts.append(Unread(end, end + 1, step[end : end + 1]))
         else:
             return None

@@ -138,6 +138,11 @@ def _floored(left: str) -> Fraction | None:
     return _value(_LITERAL_QUOTIENT.sub(r"(\1//\2)", left))
 
 
+def _ceiled(left: str) -> Fraction | None:
+    """The value of a side with every quotient of two whole numbers rounded up to a whole number."""
+    return _value(_LITERAL_QUOTIENT.sub(r"(-(-\1//\2))", left))
+
+
 def _places(number: str) -> int:
     return len(number.split(".")[1]) if "." in number else 0
 
@@ -182,15 +187,50 @@ def floored_quotient(claim: str) -> bool:
     return floored is not None and floored == int(sides[1]) and _value(sides[0]) != floored
 
 
+def ceiled_quotient(claim: str) -> bool:
+    """Is the claim one quotient of two whole numbers put equal to that quotient rounded up, a whole number
+    (`462/9 = 52` flash drives needed)? Only a lone quotient: `17/8 + 15/8 = 5` rounds nothing a count
+    needs. (`certainty` asks in addition that a count of things follows it and that the sentence says it
+    is needed.)
+
+    >>> ceiled_quotient("462/9 = 52"), ceiled_quotient("462/9 = 51"), ceiled_quotient("14/7 = 2")
+    (True, False, False)
+    >>> ceiled_quotient("17/8 + 15/8 = 5")
+    False
+    """
+    sides = _number_sides(claim)
+    if sides is None or not sides[1].isdigit() or not _LITERAL_QUOTIENT.fullmatch(sides[0].strip()):
+        return False
+    ceiled = _ceiled(sides[0])
+    return ceiled is not None and ceiled == int(sides[1]) and _value(sides[0]) != ceiled
+
+
+# a right side written as an amount of money: a currency sign before its number (`= $667`, `= Rs. 450`)
+_MONEY_RIGHT = re.compile(r"=\s*(?:\\?\$|€|£|₹|Rs\.?)\s*[\d,]+(?:\.\d+)?\s*$")
+
+
+def _terminates(value: Fraction) -> bool:
+    """Has `value` a finite decimal form (its denominator a product of 2s and 5s)?"""
+    denominator = value.denominator
+    for prime in (2, 5):
+        while denominator % prime == 0:
+            denominator //= prime
+    return denominator == 1
+
+
 def rounded_value(claim: str, sentence: str) -> bool:
     """Is the right side the left side's exact value rounded to the places it writes, the exact value
-    needing more, where an operand is a decimal, the right side has decimals or `sentence` says it
-    approximates?
+    needing more, where an operand is a decimal, the right side has decimals, `sentence` says it
+    approximates, or the right side is an amount of money whose exact value has no finite decimal form
+    (`$20,000 / 30 = $667`: money is written to the cent or the whole unit, so it is rounded; elsewhere
+    `1529 ÷ 6 = 255` stays a claim, a wrong quotient beside its remainder)?
 
     >>> rounded_value("200 / 0.4536 = 441", "So 200 / 0.4536 = 441 pounds.")
     True
     >>> rounded_value("7/2 = 4", "So 7/2 = 4.")
     False
+    >>> rounded_value("$20,000 / 30 = $667", ""), rounded_value("20000 / 30 = 667", "")
+    (True, False)
     """
     sides = _number_sides(claim)
     if sides is None or not _NUMBER.fullmatch(sides[1]):
@@ -204,7 +244,8 @@ def rounded_value(claim: str, sentence: str) -> bool:
         return False  # the exact value fits the places written: nothing was rounded
     if len(right.lstrip("-").replace(".", "").lstrip("0")) < _FIGURES:
         return False  # `0.4 * 0.4 = 0.2`: one figure kept is no rounding a chain goes on with
-    if not (_DECIMAL.search(left) or places > 0 or APPROXIMATE.search(sentence)):
+    money = bool(_MONEY_RIGHT.search(claim)) and not _terminates(exact)
+    if not (_DECIMAL.search(left) or places > 0 or APPROXIMATE.search(sentence) or money):
         return False
     return written in _rounded(exact, places)
 

@@ -198,7 +198,12 @@ class MathVerifier:
     # delimiters: "to get 2(r+6)^2 = 8r^2", then "2(r^2 + 12r + 36) = 8r^2" is that equation rewritten); units
     # a problem defines by an equality of amounts (`4 daps = 7 yaps`) make a claim between two of them a
     # conversion (`42 * 20/21 daps = 42 baps`), as physical units do
-    version = "2.30.0"
+    # 2.31.0: a number with a scale word in the claim's sentence (`2.4 million`, `0.24 lakh`) is no certain
+    # error (the readers take the digits alone); an amount of money whose exact value has no finite decimal
+    # form may be written to the whole unit (`$20,000 / 30 = $667`); a lone quotient a count must cover,
+    # rounded up (`You would need 462/9 = 52 flash drives`), is no error; a claim whose last number runs on
+    # into a ratio (`3/6 = 1:2` read as `3/6 = 1`) is cut from it
+    version = "2.31.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -1777,3 +1777,99 @@ def test_units_a_problem_defines_make_a_conversion(
     assert _labels(checker, [conversion], problem) != ["incorrect"], (problem.text, conversion)
     same_unit = f"So {a} * {c} {u}s = {a * c + off} {u}s."
     assert _labels(checker, [same_unit], problem) == ["incorrect"], (problem.text, same_unit)
+
+
+@SETTINGS
+@given(
+    whole=st.integers(1, 9),
+    tenth=st.integers(1, 9),
+    divisor=st.sampled_from([3, 4, 6, 8, 12, 24, 60]),
+    scale=st.sampled_from([("million", 10**6), ("lakh", 10**5), ("crore", 10**7), ("thousand", 10**3)]),
+    off=st.sampled_from([-7, 1, 5]),
+)
+def test_a_number_with_a_scale_word_is_never_read_as_its_digits(
+    checker, whole: int, tenth: int, divisor: int, scale: tuple[str, int], off: int
+) -> None:
+    """`2.4 million / 60 = 40,000`, `Solving 60x = 0.24 lakh, we get x = 400`: the readers took the digits
+    alone (`2.4 / 60`), so a right claim was `incorrect` (2.30.0); a claim in a sentence that scales a
+    number is not read with certainty, and a false one in a sentence of its own is still `incorrect`."""
+    word, factor = scale
+    amount = Fraction(whole * 10 + tenth, 10) * factor
+    assume((amount / divisor).denominator == 1)
+    share = int(amount / divisor)
+    stated = f"So {whole}.{tenth} {word} / {divisor} = {share:,} each."
+    assert _labels(checker, [stated], WORD) != ["incorrect"], stated
+    solved = f"Solving {divisor}x = {whole}.{tenth} {word}, we get x = {share}."
+    assert _labels(checker, [solved], WORD) != ["incorrect"], solved
+    alone = f"So {whole}.{tenth} {word} it is. Then {divisor} * {tenth} = {divisor * tenth + off}."
+    assert _labels(checker, [alone], WORD) == ["incorrect"], alone
+
+
+@SETTINGS
+@given(
+    total=st.integers(100, 9999),
+    divisor=st.sampled_from([3, 7, 9, 11, 12, 13, 30, 60]),
+    off=st.sampled_from([-3, 2, 9]),
+)
+def test_a_value_with_no_finite_decimal_rounded_to_a_whole_number_is_no_error(
+    checker, total: int, divisor: int, off: int
+) -> None:
+    """`$20,000 / 30 = $667`: 2000/3 has no finite decimal form, so any number written for it is rounded,
+    to two places (`$666.67`, already read so) or to none (2.30.0 flagged the whole dollar); a value off by
+    more than rounding is still `incorrect`."""
+    exact = Fraction(total, divisor)
+    assume(
+        exact.denominator % 3 == 0
+        or exact.denominator % 7 == 0
+        or exact.denominator % 11 == 0
+        or exact.denominator % 13 == 0
+    )  # no finite decimal form
+    nearest = int(exact + Fraction(1, 2))
+    assume(nearest >= 10 and Fraction(nearest) - exact != Fraction(1, 2))
+    step = f"Each of them costs ${total:,} / {divisor} = ${nearest:,}."
+    assert _labels(checker, [step], WORD) != ["incorrect"], step
+    wrong = f"Each of them costs ${total:,} / {divisor} = ${nearest + off:,}."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(
+    size=st.integers(3, 9),
+    boxes=st.integers(2, 8),
+    rest=st.integers(1, 4),
+    things=st.sampled_from(["boxes", "trips", "loads", "buses"]),
+)
+def test_a_quotient_rounded_up_to_the_things_needed_is_no_error(
+    checker, size: int, boxes: int, rest: int, things: str
+) -> None:
+    """ "You would need 462/9 = 52 flash drives": a count that must cover a quotient is the quotient rounded
+    up (2.30.0 read it as a false equality; rounding down, a share, was already left unjudged); a count
+    rounded up by more than one is still `incorrect`."""
+    assume(2 * rest < size)  # below one half: rounding up is no rounding to the nearest
+    items = boxes * size + rest
+    step = f"You would need {items}/{size} = {boxes + 1} {things}."
+    assert _labels(checker, [step], WORD) != ["incorrect"], step
+    wrong = f"You would need {items}/{size} = {boxes + 2} {things}."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(
+    first=st.integers(1, 9),
+    second=st.integers(2, 9),
+    scale=st.integers(2, 30),
+    off=st.sampled_from([-1, 1, 3]),
+)
+def test_a_side_running_on_into_a_ratio_is_never_read_without_it(
+    checker, first: int, second: int, scale: int, off: int
+) -> None:
+    """`So the ratio is 3/6 = 1:2`: the reader took the ratio's first term for the side (`3/6 = 1`), a false
+    equality (2.30.0); a claim whose last number runs on into `:` and a number is cut from a ratio, so not
+    read with certainty, spaced or not; a false quotient ending the sentence is still `incorrect`."""
+    assume(first % second != 0 and second % first != 0)
+    a, b = first * scale, second * scale
+    for colon in (":", " : "):
+        step = f"So the ratio is {a}/{b} = {first}{colon}{second}."
+        assert _labels(checker, [step], WORD) != ["incorrect"], step
+    wrong = f"So each share is {a * second}/{second} = {a + off}."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
