@@ -617,14 +617,10 @@ def uncertain_reason(
         other = other_reading(claim, index, chain, problem_text, _sentence_of(claim, step), expected)
         if other is not None:
             return other
-        if kind == WORD_PROBLEM_ARITHMETIC and floored_quotient(claim) and _count_follows(claim, step):
+        counted = kind in (WORD_PROBLEM_ARITHMETIC, CLOSED_ARITHMETIC) and _count_follows(claim, step)
+        if counted and floored_quotient(claim):
             return "a quotient of whole things read as its integer part (`17/7 = 2 croissants` each): a share"
-        if (
-            kind == WORD_PROBLEM_ARITHMETIC
-            and ceiled_quotient(claim)
-            and _count_follows(claim, step)
-            and _NEEDED.search(_sentence_of(claim, step))
-        ):
+        if counted and ceiled_quotient(claim) and _NEEDED.search(_sentence_of(claim, step)):
             return "a quotient of whole things rounded up (`462/9 = 52 drives` needed): a count to cover it"
         if kind == SUBSTITUTED_ARITHMETIC and _VALUE_GIVEN.fullmatch(claim):
             return "a name and a number (`x = 2`): a value stated, with no arithmetic in it"

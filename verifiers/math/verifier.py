@@ -203,7 +203,10 @@ class MathVerifier:
     # form may be written to the whole unit (`$20,000 / 30 = $667`); a lone quotient a count must cover,
     # rounded up (`You would need 462/9 = 52 flash drives`), is no error; a claim whose last number runs on
     # into a ratio (`3/6 = 1:2` read as `3/6 = 1`) is cut from it
-    version = "2.31.0"
+    # 2.32.0: a quotient's integer part, or a count that must cover it rounded up, with the things counted
+    # after it, is no certain error in the competition reader too (`16/3 = 5 red marbles`, `989 ÷ 4 = 247
+    # packages`), as in the word-problem reader since 2.22.0 and 2.31.0
+    version = "2.32.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None
