@@ -587,7 +587,8 @@ def uncertain_reason(
         return (
             "the chain writes the claim's negation after it (`1 \\neq 7`): a relation it tested and refuted"
         )
-    if _SCALED_NUMBER.search(_sentence_of(claim, step)):
+    sentence = _sentence_of(claim, step)
+    if _SCALED_NUMBER.search(sentence):
         return (
             "a number with a scale word in the claim's sentence (`2.4 million`, `0.24 lakh`): read without it"
         )
@@ -614,13 +615,13 @@ def uncertain_reason(
         if cut is not None:
             return f"the claim is cut out of a longer expression: {cut.evidence()} of the step"
     if kind not in (EQUATION_STEP, SYSTEM_RESULT, IDENTITY):
-        other = other_reading(claim, index, chain, problem_text, _sentence_of(claim, step), expected)
+        other = other_reading(claim, index, chain, problem_text, sentence, expected)
         if other is not None:
             return other
         counted = kind in (WORD_PROBLEM_ARITHMETIC, CLOSED_ARITHMETIC) and _count_follows(claim, step)
         if counted and floored_quotient(claim):
             return "a quotient of whole things read as its integer part (`17/7 = 2 croissants` each): a share"
-        if counted and ceiled_quotient(claim) and _NEEDED.search(_sentence_of(claim, step)):
+        if counted and ceiled_quotient(claim) and _NEEDED.search(sentence):
             return "a quotient of whole things rounded up (`462/9 = 52 drives` needed): a count to cover it"
         if kind == SUBSTITUTED_ARITHMETIC and _VALUE_GIVEN.fullmatch(claim):
             return "a name and a number (`x = 2`): a value stated, with no arithmetic in it"
@@ -890,6 +891,8 @@ def _identity_reason(claim: str, chain: Sequence[str] = (), index: int = 0) -> s
 # what separates the relations of one math segment: line breaks, a comma, a quad, an arrow, words (the
 # negation search splits its lines with `_SEGMENT_LINES`, which also cuts at newlines, `;` and `\\therefore`)
 _LINE_BREAKS = re.compile(r"\\\\|,\s|\\q?quad|\\implies|\\Rightarrow|\\text\s*\{[^{}]*\}")
+# any math delimiter, matched or not: a text holding one is read by its segments alone (`_relations_before`)
+_ANY_DELIMITER = re.compile(r"\$|\\[\[\(]")
 
 
 def _relations_before(chain: Sequence[str], index: int, claim: str) -> list[tuple[str, str]]:
@@ -910,9 +913,6 @@ def _relations_before(chain: Sequence[str], index: int, claim: str) -> list[tupl
             relations += [(a, b) for a, b in zip(sides, sides[1:], strict=False) if a and b]
     return [(re.sub(r"\s+", "", a), re.sub(r"\s+", "", b)) for a, b in relations]
 
-
-# any math delimiter, matched or not: a text holding one is read by its segments alone
-_ANY_DELIMITER = re.compile(r"\$|\\[\[\(]")
 
 SAME_SOLUTIONS = "equation step: same solution set"  # solution_sets.SAME_SOLUTIONS (it runs in the worker)
 

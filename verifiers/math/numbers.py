@@ -141,7 +141,7 @@ def match_rule(
     for candidate, rule in readings:
         if candidate == value:
             return rule
-    may_round = approximate or written.decimals >= 2 or not _terminates(value)
+    may_round = approximate or written.decimals >= 2 or not terminates(value)
     for candidate, rule in readings:
         # (a percent's places are hundredths of its value: `19.75%` is 0.1975, four places)
         places = written.decimals + (2 if written.percent and rule == "exact" else 0)
@@ -162,7 +162,7 @@ def match_rule(
     return None
 
 
-def _terminates(value: Fraction) -> bool:
+def terminates(value: Fraction) -> bool:
     """Has the value a finite decimal expansion (its denominator has no prime factor but 2 and 5)?"""
     den = value.denominator
     for prime in (2, 5):

@@ -35,6 +35,8 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
+from prm_factory.verifiers.math.numbers import terminates
+
 # the text speaks of whole-number division (a marker anywhere in the claim's step, the steps just before it
 # or the problem): remainders, quotients, floors, integer parts, a base or binary digits
 INTEGER_DIVISION = re.compile(
@@ -209,15 +211,6 @@ def ceiled_quotient(claim: str) -> bool:
 _MONEY_RIGHT = re.compile(r"=\s*(?:\\?\$|€|£|₹|Rs\.?)\s*[\d,]+(?:\.\d+)?\s*$")
 
 
-def _terminates(value: Fraction) -> bool:
-    """Has `value` a finite decimal form (its denominator a product of 2s and 5s)?"""
-    denominator = value.denominator
-    for prime in (2, 5):
-        while denominator % prime == 0:
-            denominator //= prime
-    return denominator == 1
-
-
 def rounded_value(claim: str, sentence: str) -> bool:
     """Is the right side the left side's exact value rounded to the places it writes, the exact value
     needing more, where an operand is a decimal, the right side has decimals, `sentence` says it
@@ -244,7 +237,7 @@ def rounded_value(claim: str, sentence: str) -> bool:
         return False  # the exact value fits the places written: nothing was rounded
     if len(right.lstrip("-").replace(".", "").lstrip("0")) < _FIGURES:
         return False  # `0.4 * 0.4 = 0.2`: one figure kept is no rounding a chain goes on with
-    money = bool(_MONEY_RIGHT.search(claim)) and not _terminates(exact)
+    money = bool(_MONEY_RIGHT.search(claim)) and not terminates(exact)
     if not (_DECIMAL.search(left) or places > 0 or APPROXIMATE.search(sentence) or money):
         return False
     return written in _rounded(exact, places)
