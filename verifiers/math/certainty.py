@@ -176,6 +176,16 @@ def _quoted_from(claim: str, problem_text: str) -> bool:
 
 # a hyphen glued between a word of two letters or more and a number (`base-6`, `COVID-19`): no minus
 _WORD_HYPHEN = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}-\d")
+# a word of relation left inside a word problem's claim (`multiplied by 4 equals 36 = 9`, from "the number
+# that multiplied by 4 equals 36 is 9"): the claim joins two relations, and the reader took words for units
+_RELATION_WORD = re.compile(r"\b(?:equals?|equal\s+to|is|are|was|were|gives|yields)\b", re.IGNORECASE)
+# a whole number and "and" right before a claim that opens with a fraction (`3 \\text{ and } \\frac{1}{8}`):
+# a mixed number said in words, of which the claim reader kept the fraction alone
+_AND_BEFORE = re.compile(r"(?<![\d.])\d+\s*(?:\\text\s*\{\s*and\s*\}|\band)\s*\$?\s*$")
+_OPENS_WITH_FRACTION = re.compile(r"\s*\$?\s*(?:\\[dt]?frac\s*\{\s*\d+\s*\}|\d+\s*/\s*\d)")
+# a lone letter of a claim (`P` in `0.72 = 0.6 + P - 0.18`), and the same letter applied to words in the step
+# (`P(Ben)`: the claim reader drops a bracket of words as a label, so a function's value is read as a name)
+_LONE_LETTER = re.compile(r"(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
 # notation with a second reading: `√` as a character, a subfactorial `!n`, a remark in words in brackets
 # (two words, the first may be a number's suffix: `(7th grade)`, `(the base)`)
 # (or the same value restated as a percent in brackets: `0.80 (80%)`)
@@ -601,6 +611,16 @@ def uncertain_reason(
     grammar = _GRAMMAR.get(kind)
     if grammar is WORDS and _WORD_HYPHEN.search(claim):
         return "a hyphen inside a word (`base-6`, `x-values`): part of the word, not a minus"
+    if grammar is WORDS and _RELATION_WORD.search(claim):
+        return "a word of relation inside the claim (`equals`, `is`): two relations, its words read as units"
+    if _OPENS_WITH_FRACTION.match(claim) and any(
+        _AND_BEFORE.search(step[:at]) for at in claim_offsets(claim, step, overlapping=True)
+    ):
+        return "a whole number and a fraction joined by `and` (`3 and 1/8`): a mixed number, read in part"
+    if _unbalanced(claim):
+        return "a bracket the claim closes and never opens, or leaves open: cut out of a longer expression"
+    if _applied_to_words(claim, step):
+        return "a name the step applies to words (`P(Ben)`): read without its argument, a function's value"
     for relation in relations if grammar else ():
         unread = unread_span(relation, grammar)
         if unread is not None:
@@ -757,6 +777,38 @@ def _relations_read(kind: str, claim: str) -> list[str]:
     if kind in (EQUATION_STEP, SYSTEM_RESULT):
         return [part.strip() for part in re.split(r" => | ; ", claim) if part.strip()]
     return [claim]
+
+
+_MATH_BRACKET_DELIMITER = re.compile(r"\\[\[\]()]|\\(?:left|right)(?![A-Za-z])")
+
+
+def _unbalanced(claim: str) -> bool:
+    """Does the claim close a round or square bracket it never opened, or leave one open? Then it is cut
+    out of a longer expression (`0.4167) = 0.3201 / 0.3388` from `P(z < 2.0833 | z > 0.4167) = ...`).
+    Round and square brackets count alike, so an interval (`[0, 1)`) is balanced.
+
+    >>> _unbalanced("0.4167) = 0.3201 / 0.3388 ≈ 0.9446"), _unbalanced("x \\\\in [0, 1) = A")
+    (True, False)
+    """
+    depth = 0
+    for char in _MATH_BRACKET_DELIMITER.sub(" ", claim):
+        depth += (char in "([") - (char in ")]")
+        if depth < 0:
+            return True
+    return depth != 0
+
+
+def _applied_to_words(claim: str, step: str) -> bool:
+    """Does a lone letter of the claim stand in the step glued to a bracket that opens with a word
+    (`P(Ben)`, `P(both red)`)? The claim reader took the bracket for a label and kept the letter alone.
+
+    >>> _applied_to_words("0.72 = 0.6 + P - 0.18", "0.72 = 0.6 + P(Ben) - 0.18")
+    True
+    >>> _applied_to_words("0.72 = 0.6 + P - 0.18", "0.72 = 0.6 + P(B) - 0.18")
+    False
+    """
+    letters = set(_LONE_LETTER.findall(claim))
+    return any(re.search(rf"(?<![A-Za-z\\]){letter}\(\s*[A-Za-z]{{2,}}", step) for letter in letters)
 
 
 def _names(text: str) -> frozenset[str]:

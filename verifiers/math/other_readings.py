@@ -9,11 +9,15 @@ holds read one of these ways is no certain error (the gate, `certainty`, leaves 
 - **a rounded value**: `200 / 0.4536 = 441`, `\\frac{1}{3} = 0.33`: the exact value needs more places than the
   right side writes, and rounding it to the right side's places gives the right side, which keeps at least
   two significant figures; only where an operand is a decimal, the right side has decimals, or the text
-  says it approximates (`APPROXIMATE`); a whole number rounded from a quotient of whole numbers (`7/2 = 4`)
-  and a value cut to one figure (`0.4 * 0.4 = 0.2`) are still judged;
+  says it approximates (`APPROXIMATE`), or where the right side is money or a percent whose exact value has
+  no finite decimal form (`$20,000 / 30 = $667`, `(3200 - 4800) / 4800 * 100 = -33%`: both are written
+  rounded by custom); a whole number rounded from a quotient of whole numbers (`7/2 = 4`) and a value cut
+  to one figure (`0.4 * 0.4 = 0.2`) are still judged;
 - **operands written rounded**: `13 - 2.83^2 = 13 - 8`, `85.33 * 3.14159 ≈ 268.08`: decimals of three
   figures or more read as any value that rounds to them, the left side worked at every corner of those
-  intervals, and the right side read as every value that rounds to it (two figures at least);
+  intervals, and the right side read as every value that rounds to it (two figures at least; a right side of
+  one figure stands for itself alone, where it writes no more places than the operands: `(0.231 - 0.192) /
+  0.192 = 0.2`, `0.231` and `0.192` being `6/26` and `5/26` rounded);
 - **a repeating decimal written rounded**: `42 \\times \\frac{5}{3} = 42 \\times 1.6667`,
   `0.1111 m/s * 90 s = 10`: a decimal of two places or more that is not exact but is a fraction of a small
   denominator (at most `_DENOMINATOR`, with a factor other than 2 and 5: its decimals repeat) rounded to the
@@ -209,14 +213,17 @@ def ceiled_quotient(claim: str) -> bool:
 
 # a right side written as an amount of money: a currency sign before its number (`= $667`, `= Rs. 450`)
 _MONEY_RIGHT = re.compile(r"=\s*(?:\\?\$|€|£|₹|Rs\.?)\s*[\d,]+(?:\.\d+)?\s*$")
+# a right side that is a percent alone (`= -33%`, `= 66.7\\%`): the number before the sign
+_PERCENT_RIGHT = re.compile(r"=\s*(-?\d+(?:\.\d+)?)\s*\\?%\s*$")
 
 
 def rounded_value(claim: str, sentence: str) -> bool:
     """Is the right side the left side's exact value rounded to the places it writes, the exact value
     needing more, where an operand is a decimal, the right side has decimals, `sentence` says it
-    approximates, or the right side is an amount of money whose exact value has no finite decimal form
-    (`$20,000 / 30 = $667`: money is written to the cent or the whole unit, so it is rounded; elsewhere
-    `1529 ÷ 6 = 255` stays a claim, a wrong quotient beside its remainder)?
+    approximates, or the right side is an amount of money or a percent whose exact value has no finite
+    decimal form (`$20,000 / 30 = $667`, `... * 100 = -33%`: money is written to the cent or the whole
+    unit and a percent to the places a reader needs, so they are rounded; elsewhere `1529 ÷ 6 = 255`
+    stays a claim, a wrong quotient beside its remainder)?
 
     >>> rounded_value("200 / 0.4536 = 441", "So 200 / 0.4536 = 441 pounds.")
     True
@@ -224,9 +231,16 @@ def rounded_value(claim: str, sentence: str) -> bool:
     False
     >>> rounded_value("$20,000 / 30 = $667", ""), rounded_value("20000 / 30 = 667", "")
     (True, False)
+    >>> [rounded_value(f"(3200 - 4800) / 4800 * 100 = {p}%", "") for p in (-33, -34)]
+    [True, False]
     """
-    sides = _number_sides(claim)
-    if sides is None or not _NUMBER.fullmatch(sides[1]):
+    percent = _PERCENT_RIGHT.search(claim)
+    if percent is not None:  # the reader takes `= 25%` as 25 only after a side that computes a percentage
+        sides = _sides(claim[: percent.start(1)] + percent.group(1))
+        sides = None if sides is None else (_python(sides[0]), _python(sides[1]))
+    else:
+        sides = _number_sides(claim)
+    if sides is None or sides[0] is None or sides[1] is None or not _NUMBER.fullmatch(sides[1]):
         return False
     left, right = sides
     exact, written = _value(left), Fraction(right)
@@ -237,8 +251,9 @@ def rounded_value(claim: str, sentence: str) -> bool:
         return False  # the exact value fits the places written: nothing was rounded
     if len(right.lstrip("-").replace(".", "").lstrip("0")) < _FIGURES:
         return False  # `0.4 * 0.4 = 0.2`: one figure kept is no rounding a chain goes on with
-    money = bool(_MONEY_RIGHT.search(claim)) and not terminates(exact)
-    if not (_DECIMAL.search(left) or places > 0 or APPROXIMATE.search(sentence) or money):
+    # money and percents are written rounded by custom where their exact value has no finite decimal form
+    customary = (bool(_MONEY_RIGHT.search(claim)) or percent is not None) and not terminates(exact)
+    if not (_DECIMAL.search(left) or places > 0 or APPROXIMATE.search(sentence) or customary):
         return False
     return written in _rounded(exact, places)
 
@@ -257,16 +272,17 @@ def _figures(number: str) -> int:
 
 def _written_interval(right: str, approximate: bool) -> tuple[Fraction, Fraction] | None:
     """What a right side stands for: a number, every value that rounds to it at the places it writes (with
-    `≈`, an integer's trailing zeros are no places: `≈ 490` is two figures); an expression of whole
-    numbers, its exact value. None where it keeps fewer than two figures or holds decimals in an
-    expression."""
+    `≈`, an integer's trailing zeros are no places: `≈ 490` is two figures), or itself alone where it keeps
+    fewer than two figures (`= 0.2`, `= 5`: one figure is no rounding a chain goes on with, but the
+    operands' rounding may still reach it); an expression of whole numbers, its exact value. None where it
+    holds decimals in an expression."""
     if re.fullmatch(r"-?\d+(?:\.\d+)?", right):
         value = Fraction(right)
         digits = right.lstrip("-")
         zeros = len(digits) - len(digits.rstrip("0")) if approximate and "." not in digits else 0
         zeros = min(zeros, len(digits) - 1)
         if _figures(digits) - zeros < _FIGURES:
-            return None
+            return value, value
         half = Fraction(10**zeros, 2) if zeros else Fraction(1, 2 * 10 ** _places(digits))
         return value - half, value + half
     if "." in right:
@@ -291,6 +307,10 @@ def rounded_operands(claim: str, sentence: str, given: str = "") -> bool:
     False
     >>> rounded_operands("0.4 * 0.4 = 0.2", "So 0.4 * 0.4 = 0.2.")
     False
+    >>> [rounded_operands(f"(0.231 - 0.192) / 0.192 = {r}", "") for r in ("0.2", "0.3")]
+    [True, False]
+    >>> rounded_operands("4.00 - 4.00 = 0.00000000000001", "")  # one figure finer than the operands: exact
+    False
     >>> rounded_operands("20*1.25 = 25.05", "20*1.25 = $25.05", "they all leave her a $1.25 tip")
     False
     """
@@ -311,6 +331,8 @@ def rounded_operands(claim: str, sentence: str, given: str = "") -> bool:
     stands_for = _written_interval(right, approximate)
     if not rounded or len(rounded) > _MAX_ROUNDED_OPERANDS or stands_for is None:
         return False
+    if stands_for[0] == stands_for[1] and _places(right) > max(_places(m.group(0)) for m in rounded):
+        return False  # one figure written finer than the operands (`4.00 - 4.00 = 0.00000000000001`): exact
     values = []
     for corner in itertools.product((-1, 1), repeat=len(rounded)):
         pieces, at = [], 0
@@ -476,20 +498,25 @@ def bullet_minus(claim: str, step: str) -> bool:
     return left is not None and left == right
 
 
-# a slash followed by a product of written numbers (`10*9*8*7*6/5*4*3*2*1`): the product may be a denominator
-_SLASH_PRODUCT = re.compile(r"/(\d+(?:\.\d+)?(?:\*\d+(?:\.\d+)?)+)")
+# a slash followed by a product of written numbers (`10*9*8*7*6/5*4*3*2*1`) or by a quotient of two whole
+# numbers (`10 miles/1/4 inch`): the product or the quotient may be a denominator
+_SLASH_PRODUCT = re.compile(r"/(\d+(?:\.\d+)?(?:\*\d+(?:\.\d+)?)+|\d+/\d+(?![\d.]))")
 
 
 def slash_before_product(claim: str) -> bool:
-    """Does the claim hold with each product of numbers right after a slash read as the denominator
-    (`10*9*8*7*6/5*4*3*2*1 = 252`, a binomial written without its brackets)?
+    """Does the claim hold with each product of numbers, or quotient of two whole numbers, right after a
+    slash read as the denominator (`10*9*8*7*6/5*4*3*2*1 = 252`, a binomial written without its brackets;
+    `20 inches * 10 miles/1/4 inch = 800`, a scale of 10 miles to a quarter inch)? Units after numbers
+    are set aside.
 
     >>> slash_before_product("10*9*8*7*6/5*4*3*2*1 = 252")
     True
     >>> slash_before_product("10*9/2*3 = 135")
     False
+    >>> slash_before_product("20 inches * 10 miles/1/4 inch = 800"), slash_before_product("12/3/2 = 2")
+    (True, False)
     """
-    sides = _number_sides(claim)
+    sides = _number_sides(_UNIT.sub("", claim))
     if sides is None or not _SLASH_PRODUCT.search(sides[0]):
         return False
     value, written = _value(_SLASH_PRODUCT.sub(r"/(\1)", sides[0])), _value(sides[1])
@@ -510,7 +537,7 @@ def other_reading(
     if bullet_minus(claim, chain[index]):
         return "a minus at the start of a line of a list (`-1 = (-1)^2`): a bullet, and without it it holds"
     if slash_before_product(claim):
-        return "it holds with the product after a slash read as the denominator (`10*9*8/3*2*1`)"
+        return "it holds with the product or quotient after a slash read as the denominator (`10*9*8/3*2*1`)"
     texts = [problem_text or "", *chain[max(0, index - _REACH) : index + 1]]
     if integer_quotient(claim, texts):
         return (

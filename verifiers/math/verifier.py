@@ -206,7 +206,12 @@ class MathVerifier:
     # 2.32.0: a quotient's integer part, or a count that must cover it rounded up, with the things counted
     # after it, is no certain error in the competition reader too (`16/3 = 5 red marbles`, `989 ÷ 4 = 247
     # packages`), as in the word-problem reader since 2.22.0 and 2.31.0
-    version = "2.32.0"
+    # 2.33.0: decimals written rounded may reach a right side of one figure (`(0.231 - 0.192) / 0.192 =
+    # 0.2`); a percent with no finite decimal form may be written rounded, as money is (`... * 100 = -33%`);
+    # a quotient right after a slash may be the denominator (`10 miles/1/4 inch`); a claim holding a word
+    # of relation (`multiplied by 4 equals 36 = 9`), a letter the step applies to words (`P(Ben)`), a
+    # fraction after "N and" (a mixed number), or a bracket closed and never opened is no certain error
+    version = "2.33.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

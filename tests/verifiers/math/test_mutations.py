@@ -1898,3 +1898,150 @@ def test_a_quotients_integer_part_with_the_things_counted_is_no_error_in_competi
     assert _labels(checker, [wrong], COMPETITION) == ["incorrect"], wrong
     bare = f"So {items} {sign} {size} = {full}, and we go on."
     assert _labels(checker, [bare], COMPETITION) == ["incorrect"], bare
+
+
+@SETTINGS
+@given(
+    b=st.sampled_from([5, 10]),
+    r=st.sampled_from([Fraction(1, 5), Fraction(2, 5)]),
+    d=st.sampled_from([13, 17, 19, 23, 26, 29, 31, 37]),
+)
+def test_decimals_written_rounded_may_reach_a_result_of_one_figure(
+    checker, b: int, r: Fraction, d: int
+) -> None:
+    """`(0.231 - 0.192) / 0.192 = 0.2`: 0.231 and 0.192 are 6/26 and 5/26 rounded, whose relative change is
+    exactly 0.2; worked with the rounded decimals it is 0.203. A right side of one figure stands for itself,
+    and the operands' rounding reaches it, so the claim is no certain error (2.32.0 left a one-figure right
+    side out of the operands' rule); a value the rounding cannot reach is still `incorrect`."""
+    a = b * (1 + r)
+    assume(a.denominator == 1 and a < d)
+
+    def three(value: Fraction) -> str:
+        return (
+            str(Decimal(value.numerator) / Decimal(value.denominator)).split(".")[0]
+            + "."
+            + str(
+                (Decimal(value.numerator * 1000) / Decimal(value.denominator)).quantize(
+                    Decimal(1), rounding=ROUND_HALF_UP
+                )
+            )[-3:]
+        )
+
+    big, small = three(Fraction(int(a), d)), three(Fraction(b, d))
+    exact = (Fraction(big) - Fraction(small)) / Fraction(small)
+    assume(exact != r)
+    step = f"So the change is ({big} - {small}) / {small} = {float(r):g}, an increase of {int(r * 100)}%."
+    assert _labels(checker, [step], WORD) != ["incorrect"], step
+    wrong = f"So the change is ({big} - {small}) / {small} = {float(r + Fraction(2, 5)):g}."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(old=st.integers(30, 999), num=st.integers(1, 2), den=st.sampled_from([3, 6, 7, 9, 11]))
+def test_a_percent_with_no_finite_decimal_may_be_written_rounded(
+    checker, old: int, num: int, den: int
+) -> None:
+    """`($3,200 - $4,800) / $4,800 * 100 = -33%`: a percent whose exact value has no finite decimal form
+    is written rounded, as money is (2.31.0); the places written must still be the exact value's
+    rounding, so a percent off by one is `incorrect`, and so is a percent of one figure (`-9%` for -9.09)."""
+    assume(Fraction(num, den).denominator == den)
+    base = old * den
+    new = base - num * old
+    exact = Fraction(new - base, base) * 100
+    rounded = int(exact.__round__())
+    assume(abs(exact - rounded) < Fraction(1, 2) and abs(rounded) >= 10)  # one figure is no rounding kept
+    step = f"The change is ({new} - {base}) / {base} * 100 = {rounded}%."
+    assert _labels(checker, [step], WORD) != ["incorrect"], step
+    wrong = f"The change is ({new} - {base}) / {base} * 100 = {rounded - 1}%."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(a=st.integers(2, 40), b=st.integers(2, 20), c=st.integers(2, 9), off=st.sampled_from([-7, 1, 3]))
+def test_a_quotient_right_after_a_slash_may_be_the_denominator(
+    checker, a: int, b: int, c: int, off: int
+) -> None:
+    """`20 inches * 10 miles/1/4 inch = 800 miles`: a scale of 10 miles to a quarter inch, `b / (1/c)`; read
+    left to right it is 50, so the claim has two readings and is no certain error. A value neither reading
+    gives is still `incorrect`."""
+    step = f"The actual distance is {a} inches * {b} miles/1/{c} inch = {a * b * c} miles."
+    assert _labels(checker, [step], WORD) != ["incorrect"], step
+    value = a * b * c + off
+    assume(Fraction(a * b, c) != value)
+    wrong = f"The actual distance is {a} inches * {b} miles/1/{c} inch = {value} miles."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(k=st.integers(2, 12), n=st.integers(2, 30), off=st.sampled_from([-1, 1, 5]))
+def test_a_word_of_relation_inside_a_claim_leaves_it_unjudged(checker, k: int, n: int, off: int) -> None:
+    """ "the number that multiplied by 4 equals 36 is 9": read as `multiplied by 4 equals 36 = 9`, its words
+    taken for units; a word of relation inside a claim joins two relations, so the claim is no certain
+    error. The same product said with one relation is still judged."""
+    step = f"So, the number that multiplied by {k} equals {k * n} is {n}."
+    assert _labels(checker, [step], WORD) != ["incorrect"], step
+    wrong = f"Thus {k} multiplied by {n} equals {k * n + off}."
+    assert _labels(checker, [wrong], WORD) == ["incorrect"], wrong
+
+
+@SETTINGS
+@given(
+    first=st.integers(2, 9),
+    second=st.integers(1, 9),
+    both=st.integers(1, 9),
+    names=st.sampled_from([("Alfred", "Ben"), ("Anna", "Carl"), ("rain", "snow")]),
+)
+def test_a_name_applied_to_words_is_never_read_as_the_name_alone(
+    checker, first: int, second: int, both: int, names: tuple[str, str]
+) -> None:
+    """`P(Alfred) = 0.6`, then `0.72 = 0.6 + P(Ben) - 0.18`: the claim reader drops `(Ben)` as a label and
+    reads `P` with the value of `P(Alfred)`. A letter the step applies to words is no name, so the claim is
+    no certain error; a name written alone is still judged."""
+    assume(first + first - both != first + second - both)
+    a, b, ab = (Fraction(x, 10) for x in (first, second, both))
+    total = a + b - ab
+    assume(0 < total <= 1)
+    given_step = f"P({names[0]}) = {float(a):g}"
+    step = f"So, we have:\n{float(total):g} = {float(a):g} + P({names[1]}) - {float(ab):g}"
+    assert _labels(checker, [given_step, step], WORD)[1] != "incorrect", step
+    wrong = f"So, we have:\n{float(total):g} = {float(a):g} + x - {float(ab):g}"
+    assert _labels(checker, [f"x = {float(a):g}", wrong], WORD)[1] == "incorrect", wrong
+
+
+@SETTINGS
+@given(whole=st.integers(1, 20), num=st.integers(1, 7), den=st.sampled_from([2, 4, 5, 8]))
+def test_a_mixed_number_said_with_and_is_never_read_as_its_fraction(
+    checker, whole: int, num: int, den: int
+) -> None:
+    """`$3 \\text{ and } \\frac{1}{8} = 3 + 0.125 = 3.125$`: a whole number and a fraction said with `and`;
+    the claim reader keeps `\\frac{1}{8} = 3 + 0.125`, which fails. The claim is cut out of a mixed number,
+    no certain error; the same claim with nothing before it is still `incorrect`."""
+    assume(num < den and Fraction(num, den).denominator == den)
+    decimal = Decimal(num) / Decimal(den)
+    step = f"2. ${whole} \\text{{ and }} \\frac{{{num}}}{{{den}}} = {whole} + {decimal} = {whole + decimal}$"
+    assert _labels(checker, [step], WORD) != ["incorrect"], step
+    bare = f"2. $\\frac{{{num}}}{{{den}}} = {whole} + {decimal}$"
+    assert _labels(checker, [bare], WORD) == ["incorrect"], bare
+
+
+@SETTINGS
+@given(
+    low=st.integers(11, 99),
+    high=st.integers(101, 299),
+    p=st.integers(1000, 4000),
+    q=st.integers(4001, 9000),
+    off=st.sampled_from([-20, 30]),
+)
+def test_a_claim_that_closes_a_bracket_it_never_opened_is_never_incorrect(
+    checker, low: int, high: int, p: int, q: int, off: int
+) -> None:
+    """`P(z < 2.0833 | z > 0.4167) = 0.3201 / 0.3388 ≈ 0.9446`: the claim reader kept
+    `0.4167) = 0.3201 / 0.3388 ≈ 0.9446`, cut out of the probability's bracket; a claim that closes a
+    bracket it never opened is not read whole, so it is no certain error (2.32.0 judged it). The same
+    quotient written alone with a wrong value is still `incorrect`."""
+    value = Fraction(p, q)
+    wrong = f"{Decimal(round(value * 10000) + off) / Decimal(10000):.4f}"
+    step = f"The probability is P(z < {high / 100} | z > 0.{low}) = 0.{p} / 0.{q} ≈ {wrong}."
+    assert _labels(checker, [step], WORD) != ["incorrect"], step
+    alone = f"The probability is 0.{p} / 0.{q} ≈ {wrong}."
+    assert _labels(checker, [alone], WORD) == ["incorrect"], alone
