@@ -602,6 +602,8 @@ def uncertain_reason(
         return (
             "a number with a scale word in the claim's sentence (`2.4 million`, `0.24 lakh`): read without it"
         )
+    if problem_text and _redefines_a_sign(problem_text):
+        return "the problem gives a sign another meaning (`- means ×`): its arithmetic has two readings"
     if problem_text and _quoted_from(claim, problem_text):
         return "a relation the problem itself writes (an option, a statement to judge): quoted, not asserted"
     if _SPACED_THOUSANDS.search(claim):
@@ -796,6 +798,30 @@ def _unbalanced(claim: str) -> bool:
         if depth < 0:
             return True
     return depth != 0
+
+
+# a sign of operation or relation the problem says means another (`If $-$ means $\\times$`, `'+' stands for
+# '÷'`): a puzzle that redefines the notation, whose chains write claims in either meaning
+_SIGN = r"(?:\+|-|−|×|÷|\\times|\\div|\\cdot|\*|/|=|>|<)"
+_MEANING = (
+    r"(?:means|stands\s+for|denotes|represents|indicates|signifies|is\s+used\s+(?:for|as)|is\s+read\s+as)"
+)
+_SIGN_REDEFINED = re.compile(
+    rf"(?:^|[\s(,:;])(?:the\s+)?(?:sign\s+|symbol\s+)?{_SIGN}\s+(?:sign\s+|symbol\s+)?{_MEANING}\s+"
+    rf"(?:the\s+)?(?:sign\s+|symbol\s+)?{_SIGN}(?=[\s,.;]|$)",
+    re.IGNORECASE,
+)
+
+
+def _redefines_a_sign(problem_text: str) -> bool:
+    """Does the problem say an operator sign means another (delimiters and quotes around the signs aside)?
+
+    >>> _redefines_a_sign("If $$-$$ means $$\\\\times$$ and $$+$$ means $$\\\\div$$, then 20+4-2 = ?")
+    True
+    >>> _redefines_a_sign("Here - means minus, and the total is 20 - 4.")
+    False
+    """
+    return bool(_SIGN_REDEFINED.search(re.sub(r"[$'\"‘’“”`]", " ", problem_text)))
 
 
 def _applied_to_words(claim: str, step: str) -> bool:

@@ -211,7 +211,9 @@ class MathVerifier:
     # a quotient right after a slash may be the denominator (`10 miles/1/4 inch`); a claim holding a word
     # of relation (`multiplied by 4 equals 36 = 9`), a letter the step applies to words (`P(Ben)`), a
     # fraction after "N and" (a mixed number), or a bracket closed and never opened is no certain error
-    version = "2.33.0"
+    # 2.34.0: a problem that gives an operator sign another meaning (`If $-$ means $\\times$ ...`) leaves its
+    # chains' failed claims unjudged: they are written in either meaning
+    version = "2.34.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

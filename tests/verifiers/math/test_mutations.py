@@ -2045,3 +2045,27 @@ def test_a_claim_that_closes_a_bracket_it_never_opened_is_never_incorrect(
     assert _labels(checker, [step], WORD) != ["incorrect"], step
     alone = f"The probability is 0.{p} / 0.{q} ≈ {wrong}."
     assert _labels(checker, [alone], WORD) == ["incorrect"], alone
+
+
+@SETTINGS
+@given(
+    a=st.integers(10, 40),
+    b=st.integers(2, 9),
+    c=st.integers(2, 9),
+    off=st.sampled_from([-3, 1, 7]),
+    wrap=st.sampled_from(["$${}$$", "'{}'", "{}"]),
+)
+def test_arithmetic_under_signs_the_problem_redefines_is_never_incorrect(
+    checker, a: int, b: int, c: int, off: int, wrap: str
+) -> None:
+    """ "If $$-$$ means $$\\times$$, $$+$$ means $$\\div$$ ... Then 20 + (4 ÷ 2) - 2 × 5 = ?": the chain
+    writes claims in the new meaning of the signs, or rewrites between the two meanings, so no claim of it
+    is read with certainty (2.33.0 judged them with the usual signs). The same claim under a problem that
+    redefines nothing is still `incorrect`."""
+    signs = [("-", "\\times"), ("+", "\\div"), ("\\times", "+"), ("\\div", "-")]
+    rules = "  ".join(f"{wrap.format(s)} means {wrap.format(t)}" for s, t in signs)
+    puzzle = Problem("m4", "olympiad", "math", f"If {rules}  Then: ${a}+{b}-{c}=$?")
+    value = a + b - c + off
+    step = f"So we get $$({a}+{b}) - {c} = {value}$$."
+    assert _labels(checker, [step], puzzle) != ["incorrect"], step
+    assert _labels(checker, [step], NEUTRAL) == ["incorrect"], step
