@@ -647,6 +647,8 @@ def uncertain_reason(
             return "a quotient of whole things rounded up (`462/9 = 52 drives` needed): a count to cover it"
         if kind == SUBSTITUTED_ARITHMETIC and _VALUE_GIVEN.fullmatch(claim):
             return "a name and a number (`x = 2`): a value stated, with no arithmetic in it"
+        if _VALUE_GIVEN.fullmatch(claim) and _solved_from_rounded(claim, chain, index, problem_text or ""):
+            return "a value solved from an equation of rounded decimals, within what their rounding allows"
     if kind in WRITTEN_NUMBER_KINDS and _TESTED.search(step) and _both_sides_worked(claim):
         return "an equation put to the test (both sides worked out) in a step that checks or tries a value"
     worked = kind in WRITTEN_NUMBER_KINDS or kind == WORD_PROBLEM_ARITHMETIC
@@ -993,6 +995,48 @@ def _relations_before(chain: Sequence[str], index: int, claim: str) -> list[tupl
 
 
 SAME_SOLUTIONS = "equation step: same solution set"  # solution_sets.SAME_SOLUTIONS (it runs in the worker)
+# solution_sets.ROUNDED_ALIKE (it runs in the worker)
+ROUNDED_ALIKE = "equation step: the same solutions to the places its decimals are written"
+_CARRIED_DECIMAL = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")
+_CARRIED_FIGURES = 3  # a decimal carried rounded keeps three figures or more (`0.435`); `0.15` is a rate
+
+
+def _solved_from_rounded(claim: str, chain: Sequence[str], index: int, problem_text: str) -> bool:
+    """Is the claim a name's value (`x = 12.5`) solved from a relation just before it that holds a decimal
+    of three figures or more the problem does not write, and the same to the places that decimal is
+    written (`0.435 = x/28.75`, 0.435 being 17.5/40.25 rounded: exactly x = 12.50625, and 12.5 from the
+    value it stands for)? Then the chain carried a rounded value and wrote the value it meant. The
+    equation-step reader's rounding rule (`solution_sets.rounded_alike`) decides, in the bounded worker,
+    with every other decimal written as an exact fraction (the problem's `28.75`, a rate `0.15`: exact)."""
+    from prm_factory.verifiers.math.bounded import run_items
+
+    match = _VALUE_GIVEN.fullmatch(claim)
+    name = next(g for g in (match.group("name"), match.group("name2")) if g) if match else None
+    if name is None:
+        return False
+    named = re.compile(rf"(?<![A-Za-z\\]){name}(?![A-Za-z])")
+    given = set(_CARRIED_DECIMAL.findall(problem_text.replace(",", "")))
+
+    def carried(decimal: str) -> bool:
+        return decimal not in given and len(decimal.replace(".", "").lstrip("0")) >= _CARRIED_FIGURES
+
+    def exact_but_carried(text: str) -> str:
+        def fixed(m: re.Match[str]) -> str:
+            value = Fraction(m.group(0))
+            return m.group(0) if carried(m.group(0)) else f"({value.numerator}/{value.denominator})"
+
+        return _CARRIED_DECIMAL.sub(fixed, text)
+
+    earlier = {
+        exact_but_carried(f"{a} = {b}")
+        for a, b in _relations_before(chain, index, claim)
+        if named.search(a + b) and any(carried(d) for d in _CARRIED_DECIMAL.findall(a + b))
+    }
+    if not earlier:
+        return False
+    items = [(before, claim.strip(" $."), False) for before in sorted(earlier)]
+    outcomes = run_items("prm_factory.verifiers.math.solution_sets:equation_steps", items, 3.0)
+    return any(outcome == (None, ROUNDED_ALIKE) for outcome in outcomes)  # a str: timed out, not read
 
 
 def _rewrites_an_equation(claim: str, chain: Sequence[str], index: int) -> bool:

@@ -213,7 +213,9 @@ class MathVerifier:
     # fraction after "N and" (a mixed number), or a bracket closed and never opened is no certain error
     # 2.34.0: a problem that gives an operator sign another meaning (`If $-$ means $\\times$ ...`) leaves its
     # chains' failed claims unjudged: they are written in either meaning
-    version = "2.34.0"
+    # 2.35.0: a name's value solved from a relation holding a decimal carried rounded (three figures or more,
+    # not the problem's) is no certain error within what that rounding allows (`0.435 = x/28.75`, `x = 12.5`)
+    version = "2.35.0"
 
     def __init__(
         self, config: MathVerifierConfig = MathVerifierConfig(), pool: BoundedPool | None = None

@@ -265,3 +265,12 @@ def test_a_claim_written_twice_is_cut_only_where_every_place_is(verifier, a: int
     step = f"So {a} cups / {b} chairs = {a} cups / {b} chairs = {q} cups per chair."
     expected = "correct" if Fraction(a, b) == q else "incorrect"
     assert _verdicts(verifier, [step], word)[0].label == expected
+
+
+def test_the_reasons_certainty_matches_are_the_ones_the_worker_writes() -> None:
+    """certainty compares the worker's reasons as strings (it does not import the SymPy module that writes
+    them, which runs in the bounded worker): an edit of one copy would turn its rules off silently."""
+    from prm_factory.verifiers.math import certainty, solution_sets
+
+    assert certainty.SAME_SOLUTIONS == solution_sets.SAME_SOLUTIONS
+    assert certainty.ROUNDED_ALIKE == solution_sets.ROUNDED_ALIKE

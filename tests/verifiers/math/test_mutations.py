@@ -2069,3 +2069,35 @@ def test_arithmetic_under_signs_the_problem_redefines_is_never_incorrect(
     step = f"So we get $$({a}+{b}) - {c} = {value}$$."
     assert _labels(checker, [step], puzzle) != ["incorrect"], step
     assert _labels(checker, [step], NEUTRAL) == ["incorrect"], step
+
+
+@SETTINGS
+@given(
+    b=st.sampled_from([3, 6, 7, 9, 11, 13]),
+    k=st.integers(1, 9),
+    m=st.integers(1, 9),
+    off=st.sampled_from([-2, 1, 5]),
+)
+def test_a_value_solved_from_a_rounded_ratio_may_be_written_as_meant(
+    checker, b: int, k: int, m: int, off: int
+) -> None:
+    """`17.5/40.25 = 0.435`, then `0.435 = x/28.75` and `x = 12.5`: solved exactly from the rounded 0.435, x
+    is 12.50625; 12.5 is the value the ratio stands for. A name's value solved from a relation holding a
+    decimal carried rounded (three figures or more, not written in the problem) is no certain error within
+    what that decimal's rounding allows (2.34.0 judged it); a value off by more is still `incorrect`."""
+    a = b * k + 1  # a / b has no finite decimal form (b has a factor other than 2 and 5)
+    c = b * m
+    ratio = f"{Decimal(a) / Decimal(b):.3f}"
+    assume(len(ratio.replace(".", "").lstrip("0")) >= 3 and Fraction(ratio) * c != a * m)
+    problem = Problem(
+        "m5",
+        "aqua",
+        "math",
+        f"A pole {a} metres high casts a shadow {b} metres long. How tall is a pole "
+        f"whose shadow is {c} metres long?",
+    )
+    steps = [f"The ratio is {a}/{b} = {ratio}.", f"Since the ratios are equal, {ratio} = x/{c}."]
+    meant = f"Solving {ratio} = x/{c}, we get x = {a * m}. So the pole is {a * m} metres tall."
+    assert _labels(checker, [*steps, meant], problem)[2] != "incorrect", meant
+    wrong = f"Solving {ratio} = x/{c}, we get x = {a * m + off}. So the pole is {a * m + off} metres tall."
+    assert _labels(checker, [*steps, wrong], problem)[2] == "incorrect", wrong
