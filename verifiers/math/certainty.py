@@ -491,15 +491,23 @@ def spaced(text: str) -> str:
     return r"\s*".join(map(re.escape, re.sub(r"\s+", "", text)))
 
 
+def _value_given(claim: str) -> tuple[str, str] | None:
+    """The name and the written number of a claim that is only those (`n = 4`, `4 = n`), or None."""
+    match = _VALUE_GIVEN.fullmatch(claim)
+    if not match:
+        return None
+    name = next(g for g in (match.group("name"), match.group("name2")) if g)
+    return name, next(g for g in (match.group("value"), match.group("value2")) if g)
+
+
 def _given_again(claim: str, index: int, chain: Sequence[str]) -> bool:
     """Is the claim only a name and a written number (`n = 4`), where the chain gave that name another
     written number before (`n = 7`)? Then it gives the name a new value ("the same formula with n = 4"); a
     value solved from an equation (`10m = 1000`, then `m = 100`) is still judged."""
-    match = _VALUE_GIVEN.fullmatch(claim)
-    if not match:
+    stated = _value_given(claim)
+    if stated is None:
         return False
-    name = next(g for g in (match.group("name"), match.group("name2")) if g)
-    value = next(g for g in (match.group("value"), match.group("value2")) if g)
+    name, value = stated
     step = chain[index]
     # (where the claim is written whole: `m = 2` is not the start of `m = 200`; its last place, as `b = 9`
     # may end `a + b = 9` before the list that gives `b` its values)
@@ -647,7 +655,7 @@ def uncertain_reason(
             return "a quotient of whole things rounded up (`462/9 = 52 drives` needed): a count to cover it"
         if kind == SUBSTITUTED_ARITHMETIC and _VALUE_GIVEN.fullmatch(claim):
             return "a name and a number (`x = 2`): a value stated, with no arithmetic in it"
-        if _VALUE_GIVEN.fullmatch(claim) and _solved_from_rounded(claim, chain, index, problem_text or ""):
+        if _solved_from_rounded(claim, chain, index, problem_text or ""):
             return "a value solved from an equation of rounded decimals, within what their rounding allows"
     if kind in WRITTEN_NUMBER_KINDS and _TESTED.search(step) and _both_sides_worked(claim):
         return "an equation put to the test (both sides worked out) in a step that checks or tries a value"
@@ -1010,10 +1018,10 @@ def _solved_from_rounded(claim: str, chain: Sequence[str], index: int, problem_t
     with every other decimal written as an exact fraction (the problem's `28.75`, a rate `0.15`: exact)."""
     from prm_factory.verifiers.math.bounded import run_items
 
-    match = _VALUE_GIVEN.fullmatch(claim)
-    name = next(g for g in (match.group("name"), match.group("name2")) if g) if match else None
-    if name is None:
+    given_value = _value_given(claim)
+    if given_value is None:
         return False
+    name = given_value[0]
     named = re.compile(rf"(?<![A-Za-z\\]){name}(?![A-Za-z])")
     given = set(_CARRIED_DECIMAL.findall(problem_text.replace(",", "")))
 
