@@ -57,7 +57,12 @@ from prm_factory.verifiers.math.claim_grammar import (
     written_length,
 )
 from prm_factory.verifiers.math.competition import IDENTITY_CUE
-from prm_factory.verifiers.math.other_readings import ceiled_quotient, floored_quotient, other_reading
+from prm_factory.verifiers.math.other_readings import (
+    ceiled_quotient,
+    exact_but_carried,
+    floored_quotient,
+    other_reading,
+)
 from prm_factory.verifiers.math.reading_kinds import (
     CLOSED_ARITHMETIC,
     CONGRUENCE,
@@ -1005,8 +1010,6 @@ def _relations_before(chain: Sequence[str], index: int, claim: str) -> list[tupl
 SAME_SOLUTIONS = "equation step: same solution set"  # solution_sets.SAME_SOLUTIONS (it runs in the worker)
 # solution_sets.ROUNDED_ALIKE (it runs in the worker)
 ROUNDED_ALIKE = "equation step: the same solutions to the places its decimals are written"
-_CARRIED_DECIMAL = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")
-_CARRIED_FIGURES = 3  # a decimal carried rounded keeps three figures or more (`0.435`); `0.15` is a rate
 
 
 def _solved_from_rounded(claim: str, chain: Sequence[str], index: int, problem_text: str) -> bool:
@@ -1015,7 +1018,8 @@ def _solved_from_rounded(claim: str, chain: Sequence[str], index: int, problem_t
     written (`0.435 = x/28.75`, 0.435 being 17.5/40.25 rounded: exactly x = 12.50625, and 12.5 from the
     value it stands for)? Then the chain carried a rounded value and wrote the value it meant. The
     equation-step reader's rounding rule (`solution_sets.rounded_alike`) decides, in the bounded worker,
-    with every other decimal written as an exact fraction (the problem's `28.75`, a rate `0.15`: exact)."""
+    with every other decimal written as an exact fraction (`other_readings.exact_but_carried`: the
+    problem's `28.75`, a rate `0.15`)."""
     from prm_factory.verifiers.math.bounded import run_items
 
     given_value = _value_given(claim)
@@ -1023,22 +1027,10 @@ def _solved_from_rounded(claim: str, chain: Sequence[str], index: int, problem_t
         return False
     name = given_value[0]
     named = re.compile(rf"(?<![A-Za-z\\]){name}(?![A-Za-z])")
-    given = set(_CARRIED_DECIMAL.findall(problem_text.replace(",", "")))
-
-    def carried(decimal: str) -> bool:
-        return decimal not in given and len(decimal.replace(".", "").lstrip("0")) >= _CARRIED_FIGURES
-
-    def exact_but_carried(text: str) -> str:
-        def fixed(m: re.Match[str]) -> str:
-            value = Fraction(m.group(0))
-            return m.group(0) if carried(m.group(0)) else f"({value.numerator}/{value.denominator})"
-
-        return _CARRIED_DECIMAL.sub(fixed, text)
-
     earlier = {
-        exact_but_carried(f"{a} = {b}")
+        exact
         for a, b in _relations_before(chain, index, claim)
-        if named.search(a + b) and any(carried(d) for d in _CARRIED_DECIMAL.findall(a + b))
+        if named.search(a + b) and (exact := exact_but_carried(f"{a} = {b}", problem_text)) is not None
     }
     if not earlier:
         return False

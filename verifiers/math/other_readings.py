@@ -235,12 +235,9 @@ def rounded_value(claim: str, sentence: str) -> bool:
     [True, False]
     """
     percent = _PERCENT_RIGHT.search(claim)
-    if percent is not None:  # the reader takes `= 25%` as 25 only after a side that computes a percentage
-        sides = _sides(claim[: percent.start(1)] + percent.group(1))
-        sides = None if sides is None else (_python(sides[0]), _python(sides[1]))
-    else:
-        sides = _number_sides(claim)
-    if sides is None or sides[0] is None or sides[1] is None or not _NUMBER.fullmatch(sides[1]):
+    # (the reader takes `= 25%` as 25 only after a side that computes a percentage: the number is read alone)
+    sides = _number_sides(claim if percent is None else claim[: percent.start(1)] + percent.group(1))
+    if sides is None or not _NUMBER.fullmatch(sides[1]):
         return False
     left, right = sides
     exact, written = _value(left), Fraction(right)
@@ -291,6 +288,41 @@ def _written_interval(right: str, approximate: bool) -> tuple[Fraction, Fraction
     return None if value is None else (value, value)
 
 
+def carried_rounded(text: str, given: str = "") -> list[re.Match[str]]:
+    """The decimals of `text` that may be values carried rounded: three figures or more (`2.83`, `0.435`;
+    `0.15` is too short to be read so), and none that the problem `given` writes (its decimals are exact).
+
+    >>> [m.group(0) for m in carried_rounded("0.435 = x/28.75 + 0.15", "shadows of 40.25 and 28.75")]
+    ['0.435']
+    """
+    stated = set(_ROUNDED_OPERAND.findall(given.replace(",", "")))
+    return [
+        m
+        for m in _ROUNDED_OPERAND.finditer(text)
+        if _figures(m.group(0)) >= _OPERAND_FIGURES and m.group(0) not in stated
+    ]
+
+
+def exact_but_carried(text: str, given: str = "") -> str | None:
+    """`text` with every decimal but those `carried_rounded` writes as an exact fraction (`28.75` ->
+    `(115/4)`), so a rounding rule moves only those; None where `text` carries none.
+
+    >>> exact_but_carried("0.435 = x/28.75", "shadows of 40.25 and 28.75")
+    '0.435 = x/(115/4)'
+    >>> exact_but_carried("1500 + 0.15x = 6000") is None
+    True
+    """
+    carried = {m.start() for m in carried_rounded(text, given)}
+    if not carried:
+        return None
+
+    def exact(m: re.Match[str]) -> str:
+        value = Fraction(m.group(0))
+        return m.group(0) if m.start() in carried else f"({value.numerator}/{value.denominator})"
+
+    return _ROUNDED_OPERAND.sub(exact, text)
+
+
 def rounded_operands(claim: str, sentence: str, given: str = "") -> bool:
     """Does the claim hold with its decimals of three figures or more read as values rounded to the places
     they write? Models carry rounded values (`2.83` for `2\\sqrt2`, `85.33` for `256/3`) and then write
@@ -322,12 +354,7 @@ def rounded_operands(claim: str, sentence: str, given: str = "") -> bool:
     left, right = (_python(part) for part in parts)
     if left is None or right is None:
         return False
-    stated = set(_ROUNDED_OPERAND.findall(given.replace(",", "")))
-    rounded = [
-        m
-        for m in _ROUNDED_OPERAND.finditer(left)
-        if _figures(m.group(0)) >= _OPERAND_FIGURES and m.group(0) not in stated
-    ]
+    rounded = carried_rounded(left, given)
     stands_for = _written_interval(right, approximate)
     if not rounded or len(rounded) > _MAX_ROUNDED_OPERANDS or stands_for is None:
         return False
