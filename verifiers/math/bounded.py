@@ -12,9 +12,9 @@ item k is reported as `TIMED_OUT`, and the caller decides how to resume (see `ru
 A thread can also give its streams a deadline (`streams_until`): every wait (a free slot, each item) then
 ends at it as well, the worker stops the stream after its current item (`until`) and finishes that item in
 the background before it goes back to the pool, so a deadline never kills and restarts a worker (a start
-takes seconds). The reward path bounds a response this way (reward/budget.py, reward/scorer.py); a check
-that calls `run_items` with the process-wide pool is bounded too, since the deadline follows the thread,
-not the pool.
+takes milliseconds from the fork server, seconds where a fresh interpreter must import SymPy). The reward
+path bounds a response this way (reward/budget.py, reward/scorer.py); a check that calls `run_items` with
+the process-wide pool is bounded too, since the deadline follows the thread, not the pool.
 
 A thread that labels a response in its caller's own thread is stopped at its deadline by an exception raised
 into it from another (`interrupt`, CPython's PyThreadState_SetAsyncExc: it lands at the next bytecode, so
@@ -23,8 +23,10 @@ worker's slot, and an exception between those would lose the slot, so `interrupt
 in one (the stream ends at the deadline itself), and a thread that enters one with an exception raised into
 it and not yet delivered gets it there, before any slot is taken.
 
-Workers are fresh interpreters (safe to start from threads, unlike `fork`), started lazily; they import
-SymPy and math-verify once; their address space is capped so a memory bomb fails fast instead of swapping.
+Workers are started lazily, forked from the process's fork server (fork_server.py: one interpreter that
+imported SymPy and math-verify and warmed their caches once; the caller itself never forks, which is unsafe
+in a threaded process), or, where the platform lacks the means, fresh interpreters that import them; their
+address space is capped so a memory bomb fails fast instead of swapping.
 
 Why not pebble's ProcessPool (tried for issue 13; as fast on bench/bench_math_verifier.py, and its tests
 passed): its workers are `multiprocessing` children, so it cannot start inside a daemonic process (a Dask
@@ -51,6 +53,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from prm_factory.verifiers.math.fork_server import ForkedProcess, ForkServer
+
 TIMED_OUT = "__timed_out__"
 WORKER_FAILED = "__worker_failed__"
 UNTIL = "prm_factory.verifiers.math.bounded:until"
@@ -72,15 +76,35 @@ _WARM_UP = (
 
 @dataclass(frozen=True)
 class PoolConfig:
-    """How many workers, how long a worker may take to start, and its memory cap (MiB, 0 = none)."""
+    """How many workers, how long a worker may take to start, its memory cap (MiB, 0 = none), and whether
+    workers are forked from this process's preloaded fork server (fork_server.py) where the platform
+    allows; False: a fresh interpreter each."""
 
     workers: int = 1
     startup_timeout_s: float = 120.0
     memory_limit_mb: int = 2048
+    fork_server: bool = True
 
 
-def _worker_main(conn: Any, memory_limit_mb: int) -> None:
-    """Worker loop: import once, then run `module:function` generators and stream their items."""
+def prepare_worker() -> None:
+    """Import what workers use and warm its caches: a fresh worker before its first item, or the fork
+    server once for every worker it forks."""
+    for name in _PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    for target, payload in _WARM_UP:
+        try:
+            module_name, _, function_name = target.partition(":")
+            list(getattr(importlib.import_module(module_name), function_name)(payload))
+        except Exception:  # a failed warm-up only costs the first item its head start
+            pass
+
+
+def _worker_main(conn: Any, memory_limit_mb: int, prepared: bool = False) -> None:
+    """Worker loop: import once (unless forked `prepared`), then run `module:function` generators and
+    stream their items."""
     if memory_limit_mb > 0:
         try:
             import resource
@@ -97,17 +121,8 @@ def _worker_main(conn: Any, memory_limit_mb: int) -> None:
         os._exit(0)
 
     threading.Thread(target=watch_parent, daemon=True).start()
-    for name in _PRELOAD:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-    for target, payload in _WARM_UP:
-        try:
-            module_name, _, function_name = target.partition(":")
-            list(getattr(importlib.import_module(module_name), function_name)(payload))
-        except Exception:  # a failed warm-up only costs the first item its head start
-            pass
+    if not prepared:
+        prepare_worker()
     conn.send(("ready", None))
     while True:
         try:
@@ -259,7 +274,8 @@ def until(payload: tuple[float, str, Any]) -> Iterator[Any]:
 
 
 class _Worker:
-    """One worker: a fresh interpreter running this module, talking over two pipes.
+    """One worker talking over two pipes: forked from the process's fork server (fork_server.py), else a
+    fresh interpreter running worker_main.
 
     A plain subprocess rather than `multiprocessing` spawn, so the caller's `__main__` is never
     re-imported (spawn requires an `if __name__ == "__main__"` guard in every script that might verify).
@@ -268,22 +284,13 @@ class _Worker:
     def __init__(self, config: PoolConfig) -> None:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
-        env = dict(os.environ)
-        paths = [os.path.abspath(p or ".") for p in sys.path if os.path.isdir(p or ".")]
-        env["PYTHONPATH"] = os.pathsep.join(paths)  # the worker imports the same code as its parent
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "prm_factory.verifiers.math.worker_main",
-                str(to_child_r),
-                str(from_child_w),
-                str(config.memory_limit_mb),
-            ],
-            pass_fds=(to_child_r, from_child_w),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+        forked = None
+        if config.fork_server:
+            forked = FORK_SERVER.fork_worker(
+                to_child_r, from_child_w, config.memory_limit_mb, config.startup_timeout_s
+            )
+        self.process: subprocess.Popen | ForkedProcess = forked or self._spawn(
+            config, to_child_r, from_child_w
         )
         os.close(to_child_r)
         os.close(from_child_w)
@@ -296,6 +303,26 @@ class _Worker:
             self.kill()
             raise RuntimeError("math worker failed to start")
 
+    @staticmethod
+    def _spawn(config: PoolConfig, read_fd: int, write_fd: int) -> subprocess.Popen:
+        env = dict(os.environ)
+        paths = [os.path.abspath(p or ".") for p in sys.path if os.path.isdir(p or ".")]
+        env["PYTHONPATH"] = os.pathsep.join(paths)  # the worker imports the same code as its parent
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "prm_factory.verifiers.math.worker_main",
+                str(read_fd),
+                str(write_fd),
+                str(config.memory_limit_mb),
+            ],
+            pass_fds=(read_fd, write_fd),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+
     def alive(self) -> bool:
         return self.process.poll() is None
 
@@ -307,6 +334,8 @@ class _Worker:
         except subprocess.TimeoutExpired:
             pass
         self.conn.close()
+        if isinstance(self.process, ForkedProcess):
+            self.process.close()
 
 
 @dataclass
@@ -434,8 +463,9 @@ class BoundedPool:
                 self._idle.put(None)
                 yield cut()
                 return
-            # a start takes seconds and cannot be cut: it runs in the background, which returns the slot
-            # once its worker is up, and this stream waits for a slot until the deadline as for any other
+            # a start (seconds for a fresh interpreter or the fork server's own first start) cannot be cut:
+            # it runs in the background, which returns the slot once its worker is up, and this stream
+            # waits for a slot until the deadline as for any other
             starting = True
             threading.Thread(target=self._start_in_slot, daemon=True).start()
         handed = False
@@ -567,6 +597,9 @@ def imported(names: list[str]) -> Iterator[bool]:
     """In a worker: whether each module is already imported (tests check the preload with it)."""
     return (name in sys.modules for name in names)
 
+
+FORK_SERVER = ForkServer()  # one a process, shared by its pools; started by the first forked worker
+atexit.register(FORK_SERVER.close)
 
 _default_pool: BoundedPool | None = None
 _default_lock = threading.Lock()

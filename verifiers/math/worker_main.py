@@ -1,5 +1,7 @@
-"""Entry point of a bounded worker process:
-`python -m prm_factory.verifiers.math.worker_main READ_FD WRITE_FD MEMORY_MB`.
+"""Entry point of a bounded worker process,
+`python -m prm_factory.verifiers.math.worker_main READ_FD WRITE_FD MEMORY_MB`, or of the process's fork
+server, which forks such workers ready-made (fork_server.py):
+`python -m prm_factory.verifiers.math.worker_main fork-server SOCKET_FD`.
 
 Kept apart from `bounded` so running it never imports that module twice (once as `__main__`).
 
@@ -48,11 +50,28 @@ def watch_from_outside(poll_s: float = 0.5) -> None:
         os._exit(0)
 
 
-if __name__ == "__main__":
-    watch_from_outside()
+def _work(read_fd: int, write_fd: int, memory_mb: int, prepared: bool = False) -> None:
+    """The worker loop on the pipe ends the caller passed (imports first unless `prepared`)."""
     from prm_factory.verifiers.math.bounded import _Duplex, _worker_main
 
-    read_fd, write_fd, memory_mb = (int(arg) for arg in sys.argv[1:4])
-    _worker_main(
-        _Duplex(Connection(read_fd, writable=False), Connection(write_fd, readable=False)), memory_mb
-    )
+    conn = _Duplex(Connection(read_fd, writable=False), Connection(write_fd, readable=False))
+    _worker_main(conn, memory_mb, prepared=prepared)
+
+
+def _forked_work(read_fd: int, write_fd: int, memory_mb: int) -> None:
+    """A worker forked by the fork server: it dies with the server as a spawned one with its caller."""
+    watch_from_outside()
+    _work(read_fd, write_fd, memory_mb, prepared=True)
+
+
+if __name__ == "__main__":
+    watch_from_outside()
+    if sys.argv[1] == "fork-server":
+        import socket
+
+        from prm_factory.verifiers.math.bounded import prepare_worker
+        from prm_factory.verifiers.math.fork_server import serve
+
+        serve(socket.socket(fileno=int(sys.argv[2])), prepare_worker, _forked_work)
+    else:
+        _work(*(int(arg) for arg in sys.argv[1:4]))

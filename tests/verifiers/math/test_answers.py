@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from prm_factory.verifiers.math import answers
+from prm_factory.verifiers.math import answers, bounded
 from prm_factory.verifiers.math.answers import answers_equivalent, extract_answer, grade_answer, plain_value
 from prm_factory.verifiers.math.bounded import TIMED_OUT, WORKER_FAILED, BoundedPool, PoolConfig
+from prm_factory.verifiers.math.fork_server import ForkServer
 from prm_factory.verifiers.protocol import outcome_value
 
 
@@ -307,16 +308,19 @@ def test_worker_failures_are_never_a_judgement(
     assert answers.check_dependencies() != []
 
 
+@pytest.mark.parametrize("fork_server", [True, False], ids=["forked", "spawned"])
 def test_a_worker_without_math_verify_fails_closed_and_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fork_server: bool
 ) -> None:
     """A worker that cannot import math-verify grades LaTeX answers `error`, and the preflight says why."""
     shadow = tmp_path / "math_verify"
     shadow.mkdir()
     (shadow / "__init__.py").write_text("raise ImportError('math_verify is broken here')\n")
-    monkeypatch.syspath_prepend(str(tmp_path))  # the worker inherits the parent's sys.path
+    monkeypatch.syspath_prepend(str(tmp_path))  # a worker (or its fork server) inherits the parent's path
     monkeypatch.setattr(answers, "_symbolic_cache", {})
-    pool = BoundedPool(PoolConfig(workers=1))
+    # a fork server of its own, started with the broken path: the process's running one imported the real one
+    monkeypatch.setattr(bounded, "FORK_SERVER", ForkServer())
+    pool = BoundedPool(PoolConfig(workers=1, fork_server=fork_server))
     try:
         problems = answers.check_dependencies(pool=pool)
         assert len(problems) == 1 and "math-verify cannot be imported" in problems[0], problems
@@ -328,6 +332,7 @@ def test_a_worker_without_math_verify_fails_closed_and_says_so(
         )  # the exact path needs no worker
     finally:
         pool.close()
+        bounded.FORK_SERVER.close()
 
 
 def test_check_dependencies_is_empty_on_a_working_install() -> None:

@@ -11,6 +11,8 @@ import sys
 import time
 from multiprocessing.connection import Connection
 
+import pytest
+
 
 def test_worker_streams_items_reports_errors_and_stops():
     to_child_r, to_child_w = os.pipe()
@@ -53,7 +55,7 @@ PARENT = """
 import sys
 import time
 from prm_factory.verifiers.math.bounded import BoundedPool, PoolConfig
-pool = BoundedPool(PoolConfig(workers=1))
+pool = BoundedPool(PoolConfig(workers=1, fork_server=sys.argv[1] == "forked"))
 list(pool.run_stream("builtins:iter", [], 0, 120.0))  # the worker starts
 worker = pool._idle.get()
 pool._idle.put(worker)
@@ -70,9 +72,11 @@ def _running(pid: int) -> bool:
         return False
 
 
-def test_a_worker_busy_in_c_code_dies_with_its_parent():
-    """Its own watch thread cannot run then (tests/reward/test_budget.py's bomb once ran on, orphaned)."""
-    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+@pytest.mark.parametrize("start", ["forked", "spawned"])
+def test_a_worker_busy_in_c_code_dies_with_its_parent(start: str):
+    """Its own watch thread cannot run then (tests/reward/test_budget.py's bomb once ran on, orphaned).
+    A forked worker's parent is the fork server, which dies with the pool's process: the chain holds."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, start], stdout=subprocess.PIPE, text=True)
     worker = 0
     try:
         worker = int(parent.stdout.readline())
