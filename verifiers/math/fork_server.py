@@ -33,6 +33,7 @@ import socket
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 
 _READY = b"ready"
@@ -135,6 +136,21 @@ class ForkServer:
         self._process: subprocess.Popen | None = None
         self._owner = 0  # the pid that started it: a forked copy of this process starts its own
         self.failed: str | None = None  # why the server could not start: no second try in this process
+        if hasattr(os, "register_at_fork"):  # a forked copy must not wait on a lock another thread held
+            method = weakref.WeakMethod(self._forget)
+            os.register_at_fork(after_in_child=lambda: (forget := method()) and forget())
+
+    def _forget(self) -> None:
+        """In a forked copy of this process: a fresh lock, and no server (the parent's stays the parent's;
+        the copy starts its own on first use)."""
+        self._lock = threading.Lock()
+        if self._socket is not None:
+            try:
+                self._socket.close()  # the copy's duplicate of the parent's socket, not the parent's
+            except OSError:
+                pass
+        self._socket = self._process = None
+        self._owner = 0
 
     def fork_worker(
         self, read_fd: int, write_fd: int, memory_limit_mb: int, startup_timeout_s: float
