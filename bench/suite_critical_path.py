@@ -13,8 +13,8 @@ Each phase also carries the CPU it took in the worker's process and in the child
 (tests/phase_cpu.py): with more workers than cores the suite waits on CPU, and the tests that take the
 most of it are the ones worth making cheaper. Processes that outlive a phase (the session's engine, the
 Prefect server) are not charged to any test, and a long-lived child is charged whole to the phase that
-reaps it (a fork server of math workers: its own start, to the test that stops it; the workers it forks
-are reaped by the kernel and charged to no test).
+reaps it (a fork server of math workers, with the CPU of the workers it forked and reaped: to the test
+that stops it; the process-wide one ends with its worker, charged to no test).
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 Counted in the process that ran the phase, and in the child processes reaped during it (a process still
 running at the phase's end, such as the session's engine, is not counted; a long-lived child is charged
 whole to the phase that reaps it: the process-wide math verifier pool, stopped by a test of its own, showed
-129 s of CPU in a 1.6 s test, the verification of every test before it on that worker. Since the math
-workers are forks of a fork server (verifiers/math/fork_server.py), the kernel reaps them and their CPU
-reaches no phase; the server's own start is charged to the phase that stops it). With a worker
+129 s of CPU in a 1.6 s test, the verification of every test before it on that worker. The math workers
+are forks of a fork server (verifiers/math/fork_server.py), which reaps them: their CPU is charged with the
+server's to the phase that reaps the server, none for the process-wide one, which ends with its worker).
+With a worker
 more than the cores the suite waits on CPU, and wall time alone cannot tell a test that computes from one
 that waits. Measured in the worker; the report's `user_properties` carry it to the xdist controller.
 

@@ -15,8 +15,9 @@ Each request carries the caller's environment, import path and folder as they ar
 worker takes before it runs (modules the server imported at its start stay as imported then). The caller
 hands the new worker its two pipe ends over a Unix socket (`socket.send_fds`); the server answers
 with the worker's pid and a pidfd (Linux 5.3+), through which the caller polls and kills it: a pid alone
-could be reused once the server reaps the worker. The server ignores SIGCHLD, so the kernel reaps its
-workers at once and no zombie is left.
+could be reused once the server reaps the worker. The server reaps each worker as it ends (SIGCHLD), never
+between a fork and its pidfd, so no zombie is left and a worker's CPU reaches the caller's count with the
+server's.
 
 Lifetimes follow the parent chain, as for a spawned worker (worker_main.watch_from_outside): the server dies
 with its caller, each worker with the server. Where the platform lacks fork, pidfds or fd passing, or the
@@ -243,11 +244,23 @@ def _import_paths() -> list[str]:
     return [os.path.abspath(p or ".") for p in sys.path if os.path.isdir(p or ".")]
 
 
+def _reap(signum: int, frame: object) -> None:
+    """SIGCHLD in the server: reap every ended worker (their CPU then counts in the server's children's
+    usage, which reaches the caller when it reaps the server, as a spawned worker's reaches it)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def serve(sock: socket.socket, prepare: Callable[[], None], work: Callable[[int, int, int], None]) -> None:
     """The server's loop: `prepare()` once (imports, warm-up), then fork a worker per request, in which
     `work(read_fd, write_fd, memory_limit_mb)` runs, until the caller closes the socket."""
     prepare()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps ended workers: no zombies
+    signal.signal(signal.SIGCHLD, _reap)  # ended workers are reaped at once: no zombies
     sock.sendall(_READY)
     while True:
         try:
@@ -266,16 +279,21 @@ def serve(sock: socket.socket, prepare: Callable[[], None], work: Callable[[int,
                 os.close(fd)
             _send(sock, b"a request is a JSON object with two pipe ends")
             continue
-        pid = os.fork()
-        if pid == 0:
-            _run_forked(sock, fds, request, work)
-        for fd in fds:
-            os.close(fd)
+        # no reaping between the fork and the pidfd: the worker's pid cannot be reused before it is taken
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         try:
-            pidfd = os.pidfd_open(pid)
-        except OSError as error:  # ended already, or no pidfds here: the caller spawns instead
-            _send(sock, f"no pidfd for the worker: {error}".encode())
-            continue
+            pid = os.fork()
+            if pid == 0:
+                _run_forked(sock, fds, request, work)
+            for fd in fds:
+                os.close(fd)
+            try:
+                pidfd = os.pidfd_open(pid)
+            except OSError as error:  # no pidfds here: the caller spawns instead
+                _send(sock, f"no pidfd for the worker: {error}".encode())
+                continue
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         try:
             _send(sock, str(pid).encode(), (pidfd,))
         finally:
@@ -293,6 +311,7 @@ def _run_forked(
     try:
         sock.close()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})  # blocked by the server around the fork
         if isinstance(request.get("env"), dict):  # the caller's, now: the server's is from its own start
             os.environ.clear()
             os.environ.update(request["env"])

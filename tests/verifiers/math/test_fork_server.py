@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import resource
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Iterator
 from multiprocessing.queues import Queue
 from pathlib import Path
 
@@ -53,7 +56,11 @@ def test_a_worker_is_forked_by_the_server_with_sympy_imported_and_killed_through
     finally:
         worker.kill()
     assert not worker.alive()
-    assert _state(pid) is None  # killed, and reaped by the kernel (the server ignores SIGCHLD): no zombie
+    for _ in range(100):  # the server reaps it on SIGCHLD: no zombie is left
+        if _state(pid) is None:
+            break
+        time.sleep(0.05)
+    assert _state(pid) is None
 
 
 def test_a_dead_fork_server_is_started_again_and_its_workers_die_with_it() -> None:
@@ -124,6 +131,38 @@ def test_a_worker_takes_the_callers_path_in_its_order(
             pool.close()
     finally:
         bounded.FORK_SERVER.close()
+
+
+def test_a_forked_workers_cpu_reaches_the_callers_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As a spawned worker's does when its caller reaps it: the server reaps its workers, and the caller
+    reaps the server (tests/phase_cpu.py and the suite's `time` count what the workers computed)."""
+    monkeypatch.setattr(bounded, "FORK_SERVER", ForkServer())
+    pool = BoundedPool(PoolConfig())
+    try:
+        run_items("builtins:iter", [[]], LIMIT_S, pool)  # the server is up, its imports counted apart
+        before = _children_cpu()
+        burnt = run_items(f"{__name__}:burn", [1.0], LIMIT_S, pool)
+        assert burnt == [1.0]
+    finally:
+        pool.close()
+        bounded.FORK_SERVER.close()
+    assert _children_cpu() - before >= 0.9
+
+
+def burn(items: list[float]) -> Iterator[float]:
+    """In a worker: spend each item's seconds of CPU."""
+    for seconds in items:
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+        yield seconds
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def test_without_the_platforms_means_a_worker_is_a_fresh_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
