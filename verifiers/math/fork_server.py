@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 
 _READY = b"ready"
 _ENTRY = "prm_factory.verifiers.math.worker_main"
+_EXIT_WAIT_S = 2.0  # a server told to stop (its socket closed) ends in milliseconds; past this it is killed
 _HEADER_BYTES = 4  # each message: its length (big-endian), then its bytes; fds ride on the first byte
 
 
@@ -224,14 +225,16 @@ class ForkServer:
             self._socket = self._process = None
             return
         if self._socket is not None:
-            self._socket.close()
+            self._socket.close()  # the server reads the end, reaps its ended workers and exits
         if self._process is not None:
-            if self._process.poll() is None:
-                self._process.kill()
             try:
-                self._process.wait(timeout=5)
+                self._process.wait(timeout=_EXIT_WAIT_S)
             except subprocess.TimeoutExpired:
-                pass
+                self._process.kill()
+                try:
+                    self._process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
         self._socket = self._process = None
 
     def close(self) -> None:
@@ -266,8 +269,9 @@ def serve(sock: socket.socket, prepare: Callable[[], None], work: Callable[[int,
         try:
             received = _receive(sock, 2)
         except OSError:
-            return
-        if received is None:
+            received = None
+        if received is None:  # the caller is done: its killed workers are counted before the server ends
+            _reap(signal.SIGCHLD, None)
             return
         message, fds = received
         try:
