@@ -14,14 +14,12 @@ forked side) with the ratios.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import time
-from pathlib import Path
 
 from prm_factory.verifiers.math import bounded
 from prm_factory.verifiers.math.bounded import PoolConfig, _Worker
-from prm_factory.verifiers.math.fork_server import ForkedProcess, ForkServer
+from prm_factory.verifiers.math.fork_server import ForkServer
 
 
 def _children_cpu() -> float:
@@ -29,27 +27,17 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _own_cpu(pid: int) -> float:
-    """CPU seconds a live process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _start(n: int, config: PoolConfig) -> tuple[float, float]:
     """Wall and CPU seconds of `n` workers started and killed one after another, each ready before it
-    is killed. CPU: of the reaped children (a spawned worker; the fork server, stopped and reaped before
-    the count), and of each forked worker read just before it is killed (the server's children are
-    reaped by the kernel, so their CPU reaches no one's count)."""
+    is killed. CPU: of the reaped children, a spawned worker directly, a forked one with the fork server
+    that reaped it (stopped and reaped here before the count, its own start included)."""
     bounded.FORK_SERVER = server = ForkServer()  # this side's own server, started by its first worker
-    cpu, wall, forked_cpu = _children_cpu(), time.perf_counter(), 0.0
+    cpu, wall = _children_cpu(), time.perf_counter()
     for _ in range(n):
-        worker = _Worker(config)
-        if isinstance(worker.process, ForkedProcess):
-            forked_cpu += _own_cpu(worker.process.pid)
-        worker.kill()
+        _Worker(config).kill()
     wall = time.perf_counter() - wall
-    server.close()  # reaps the server: its CPU (imports, warm-up) counts on this side
-    return wall, _children_cpu() - cpu + forked_cpu
+    server.close()  # the server reaps its workers, then is reaped: their CPU counts on this side
+    return wall, _children_cpu() - cpu
 
 
 def main() -> None:

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from prm_factory.verifiers.math.fork_server import ForkedProcess, ForkServer
+from prm_factory.verifiers.math.fork_server import ForkedProcess, ForkServer, import_paths
 
 TIMED_OUT = "__timed_out__"
 WORKER_FAILED = "__worker_failed__"
@@ -306,8 +306,7 @@ class _Worker:
     @staticmethod
     def _spawn(config: PoolConfig, read_fd: int, write_fd: int) -> subprocess.Popen:
         env = dict(os.environ)
-        paths = [os.path.abspath(p or ".") for p in sys.path if os.path.isdir(p or ".")]
-        env["PYTHONPATH"] = os.pathsep.join(paths)  # the worker imports the same code as its parent
+        env["PYTHONPATH"] = os.pathsep.join(import_paths())  # the worker imports the same code as its parent
         return subprocess.Popen(
             [
                 sys.executable,

@@ -136,11 +136,10 @@ class ForkServer:
         self._lock = threading.Lock()
         self._socket: socket.socket | None = None
         self._process: subprocess.Popen | None = None
-        self._owner = 0  # the pid that started it: a forked copy of this process starts its own
         self.failed: str | None = None  # why the server could not start: no second try in this process
-        if hasattr(os, "register_at_fork"):  # a forked copy must not wait on a lock another thread held
-            method = weakref.WeakMethod(self._forget)
-            os.register_at_fork(after_in_child=lambda: (forget := method()) and forget())
+        # a forked copy of this process must not share the server nor wait on a lock another thread held
+        method = weakref.WeakMethod(self._forget)
+        os.register_at_fork(after_in_child=lambda: (forget := method()) and forget())
 
     def _forget(self) -> None:
         """In a forked copy of this process: a fresh lock, and no server (the parent's stays the parent's;
@@ -152,7 +151,6 @@ class ForkServer:
             except OSError:
                 pass
         self._socket = self._process = None
-        self._owner = 0
 
     def fork_worker(
         self, read_fd: int, write_fd: int, memory_limit_mb: int, startup_timeout_s: float
@@ -168,7 +166,7 @@ class ForkServer:
                     sock.settimeout(startup_timeout_s)  # this pool's limit, not the one that started it
                     request = {
                         "memory_mb": memory_limit_mb,
-                        "paths": _import_paths(),
+                        "paths": import_paths(),
                         "cwd": os.getcwd(),
                         "env": dict(os.environ),
                     }
@@ -181,7 +179,7 @@ class ForkServer:
                         why = message.decode(errors="replace")
                         raise RuntimeError(f"the fork server did not fork: {why}")
                     return ForkedProcess(int(message), fds[0])
-                except (OSError, ConnectionError, ValueError):
+                except (OSError, ValueError):  # ConnectionError among them
                     self._stop()
                 except RuntimeError as error:
                     self.failed = str(error)
@@ -191,13 +189,12 @@ class ForkServer:
             return None
 
     def _running(self, startup_timeout_s: float) -> socket.socket:
-        if self._socket is not None and self._owner == os.getpid() and self._process is not None:
-            if self._process.poll() is None:
-                return self._socket
+        if self._socket is not None and self._process is not None and self._process.poll() is None:
+            return self._socket
         self._stop()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(_import_paths())  # the server imports the same code as this one
+        env["PYTHONPATH"] = os.pathsep.join(import_paths())  # the server imports the same code as this one
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", _ENTRY, "fork-server", str(theirs.fileno())],
@@ -208,7 +205,7 @@ class ForkServer:
             )
         finally:
             theirs.close()
-        self._socket, self._process, self._owner = ours, process, os.getpid()
+        self._socket, self._process = ours, process
         ours.settimeout(startup_timeout_s)
         try:
             ready = ours.recv(len(_READY))
@@ -221,9 +218,6 @@ class ForkServer:
         return ours
 
     def _stop(self) -> None:
-        if self._owner != os.getpid():  # a copy inherited through fork: the server is the parent's
-            self._socket = self._process = None
-            return
         if self._socket is not None:
             self._socket.close()  # the server reads the end, reaps its ended workers and exits
         if self._process is not None:
@@ -242,8 +236,8 @@ class ForkServer:
             self._stop()
 
 
-def _import_paths() -> list[str]:
-    """This process's import path as absolute folders: what a worker must import from."""
+def import_paths() -> list[str]:
+    """This process's import path as absolute folders: what a worker (forked or spawned) must import from."""
     return [os.path.abspath(p or ".") for p in sys.path if os.path.isdir(p or ".")]
 
 
