@@ -155,8 +155,20 @@ def _assert_pool_healthy(pool, verifier, squares) -> None:
         while (leftovers := _leftover_processes(container)) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not leftovers, container.top(ps_args="-eo pid,stat,args")["Processes"]
-    after = verifier.grade(squares, f"```python\n{CORRECT}```")
+    after = _grade_reference(verifier, squares, CORRECT)
     assert after.label == "correct", (after.reason, after.evidence)
+
+
+def _grade_reference(verifier, problem, program: str, tries: int = 3):
+    """The right program's verdict, tried again only where it ran out of time: under the suite's load a 2 s
+    wall clock (FAST_LIMITS) can time out a right program (seen once on a loaded 2-core machine), which says
+    nothing about the pool. A wrong label (`incorrect`, `error`) fails at once, and a pool that an attack
+    left slowed down times out on every try."""
+    for _ in range(tries):
+        verdict = verifier.grade(problem, f"```python\n{program}```")
+        if verdict.label != "timeout":
+            return verdict
+    return verdict
 
 
 # The same problem with test code the splitter cannot take apart (a loop): it runs unchanged in the clean
@@ -253,7 +265,7 @@ def test_attack_never_passes_through_the_proxy(
     verdict = verifier.grade(proxied_squares, f"```python\n{program}```")
     _assert_no_false_pass(name, verdict, accepted)
     _assert_pool_healthy(pool, verifier, squares)
-    assert verifier.grade(proxied_squares, f"```python\n{CORRECT}```").label == "correct"
+    assert _grade_reference(verifier, proxied_squares, CORRECT).label == "correct"
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
@@ -266,7 +278,7 @@ def test_attack_never_passes_on_stdin(
     verdict = verifier.grade(stdin_squares, f"```python\n{program}```")
     _assert_no_false_pass(name, verdict, accepted)
     _assert_pool_healthy(pool, verifier, squares)
-    assert verifier.grade(stdin_squares, f"```python\n{CORRECT}{STDIN_MAIN}```").label == "correct"
+    assert _grade_reference(verifier, stdin_squares, CORRECT + STDIN_MAIN).label == "correct"
 
 
 def test_no_stray_sandbox_containers_beyond_the_pool(pool):
