@@ -6,9 +6,9 @@ whole to the phase that reaps it: the process-wide math verifier pool, stopped b
 129 s of CPU in a 1.6 s test, the verification of every test before it on that worker. The math workers
 are forks of a fork server (verifiers/math/fork_server.py), which reaps them: their CPU is charged with the
 server's to the phase that reaps the server, none for the process-wide one, which ends with its worker).
-With a worker
-more than the cores the suite waits on CPU, and wall time alone cannot tell a test that computes from one
-that waits. Measured in the worker; the report's `user_properties` carry it to the xdist controller.
+With a worker more than the cores the suite waits on CPU, and wall time alone cannot tell a test that
+computes from one that waits. Measured in the worker; the report's `user_properties` carry it to the xdist
+controller.
 
 PYTEST_DONT_REWRITE: the root conftest imports this module before pytest registers it as a plugin, and it
 asserts nothing.

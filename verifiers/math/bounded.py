@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from prm_factory.verifiers.math.fork_server import ForkedProcess, ForkServer, import_paths
+from prm_factory.verifiers.math.fork_server import ForkedProcess, ForkServer, spawn_entry
 
 TIMED_OUT = "__timed_out__"
 WORKER_FAILED = "__worker_failed__"
@@ -305,22 +305,7 @@ class _Worker:
 
     @staticmethod
     def _spawn(config: PoolConfig, read_fd: int, write_fd: int) -> subprocess.Popen:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(import_paths())  # the worker imports the same code as its parent
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "prm_factory.verifiers.math.worker_main",
-                str(read_fd),
-                str(write_fd),
-                str(config.memory_limit_mb),
-            ],
-            pass_fds=(read_fd, write_fd),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-        )
+        return spawn_entry([str(read_fd), str(write_fd), str(config.memory_limit_mb)], (read_fd, write_fd))
 
     def alive(self) -> bool:
         return self.process.poll() is None

@@ -193,16 +193,8 @@ class ForkServer:
             return self._socket
         self._stop()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(import_paths())  # the server imports the same code as this one
         try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", _ENTRY, "fork-server", str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-            )
+            process = spawn_entry(["fork-server", str(theirs.fileno())], (theirs.fileno(),))
         finally:
             theirs.close()
         self._socket, self._process = ours, process
@@ -239,6 +231,20 @@ class ForkServer:
 def import_paths() -> list[str]:
     """This process's import path as absolute folders: what a worker (forked or spawned) must import from."""
     return [os.path.abspath(p or ".") for p in sys.path if os.path.isdir(p or ".")]
+
+
+def spawn_entry(args: Sequence[str], fds: Sequence[int]) -> subprocess.Popen:
+    """`python -m prm_factory.verifiers.math.worker_main ARGS` with `fds` handed over: a fresh worker, or
+    the fork server itself. It imports the same code as this process (its import path as PYTHONPATH)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(import_paths())
+    return subprocess.Popen(
+        [sys.executable, "-m", _ENTRY, *args],
+        pass_fds=tuple(fds),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def _reap(signum: int, frame: object) -> None:
