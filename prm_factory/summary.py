@@ -49,16 +49,18 @@ def label_table(summary: RunSummary) -> Table:
 def engine_line(engine: dict) -> str:
     """One line of the engine's host-dependent settings and why (the runs table's `engine` column).
 
-    >>> engine_line({"dtype": "float32", "dtype_reason": "auto: no bf16", "threads_reason": "all 2 cores",
-    ...              "cpu_flags": ["avx2"]})
-    'engine: dtype float32 (auto: no bf16); threads: all 2 cores; CPU flags: avx2'
+    >>> engine_line({"dtype": "float32", "dtype_reason": "auto", "threads_reason": "all 2 cores",
+    ...              "cpu_flags": ["avx2"], "engine_process": "inline", "engine_process_reason": "auto"})
+    'engine: dtype float32 (auto); threads: all 2 cores; process: inline (auto); CPU flags: avx2'
     """
     if "backend" in engine:
         return f"engine: {engine['backend']} servers {', '.join(engine.get('base_urls') or [])}"
     flags = " ".join(engine.get("cpu_flags") or []) or "-"
+    process = engine.get("engine_process")  # runs recorded before it kept none
+    where = f"process: {process} ({engine.get('engine_process_reason')}); " if process else ""
     return (
         f"engine: dtype {engine.get('dtype')} ({engine.get('dtype_reason')}); "
-        f"threads: {engine.get('threads_reason')}; CPU flags: {flags}"
+        f"threads: {engine.get('threads_reason')}; {where}CPU flags: {flags}"
     )
 
 

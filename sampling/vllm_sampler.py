@@ -52,7 +52,7 @@ class EngineSettings:
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     engine_args: tuple[tuple[str, str], ...] = ()  # (name, JSON value): any other vLLM engine argument
-    engine_process: str = "separate"  # separate | inline: where the engine core runs (`process_plan`)
+    engine_process: str = "auto"  # auto | separate | inline: where the engine core runs (`process_plan`)
     # "vllm": this process's offline engine; "openai": a fleet of OpenAI-compatible servers (vllm serve)
     backend: str = "vllm"
     base_urls: tuple[str, ...] = ()
@@ -153,35 +153,73 @@ class ProcessPlan:
     reason: str
 
 
-def process_plan(settings: EngineSettings, *, environ: dict[str, str]) -> ProcessPlan:
-    """`engine_process`: `inline` starts faster on the CPU build (no EngineCore and worker processes
-    spawned, each importing vLLM again: 77 s against 101 s in one run) but generated at a third to a half
-    of the speed there (the scheduler, the model and the flow share one interpreter), and vLLM then reseeds
-    the caller's global RNGs and disables its `torch.set_num_threads`; so `separate`, vLLM's default, is
-    ours. A VLLM_ENABLE_V1_MULTIPROCESSING set by the user wins.
+def process_plan(
+    settings: EngineSettings,
+    *,
+    environ: dict[str, str],
+    choice: CpuEngineChoice | None = None,
+    cpu: bool = True,
+) -> ProcessPlan:
+    """`engine_process`: `separate` is vLLM's default (an EngineCore process and, on the CPU build, a worker
+    below it, each importing vLLM again); `inline` runs the engine in the caller's process, where vLLM then
+    reseeds the caller's global RNGs and makes its `torch.set_num_threads` a no-op. `auto` (the default) is
+    inline only where that was measured to pay: a CPU engine computing in float32, eager (nothing compiled, so
+    no compile cache warmed for the other mode is missed), one worker, every core bound by us because the host
+    was idle (`choice`). There, on a 2-core AVX2 host, inline started in 14 s against 47 s, generated at the
+    same speed and wrote the same rows (docs/engine.md); beside other work, under vLLM's binding, it generated
+    at a third to a half of the speed, so a busy host, a GPU, a compiled or a parallel engine stay separate.
+    A VLLM_ENABLE_V1_MULTIPROCESSING set by the user wins.
 
     >>> process_plan(EngineSettings("c", "m", engine_process="inline"), environ={}).kwargs
     {'distributed_executor_backend': 'uni'}
-    >>> process_plan(EngineSettings("c", "m"), environ={}).mode
+    >>> process_plan(EngineSettings("c", "m", engine_process="separate"), environ={}).mode
+    'separate'
+    >>> process_plan(EngineSettings("c", "m"), environ={}, choice=None).mode  # auto, host unknown
     'separate'
     """
     requested = settings.engine_process
-    if requested not in ("inline", "separate"):
-        raise ValueError(f"engine_process must be 'inline' or 'separate', got {requested!r}")
+    if requested not in ("auto", "inline", "separate"):
+        raise ValueError(f"engine_process must be 'auto', 'inline' or 'separate', got {requested!r}")
     one_worker = settings.tensor_parallel_size * settings.pipeline_parallel_size == 1
     given = environ.get(MULTIPROCESSING_ENV)
+    given_backend = "distributed_executor_backend" in engine_kwargs(settings)
     if given is not None:
         requested = "inline" if given.strip().lower() in ("0", "false") else "separate"
         why = f"{MULTIPROCESSING_ENV}={given} set by the user"
+    elif requested == "auto":
+        requested, why = _auto_process(choice, cpu=cpu, one_worker=one_worker, given_backend=given_backend)
     else:
         why = "set in the config" + ("" if requested == "inline" else " (vLLM's default)")
     if requested == "separate":
         return ProcessPlan("separate", {}, {}, why)
     if not one_worker:
         raise ValueError("engine_process = 'inline' runs one worker: tensor/pipeline parallel size must be 1")
-    given_backend = "distributed_executor_backend" in engine_kwargs(settings)
     kwargs = {} if given_backend else {"distributed_executor_backend": "uni"}
     return ProcessPlan("inline", {} if given is not None else {MULTIPROCESSING_ENV: "0"}, kwargs, why)
+
+
+def _auto_process(
+    choice: CpuEngineChoice | None, *, cpu: bool, one_worker: bool, given_backend: bool
+) -> tuple[str, str]:
+    """`auto`'s mode and reason (`process_plan`)."""
+    if not cpu:
+        return "separate", "auto: a GPU engine runs as vLLM's default"
+    if not one_worker or given_backend:
+        return "separate", "auto: more than one worker, or an executor named in engine_args"
+    if choice is None or not choice.eager or choice.dtype != "float32":
+        return (
+            "separate",
+            "auto: a compiled or bfloat16 CPU engine keeps vLLM's processes (not measured inline)",
+        )
+    if choice.env.get("VLLM_CPU_NUM_OF_RESERVED_CPU") != "0" or "VLLM_CPU_OMP_THREADS_BIND" not in choice.env:
+        return (
+            "separate",
+            "auto: vLLM's own thread binding (a busy host, or the user's): inline was slower there",
+        )
+    return (
+        "inline",
+        "auto: an eager float32 CPU engine with every core bound (an idle host) starts sooner inline",
+    )
 
 
 def engine_record(settings: EngineSettings) -> dict[str, Any]:
@@ -205,7 +243,7 @@ def engine_record(settings: EngineSettings) -> dict[str, Any]:
     # the choice the engine started with (`auto` threads read the load then), else the one it would make now
     choice = running.host_choice if running is not None else engine_choice(settings)
     seeding = seeding_plan(settings, cpu=on_cpu())
-    process = running.process if running is not None else _process_plan(settings)
+    process = running.process if running is not None else _process_plan(settings, choice)
     promise = running.reproducibility if running is not None else engine_reproducibility(settings, choice)
     return {
         **choice.as_record(),
@@ -291,8 +329,10 @@ def cpu_top_p_record() -> str:
     return f"the {TOP_P_CANDIDATES} largest logits per row; vLLM's sort where a nucleus reaches past (plugin)"
 
 
-def _process_plan(settings: EngineSettings) -> ProcessPlan:
-    return process_plan(settings, environ=_user_env())
+def _process_plan(settings: EngineSettings, choice: CpuEngineChoice) -> ProcessPlan:
+    return process_plan(
+        settings, environ=_user_env(), choice=choice, cpu=settings.backend == "vllm" and on_cpu()
+    )
 
 
 def request_seed(engine_seed: int, prompt: str) -> int:
@@ -317,7 +357,7 @@ class VLLMSampler:
         self._saved_env: dict[str, str | None] = {}
         self._set_env({"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": str(settings.cpu_kv_cache_gib)}, True)
         self.host_choice = engine_choice(settings)
-        self.process = _process_plan(settings)
+        self.process = _process_plan(settings, self.host_choice)
         self.reproducibility = engine_reproducibility(settings, self.host_choice)
         invariant = {BATCH_INVARIANT_ENV: "1"} if self.reproducibility.mode == "batch-invariant" else {}
         ours = {ENGINE_MARKER_ENV: "1"}  # our vLLM plugin acts in this engine's processes (vllm_plugins)

@@ -121,3 +121,15 @@ def test_server_urls_given_with_v1_are_read_as_the_server_root() -> None:
     assert cfg.model.base_urls == ("http://gpu1:8000", "http://gpu2:8000")
     assert cfg.judge.base_urls == ["http://judge:8000"]
     assert load_config(None, {"model.base_urls": ["http://h:1/v10"]}).model.base_urls == ("http://h:1/v10",)
+
+
+def test_where_the_engine_runs_leaves_the_label_hash_as_it_was() -> None:
+    """Inline and separate engines write the same rows (docs/engine.md), so `engine_process` decides no label:
+    every value hashes as the default did before `auto` (read at ef3cdcc), and default datasets written then
+    keep their step ids."""
+    hashes = {
+        v: load_config(None, {"model.engine_process": v}).label_config_hash()
+        for v in ("auto", "separate", "inline")
+    }
+    assert set(hashes.values()) == {"8455bd6f048e62ba"}, hashes
+    assert load_config(None, {"model.engine_process": "inline"}).config_hash() != RunConfig().config_hash()

@@ -83,7 +83,7 @@ def test_a_server_we_start_gets_the_same_arguments_and_host_dtype() -> None:
 
 def test_engine_process_from_the_config_reaches_the_engine_settings(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr("prm_factory.flows.engines.resolve_model", lambda path: (tmp_path, "m"))
-    assert engine_settings(load_config(None, {})).engine_process == "separate"
+    assert engine_settings(load_config(None, {})).engine_process == "auto"
     inline = engine_settings(load_config(None, {"model.engine_process": "inline"}))
     assert inline.engine_process == "inline"
     assert engine_record(inline)["engine_process"] == "inline"

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from prm_factory.sampling.cpu_host import CpuEngineChoice
 from prm_factory.sampling.vllm_sampler import (
     MULTIPROCESSING_ENV,
     EngineSettings,
@@ -132,4 +133,31 @@ def test_process_plan_rules() -> None:
     with pytest.raises(ValueError, match="one worker"):
         process_plan(replace(inline, tensor_parallel_size=2), environ={})
     with pytest.raises(ValueError, match="engine_process"):
-        process_plan(replace(settings(), engine_process="auto"), environ={})
+        process_plan(replace(settings(), engine_process="elsewhere"), environ={})
+
+
+IDLE = {"VLLM_CPU_OMP_THREADS_BIND": "0-1", "VLLM_CPU_NUM_OF_RESERVED_CPU": "0"}  # every core bound by us
+
+
+def test_auto_runs_inline_only_for_an_eager_float32_cpu_engine_with_every_core_bound() -> None:
+    idle = CpuEngineChoice("float32", "", IDLE, eager=True)
+    plan = process_plan(settings(), environ={}, choice=idle)
+    assert (plan.mode, plan.env, plan.kwargs) == (
+        "inline",
+        {MULTIPROCESSING_ENV: "0"},
+        {"distributed_executor_backend": "uni"},
+    )
+    assert plan.reason.startswith("auto:")
+    separate = {
+        "a busy host (vLLM's binding)": (settings(), {}, replace(idle, env={}), True),
+        "a compiled engine": (settings(), {}, replace(idle, eager=False), True),
+        "bfloat16": (settings(), {}, replace(idle, dtype="bfloat16"), True),
+        "a GPU": (settings(), {}, idle, False),
+        "two workers": (replace(settings(), tensor_parallel_size=2), {}, idle, True),
+        "an executor named": (settings(distributed_executor_backend="mp"), {}, idle, True),
+        "the user's variable": (settings(), {MULTIPROCESSING_ENV: "1"}, idle, True),
+        "no host known": (settings(), {}, None, True),
+    }
+    for why, (engine, environ, choice, cpu) in separate.items():
+        plan = process_plan(engine, environ=environ, choice=choice, cpu=cpu)
+        assert (plan.mode, plan.env, plan.kwargs) == ("separate", {}, {}), why
