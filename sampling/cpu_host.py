@@ -67,6 +67,12 @@ class CpuEngineChoice:
     eager: bool = False
     eager_reason: str = ""
 
+    @property
+    def binds_every_core(self) -> bool:
+        """Whether the engine's OpenMP threads get every usable core and none is reserved: the "all" of
+        `choose_thread_env`, which `auto` picks on an idle host (not vLLM's binding, nor one the user set)."""
+        return "VLLM_CPU_OMP_THREADS_BIND" in self.env and self.env.get("VLLM_CPU_NUM_OF_RESERVED_CPU") == "0"
+
     def as_record(self) -> dict[str, object]:
         """The JSON-able form the runs table and the summary keep."""
         host = self.host

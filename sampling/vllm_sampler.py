@@ -211,7 +211,7 @@ def _auto_process(
             "separate",
             "auto: a compiled or bfloat16 CPU engine keeps vLLM's processes (not measured inline)",
         )
-    if choice.env.get("VLLM_CPU_NUM_OF_RESERVED_CPU") != "0" or "VLLM_CPU_OMP_THREADS_BIND" not in choice.env:
+    if not choice.binds_every_core:
         return (
             "separate",
             "auto: vLLM's own thread binding (a busy host, or the user's): inline was slower there",
