@@ -141,13 +141,20 @@ def test_a_call_past_the_time_limit_is_a_timeout_not_a_failure(verifier):
     assert verdict.evidence["tests"][0]["status"] == "timeout"
 
 
-def test_a_batch_that_runs_out_of_time_is_retried_call_by_call(verifier):
-    # Each call takes 0.8 s and the wall limit is 2 s: the batch of five stops, the rest run in later rounds.
-    code = "def check(candidate):\n    for n in range(5):\n        assert candidate(n) == n * n\n"
+def test_a_batch_that_runs_out_of_time_is_retried_call_by_call(pool):
+    from prm_factory.verifiers.code.verifier import CodeVerifier
+
+    # Each call sleeps 0.3 s and the wall limit is 2 s: the batch of ten (3 s of sleep alone) always stops,
+    # the rest run in later rounds. A call alone keeps 1.7 s for the interpreter's start, which a loaded
+    # machine needs (0.8 s sleeps ran out alone at load 13).
+    code = "def check(candidate):\n    for n in range(10):\n        assert candidate(n) == n * n\n"
     problem = _problem(code, "slow_square")
-    program = "import time\ndef slow_square(n):\n    time.sleep(0.8)\n    return n * n"
-    verdict = verifier.grade(problem, _fenced(program))
+    program = "import time\ndef slow_square(n):\n    time.sleep(0.3)\n    return n * n"
+    recording = Recording(pool)
+    verdict = CodeVerifier(runner=recording).grade(problem, _fenced(program))
     assert verdict.label == "correct", verdict.evidence
+    # one batch could not answer all ten calls in 2 s: more than one invoke job ran
+    assert len([job for job in recording.jobs if job["mode"] == "invoke"]) > 1
 
 
 def test_a_check_that_swallows_every_exception_still_waits_for_real_values(verifier):
