@@ -183,8 +183,9 @@ def test_calls_in_a_batch_scope_reuse_each_others_prefixes_and_repeat_whatever_r
     from prm_factory.sampling.protocol import batch_scope
 
     prompts = [engine.render_chat(None, question) for question, _ in QUESTIONS]
-    # step prefixes a few KV blocks long (CPU blocks hold 128 tokens), continued in the second call
-    story = " ".join(f"On day {day} Tom counted {day % 5 + 1} more apples." for day in range(1, 41))
+    # step prefixes two full KV blocks long or more (CPU blocks hold 128 tokens; the story is 231 tokens
+    # after a chat prompt), continued in the second call; 471 tokens took 60 s against 45 s, idle
+    story = " ".join(f"On day {day} Tom counted {day % 5 + 1} more apples." for day in range(1, 21))
     begun = [prompts[0] + story, prompts[1] + story.replace("Tom", "Ann")]
     continued = [prefix + " So in all" for prefix in begun]
 
